@@ -1,0 +1,113 @@
+//! What connectors produce, independent of the WIT version they were built against.
+
+use crate::DocId;
+
+/// A document as a connector lists it (WIT `doc-meta`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceDoc {
+    /// Stable id within the connector.
+    pub id: DocId,
+    /// Connector-private address, passed back on fetches.
+    pub locator: String,
+    /// Human-readable title.
+    pub title: String,
+    /// Path shown to users, relative to the source.
+    pub path: Option<String>,
+    /// Link to the item in its own application.
+    pub url: Option<String>,
+    /// MIME type of the original.
+    pub mime_type: String,
+    /// Size of the original in bytes.
+    pub size_bytes: u64,
+    /// Last modification, milliseconds since the Unix epoch.
+    pub update_time_ms: i64,
+    /// Changes whenever the content changes.
+    pub version: String,
+    /// False when there is no text to fetch (metadata only).
+    pub has_text: bool,
+}
+
+/// How much of the source a listing covers (WIT `coverage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// Every document appears; what does not appear is gone.
+    Full,
+    /// Only changes since the checkpoint.
+    Changes,
+}
+
+/// One page of a listing (WIT `batch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceBatch {
+    /// New or possibly changed documents.
+    pub upserts: Vec<SourceDoc>,
+    /// Documents that are gone.
+    pub deletes: Vec<DocId>,
+    /// Opaque position after this batch.
+    pub checkpoint: String,
+    /// More batches of this listing follow.
+    pub more: bool,
+    /// What the listing covers.
+    pub coverage: Coverage,
+}
+
+/// The extracted text of a document (WIT `content`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExtractedText {
+    /// The text, UTF-8.
+    pub text: String,
+    /// Byte offsets where pages start; empty when the format has no pages.
+    pub page_starts: Vec<u32>,
+    /// Extra facts as key-value strings.
+    pub metadata: Vec<(String, String)>,
+}
+
+impl ExtractedText {
+    /// The text of each page (the whole text as one page when there are none).
+    pub fn pages(&self) -> Vec<&str> {
+        if self.page_starts.is_empty() {
+            return vec![self.text.as_str()];
+        }
+        let mut ends: Vec<usize> = self
+            .page_starts
+            .iter()
+            .skip(1)
+            .map(|&s| s as usize)
+            .collect();
+        ends.push(self.text.len());
+        self.page_starts
+            .iter()
+            .zip(ends)
+            .map(|(&start, end)| self.text.get(start as usize..end).unwrap_or_default())
+            .collect()
+    }
+}
+
+/// A part of an original file (WIT `file-chunk`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChunk {
+    /// Bytes read.
+    pub data: Vec<u8>,
+    /// Size of the whole file at the time of the read.
+    pub total_size: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_split_at_page_starts() {
+        let t = ExtractedText {
+            text: "one\n\ntwo\n\nthree".into(),
+            page_starts: vec![0, 5, 10],
+            metadata: vec![],
+        };
+        assert_eq!(t.pages(), ["one\n\n", "two\n\n", "three"]);
+        let plain = ExtractedText {
+            text: "all".into(),
+            ..Default::default()
+        };
+        assert_eq!(plain.pages(), ["all"]);
+    }
+}
