@@ -1,0 +1,228 @@
+//! The one wasmtime engine of the process: component model, pooling allocator, epoch-based
+//! deadlines, and an on-disk cache of compiled components.
+
+use std::collections::HashMap;
+use std::fs;
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::RuntimeError;
+use crate::bindings::v0_1_0;
+use crate::host_state::HostState;
+
+/// How often the engine's epoch advances; deadlines are measured in these ticks.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Settings of the runtime as a whole.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached (one file per component and engine build). `None`
+    /// compiles every time a plugin is loaded.
+    pub cache_dir: Option<PathBuf>,
+    /// Plugin instances that can exist at once (each sync or download holds one).
+    pub max_instances: u32,
+    /// The largest memory limit any plugin may be given, in bytes.
+    pub max_memory_bytes: u64,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            cache_dir: None,
+            max_instances: 64,
+            max_memory_bytes: 1 << 30,
+        }
+    }
+}
+
+/// Loads and runs plugins. Create one per process and share it.
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+    pub(crate) max_memory_bytes: u64,
+    cache_dir: Option<PathBuf>,
+    /// Components compiled by this process, by cache key: loading a plugin twice compiles once,
+    /// and concurrent loads of the same component wait for the first.
+    compiled: Mutex<HashMap<String, Component>>,
+    ticker: EpochTicker,
+}
+
+impl Runtime {
+    /// Builds the engine, links the host imports (WASI and `quarry:connector/host`) and starts
+    /// the epoch ticker that enforces call deadlines.
+    pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
+        let engine_error = |message: String| RuntimeError::Component {
+            plugin: "(runtime)".into(),
+            message,
+        };
+        let mut pool = PoolingAllocationConfig::new();
+        let instances = config.max_instances.max(1);
+        pool.total_component_instances(instances)
+            .total_core_instances(instances.saturating_mul(16))
+            .total_memories(instances.saturating_mul(4))
+            .total_tables(instances.saturating_mul(16))
+            .max_memory_size(usize::try_from(config.max_memory_bytes).unwrap_or(usize::MAX));
+        let mut wasm = Config::new();
+        wasm.wasm_component_model(true)
+            .epoch_interruption(true)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&wasm).map_err(|e| engine_error(format!("engine: {e:#}")))?;
+
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| engine_error(format!("linking WASI: {e:#}")))?;
+        v0_1_0::Connector::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| engine_error(format!("linking the host interface: {e:#}")))?;
+
+        if let Some(dir) = &config.cache_dir {
+            fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        let ticker = EpochTicker::start(engine.clone())
+            .map_err(|e| engine_error(format!("starting the deadline ticker: {e}")))?;
+        Ok(Runtime {
+            engine,
+            linker,
+            max_memory_bytes: config.max_memory_bytes,
+            cache_dir: config.cache_dir,
+            compiled: Mutex::new(HashMap::new()),
+            ticker,
+        })
+    }
+
+    /// Compiles a component, or takes its compiled form from memory or the on-disk cache.
+    pub(crate) fn compile(&self, plugin: &str, bytes: &[u8]) -> Result<Component, RuntimeError> {
+        let key = self.cache_key(bytes);
+        let mut compiled = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(component) = compiled.get(&key) {
+            return Ok(component.clone());
+        }
+        let component = self.compile_uncached(plugin, &key, bytes)?;
+        compiled.insert(key, component.clone());
+        Ok(component)
+    }
+
+    fn compile_uncached(
+        &self,
+        plugin: &str,
+        key: &str,
+        bytes: &[u8],
+    ) -> Result<Component, RuntimeError> {
+        let component_error = |message: String| RuntimeError::Component {
+            plugin: plugin.to_owned(),
+            message,
+        };
+        let Some(dir) = &self.cache_dir else {
+            return Component::new(&self.engine, bytes)
+                .map_err(|e| component_error(format!("not a valid component: {e:#}")));
+        };
+        let cached = dir.join(format!("{key}.cwasm"));
+        if cached.is_file() {
+            match deserialize(&self.engine, &cached) {
+                Ok(component) => return Ok(component),
+                Err(e) => {
+                    tracing::warn!(plugin, path = %cached.display(), "recompiling: cached component unusable: {e:#}")
+                }
+            }
+        }
+        let compiled = self
+            .engine
+            .precompile_component(bytes)
+            .map_err(|e| component_error(format!("not a valid component: {e:#}")))?;
+        write_atomically(&cached, &compiled)?;
+        deserialize(&self.engine, &cached)
+            .map_err(|e| component_error(format!("compiled component unusable: {e:#}")))
+    }
+
+    /// The cache file name: the component's hash and the engine's compatibility hash, so a new
+    /// wasmtime or different settings never load a stale compilation.
+    fn cache_key(&self, bytes: &[u8]) -> String {
+        let mut hasher = Sha256Hasher(Sha256::new());
+        hasher.0.update(bytes);
+        std::hash::Hash::hash(&self.engine.precompile_compatibility_hash(), &mut hasher);
+        hex::encode(hasher.0.finalize())
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.ticker.stop();
+    }
+}
+
+/// Loads a compiled component written by [`Runtime::compile`].
+#[allow(unsafe_code)]
+fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    // SAFETY: the file was produced by `Engine::precompile_component` of an engine with the same
+    // compatibility hash (it is part of the file name), in the runtime's own cache folder, and is
+    // only ever replaced whole by an atomic rename. wasmtime additionally checks its header.
+    unsafe { Component::deserialize_file(engine, path) }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeError> {
+    let io = |source| RuntimeError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    // Unique per process and write, so concurrent writers never share a temporary file.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
+    fs::write(&tmp, bytes).map_err(io)?;
+    fs::rename(&tmp, path).map_err(io)
+}
+
+/// Feeds `Hash` output into SHA-256, for a hash that is stable across processes.
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn finish(&self) -> u64 {
+        0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until stopped.
+struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: Engine) -> std::io::Result<EpochTicker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("quarry-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(EpochTicker {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

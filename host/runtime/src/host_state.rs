@@ -1,0 +1,190 @@
+//! What the host keeps per plugin instance: the WASI context, the memory limiter, and the state
+//! behind the `host` imports (log, progress, config).
+
+use std::sync::Arc;
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::v0_1_0::quarry::connector::{host, types};
+use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
+use crate::stdio::TailCapture;
+
+/// A progress report from a plugin (WIT `host.progress`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// The plugin's id.
+    pub plugin: String,
+    /// What the plugin is doing.
+    pub message: String,
+    /// Units done.
+    pub done: u64,
+    /// Units in all, if known.
+    pub total: Option<u64>,
+}
+
+/// Receives progress reports.
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// State of one plugin instance.
+pub struct HostState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) plugin: Arc<str>,
+    pub(crate) config: Vec<(String, String)>,
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) stdio: TailCapture,
+    log_lines: u32,
+}
+
+impl HostState {
+    pub(crate) fn new(
+        wasi: WasiCtx,
+        limiter: MemoryLimiter,
+        plugin: Arc<str>,
+        config: Vec<(String, String)>,
+        progress: Option<ProgressFn>,
+        stdio: TailCapture,
+    ) -> Self {
+        HostState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter,
+            plugin,
+            config,
+            progress,
+            stdio,
+            log_lines: 0,
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for HostState {}
+
+impl host::Host for HostState {
+    fn log(&mut self, level: types::LogLevel, message: String) {
+        self.log_lines = self.log_lines.saturating_add(1);
+        if self.log_lines > MAX_LOG_LINES {
+            if self.log_lines == MAX_LOG_LINES + 1 {
+                tracing::warn!(plugin = %self.plugin, "plugin logs too much; further lines dropped");
+            }
+            return;
+        }
+        let message = cut(&message, MAX_LOG_LINE_BYTES);
+        let plugin = &*self.plugin;
+        match level {
+            types::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
+            types::LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            types::LogLevel::Info => tracing::info!(plugin, "{message}"),
+            types::LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            types::LogLevel::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+
+    fn progress(&mut self, message: String, done: u64, total: Option<u64>) {
+        if let Some(report) = &self.progress {
+            report(Progress {
+                plugin: self.plugin.to_string(),
+                message: cut(&message, MAX_LOG_LINE_BYTES).to_owned(),
+                done,
+                total,
+            });
+        }
+    }
+
+    fn config(&mut self) -> Vec<(String, String)> {
+        self.config.clone()
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+pub(crate) fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Caps the linear memory of one instance (all its memories together) and remembers whether the
+/// cap was hit, so a crash that follows can be reported as what it is.
+pub struct MemoryLimiter {
+    limit: u64,
+    used: u64,
+    pub(crate) hit: bool,
+}
+
+impl MemoryLimiter {
+    pub(crate) fn new(limit: u64) -> Self {
+        MemoryLimiter {
+            limit,
+            used: 0,
+            hit: false,
+        }
+    }
+}
+
+/// Table elements one instance may have.
+const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let grow = desired.saturating_sub(current) as u64;
+        if self.used.saturating_add(grow) > self.limit {
+            self.hit = true;
+            return Ok(false);
+        }
+        self.used += grow;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_respects_char_boundaries() {
+        assert_eq!(cut("héllo", 2), "h");
+        assert_eq!(cut("héllo", 3), "hé");
+        assert_eq!(cut("hi", 10), "hi");
+    }
+
+    #[test]
+    fn limiter_counts_all_memories() -> wasmtime::Result<()> {
+        let mut limiter = MemoryLimiter::new(100);
+        assert!(limiter.memory_growing(0, 60, None)?);
+        assert!(limiter.memory_growing(0, 40, None)?);
+        assert!(!limiter.memory_growing(40, 41, None)?);
+        assert!(limiter.hit);
+        Ok(())
+    }
+}

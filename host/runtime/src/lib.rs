@@ -1,0 +1,27 @@
+//! Runs Quarry connector plugins: WebAssembly components in a sandbox.
+//!
+//! One [`Runtime`] per process holds the wasmtime engine (component model, pooling allocator,
+//! epoch deadlines) and a cache of compiled components. [`Runtime::load`] turns a plugin folder
+//! (manifest + component) into a [`Plugin`]; [`Plugin::session`] gives a sandboxed instance
+//! configured from the connector's settings and the user's [`Grant`] only: granted folders
+//! read-only, no network, no environment, no other files. Every call is bounded by [`Limits`].
+
+mod bindings;
+mod convert;
+mod engine;
+mod error;
+mod host_state;
+mod limits;
+mod manifest;
+mod plugin;
+mod settings;
+mod stdio;
+
+pub use bindings::SUPPORTED_WIT_VERSIONS;
+pub use engine::{Runtime, RuntimeConfig};
+pub use error::{GuestError, RuntimeError};
+pub use host_state::{Progress, ProgressFn};
+pub use limits::Limits;
+pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest};
+pub use plugin::{Plugin, Session};
+pub use settings::Grant;

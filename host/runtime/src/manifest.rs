@@ -1,0 +1,272 @@
+//! The plugin manifest, `quarry-plugin.toml`: what a plugin is, what it may be configured with and
+//! what it asks to be allowed to do. Unknown keys are errors, so a typo never silently drops a
+//! setting or a restriction.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::RuntimeError;
+use crate::bindings::SUPPORTED_WIT_VERSIONS;
+
+/// File name of a manifest, next to the component it describes.
+pub const MANIFEST_FILE: &str = "quarry-plugin.toml";
+
+/// A parsed and checked plugin manifest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Plugin id: lowercase letters, digits and `-`, starting with a letter (`folder`, `rss-feed`).
+    pub id: String,
+    /// Name shown to users.
+    pub name: String,
+    /// The plugin's own version (`1.2.0`).
+    pub version: String,
+    /// Version of the `quarry:connector` WIT package the component implements (`0.1.0`).
+    pub wit: String,
+    /// What the plugin does, for the install prompt.
+    #[serde(default)]
+    pub description: String,
+    /// The component file, relative to the manifest's folder.
+    pub component: String,
+    /// Settings the user fills in when adding a connector.
+    #[serde(default)]
+    pub config: Vec<ConfigField>,
+    /// What the plugin asks to be allowed to do besides reading its `directory` fields.
+    #[serde(default)]
+    pub capabilities: Capabilities,
+}
+
+/// One configuration field.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigField {
+    /// Key passed to the plugin: lowercase letters, digits and `_`, starting with a letter.
+    pub key: String,
+    /// Label shown to users.
+    #[serde(default)]
+    pub label: String,
+    /// What kind of value it holds.
+    #[serde(rename = "type")]
+    pub kind: FieldKind,
+    /// Whether a value must be given (a default counts).
+    #[serde(default)]
+    pub required: bool,
+    /// Value used when the user gives none.
+    pub default: Option<String>,
+    /// Help text shown next to the field.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// The kinds of configuration values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldKind {
+    /// Any text.
+    Text,
+    /// A secret: never logged, never shown back.
+    Password,
+    /// A whole number (decimal, non-negative).
+    Number,
+    /// `true` or `false`.
+    Bool,
+    /// A folder on this machine, mounted read-only in the sandbox: this is the filesystem
+    /// capability, and the user grants it when adding the connector.
+    Directory,
+}
+
+/// Capabilities beyond reading `directory` fields.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capabilities {
+    /// Hosts the plugin may reach over outgoing HTTP. This host version grants no network
+    /// access to plugins, so a manifest that asks for any is refused at load.
+    #[serde(default)]
+    pub network: Vec<String>,
+}
+
+impl Manifest {
+    /// Reads and checks the manifest at `path`.
+    pub fn load(path: &Path) -> Result<Manifest, RuntimeError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RuntimeError::Manifest {
+            path: path.to_owned(),
+            message: format!("cannot read it: {e}"),
+        })?;
+        Manifest::parse(&text).map_err(|message| RuntimeError::Manifest {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
+    /// Parses and checks manifest text; the error says what is wrong and how to fix it.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let manifest: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
+        manifest.check()?;
+        Ok(manifest)
+    }
+
+    /// The component's path, given the folder holding the manifest.
+    pub fn component_path(&self, dir: &Path) -> PathBuf {
+        dir.join(&self.component)
+    }
+
+    /// The field with key `key`.
+    pub fn field(&self, key: &str) -> Option<&ConfigField> {
+        self.config.iter().find(|f| f.key == key)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !is_name(&self.id, b'-') {
+            return Err(format!(
+                "id {:?}: use lowercase letters, digits and '-', starting with a letter (at most 64)",
+                self.id
+            ));
+        }
+        if self.name.trim().is_empty() {
+            return Err("name must not be empty".into());
+        }
+        if !SUPPORTED_WIT_VERSIONS.contains(&self.wit.as_str()) {
+            return Err(format!(
+                "wit = {:?} is not a version this host supports ({})",
+                self.wit,
+                SUPPORTED_WIT_VERSIONS.join(", ")
+            ));
+        }
+        let component = Path::new(&self.component);
+        let plain = component
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if self.component.is_empty() || !plain {
+            return Err(format!(
+                "component {:?} must be a file name or relative path inside the plugin's folder",
+                self.component
+            ));
+        }
+        let mut keys = BTreeSet::new();
+        for field in &self.config {
+            field.check()?;
+            if !keys.insert(field.key.as_str()) {
+                return Err(format!("config key {:?} is declared twice", field.key));
+            }
+        }
+        if !self.capabilities.network.is_empty() {
+            return Err(format!(
+                "capabilities.network asks for {:?}, but this host grants plugins no network access",
+                self.capabilities.network
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ConfigField {
+    fn check(&self) -> Result<(), String> {
+        if !is_name(&self.key, b'_') {
+            return Err(format!(
+                "config key {:?}: use lowercase letters, digits and '_', starting with a letter (at most 64)",
+                self.key
+            ));
+        }
+        if let Some(default) = &self.default {
+            if self.kind == FieldKind::Directory {
+                return Err(format!(
+                    "config key {:?}: a directory field cannot have a default (the user picks the folder)",
+                    self.key
+                ));
+            }
+            self.check_value(default)
+                .map_err(|e| format!("config key {:?}: default {e}", self.key))?;
+        }
+        Ok(())
+    }
+
+    /// Checks a value against the field's kind; the error completes "`key` ...".
+    pub fn check_value(&self, value: &str) -> Result<(), String> {
+        match self.kind {
+            FieldKind::Number if value.trim().parse::<u64>().is_err() => {
+                Err(format!("must be a whole number, got {value:?}"))
+            }
+            FieldKind::Bool if value != "true" && value != "false" => {
+                Err(format!("must be true or false, got {value:?}"))
+            }
+            FieldKind::Directory if !Path::new(value).is_absolute() => {
+                Err(format!("must be an absolute path, got {value:?}"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Lowercase ASCII name starting with a letter, with digits and `sep`, at most 64 bytes.
+fn is_name(s: &str, sep: u8) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == sep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+        id = "notes"
+        name = "Notes"
+        version = "1.0.0"
+        wit = "0.1.0"
+        component = "notes.wasm"
+        [[config]]
+        key = "folder"
+        type = "directory"
+        required = true
+        [[config]]
+        key = "depth"
+        type = "number"
+        default = "3"
+    "#;
+
+    #[test]
+    fn parses_a_good_manifest() {
+        let m = Manifest::parse(GOOD).expect("valid manifest");
+        assert_eq!(m.id, "notes");
+        assert_eq!(m.field("depth").map(|f| f.kind), Some(FieldKind::Number));
+    }
+
+    #[test]
+    fn rejects_unknown_keys_with_their_name() {
+        let err = Manifest::parse(&format!("{GOOD}\n[capabilities]\nnetwrok = []"))
+            .expect_err("typo must be refused");
+        assert!(err.contains("netwrok"), "{err}");
+        let err = Manifest::parse(&GOOD.replace("id = ", "colour = \"red\"\nid = "))
+            .expect_err("unknown key");
+        assert!(err.contains("colour"), "{err}");
+    }
+
+    #[test]
+    fn rejects_bad_values_naming_the_fix() {
+        let cases = [
+            (GOOD.replace("\"0.1.0\"", "\"9.0.0\""), "9.0.0"),
+            (
+                GOOD.replace("notes.wasm", "../x.wasm"),
+                "inside the plugin's folder",
+            ),
+            (GOOD.replace("\"notes\"", "\"Notes!\""), "lowercase"),
+            (
+                GOOD.replace("default = \"3\"", "default = \"three\""),
+                "whole number",
+            ),
+            (
+                format!("{GOOD}\n[capabilities]\nnetwork = [\"example.com\"]"),
+                "no network access",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = Manifest::parse(&text).expect_err(expected);
+            assert!(err.contains(expected), "{err} should mention {expected}");
+        }
+    }
+}

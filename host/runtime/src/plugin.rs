@@ -1,0 +1,392 @@
+//! A loaded plugin, and sessions that call it.
+//!
+//! Loading checks the manifest, compiles the component (or takes it from the cache), checks the
+//! WIT version it was built against, and links it once (`InstancePre`). A [`Session`] is one
+//! sandboxed instance with its own store, memory cap and config; each call gets a deadline. A call
+//! the host had to stop poisons the instance, so the next call starts a fresh one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
+use wasmtime::component::Component;
+use wasmtime::{Engine, Store, Trap};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use crate::bindings::v0_1_0::quarry::connector::types as wit;
+use crate::bindings::{SUPPORTED_WIT_VERSIONS, WIT_PACKAGE, v0_1_0};
+use crate::engine::EPOCH_TICK;
+use crate::host_state::{HostState, MemoryLimiter, ProgressFn};
+use crate::limits::{Limits, MAX_STDIO_BYTES};
+use crate::manifest::{MANIFEST_FILE, Manifest};
+use crate::settings::{Grant, SandboxSetup, resolve};
+use crate::stdio::TailCapture;
+use crate::{Runtime, RuntimeError, convert};
+
+/// A plugin ready to run: manifest checked, component compiled and linked. Cheap to clone.
+#[derive(Clone)]
+pub struct Plugin {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: Arc<str>,
+    manifest: Manifest,
+    dir: PathBuf,
+    engine: Engine,
+    pre: v0_1_0::ConnectorPre<HostState>,
+    limits: Limits,
+}
+
+impl Runtime {
+    /// Loads the plugin in `dir` (its `quarry-plugin.toml` and the component it names), to run
+    /// with `limits`.
+    pub fn load(&self, dir: &Path, limits: Limits) -> Result<Plugin, RuntimeError> {
+        let manifest = Manifest::load(&dir.join(MANIFEST_FILE))?;
+        let id: Arc<str> = manifest.id.as_str().into();
+        if limits.memory_bytes > self.max_memory_bytes {
+            return Err(RuntimeError::Config {
+                plugin: id.to_string(),
+                message: format!(
+                    "a memory limit of {} MiB is over the runtime's maximum of {} MiB",
+                    limits.memory_bytes >> 20,
+                    self.max_memory_bytes >> 20
+                ),
+            });
+        }
+        let path = manifest.component_path(dir);
+        let bytes = std::fs::read(&path).map_err(|e| RuntimeError::Component {
+            plugin: id.to_string(),
+            message: format!("cannot read the component {}: {e}", path.display()),
+        })?;
+        let component = self.compile(&id, &bytes)?;
+        check_wit_version(&self.engine, &component, &manifest)?;
+        let link_error = |e: wasmtime::Error| RuntimeError::Component {
+            plugin: id.to_string(),
+            message: format!(
+                "cannot be linked: {e:#}. A connector may import only {WIT_PACKAGE}/host and the WASI interfaces the host provides"
+            ),
+        };
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(link_error)?;
+        let pre = v0_1_0::ConnectorPre::new(pre).map_err(link_error)?;
+        Ok(Plugin {
+            inner: Arc::new(Inner {
+                id,
+                manifest,
+                dir: dir.to_owned(),
+                engine: self.engine.clone(),
+                pre,
+                limits,
+            }),
+        })
+    }
+}
+
+/// Finds the `quarry:connector/source` export and checks its version against the host's and the
+/// manifest's.
+fn check_wit_version(
+    engine: &Engine,
+    component: &Component,
+    manifest: &Manifest,
+) -> Result<(), RuntimeError> {
+    let prefix = format!("{WIT_PACKAGE}/source@");
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let Some(found) = exports.iter().find_map(|n| n.strip_prefix(&prefix)) else {
+        return Err(RuntimeError::WitVersion {
+            plugin: manifest.id.clone(),
+            message: format!(
+                "the component does not export {WIT_PACKAGE}/source (it exports: {}); build it against the WIT in wit/connector@{}",
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                },
+                SUPPORTED_WIT_VERSIONS.join(", ")
+            ),
+        });
+    };
+    if !SUPPORTED_WIT_VERSIONS.contains(&found) {
+        return Err(RuntimeError::WitVersion {
+            plugin: manifest.id.clone(),
+            message: format!(
+                "the component was built against {WIT_PACKAGE}@{found}, but this host runs {WIT_PACKAGE}@{}; rebuild it against a supported version",
+                SUPPORTED_WIT_VERSIONS.join(", @")
+            ),
+        });
+    }
+    if found != manifest.wit {
+        return Err(RuntimeError::WitVersion {
+            plugin: manifest.id.clone(),
+            message: format!(
+                "the component was built against {WIT_PACKAGE}@{found}, but its manifest says wit = \"{}\"; make them agree",
+                manifest.wit
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl Plugin {
+    /// The plugin's id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The plugin's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.inner.manifest
+    }
+
+    /// The folder the plugin was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The limits its calls run under.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Opens a session for a connector with these settings and this grant. Fails if they do not
+    /// fit the manifest (unknown or missing fields, folders not granted).
+    pub fn session(
+        &self,
+        values: &BTreeMap<String, String>,
+        grant: &Grant,
+        progress: Option<ProgressFn>,
+    ) -> Result<Session, RuntimeError> {
+        let setup = resolve(&self.inner.manifest, values, grant).map_err(|message| {
+            RuntimeError::Config {
+                plugin: self.id().to_owned(),
+                message,
+            }
+        })?;
+        Ok(Session {
+            plugin: self.clone(),
+            setup,
+            progress,
+            live: None,
+        })
+    }
+
+    /// Checks settings against the manifest, then asks the plugin (`validate-config`).
+    pub fn validate_config(
+        &self,
+        values: &BTreeMap<String, String>,
+        grant: &Grant,
+    ) -> Result<(), RuntimeError> {
+        let mut session = self.session(values, grant, None)?;
+        let config = session.setup.config.clone();
+        session.call("validate-config", |bindings, store| {
+            bindings
+                .quarry_connector_source()
+                .call_validate_config(store, &config)
+        })
+    }
+}
+
+/// One sandboxed instance of a plugin, for a run of calls (a sync batch, a file download).
+pub struct Session {
+    plugin: Plugin,
+    setup: SandboxSetup,
+    progress: Option<ProgressFn>,
+    live: Option<Live>,
+}
+
+struct Live {
+    store: Store<HostState>,
+    bindings: v0_1_0::Connector,
+}
+
+impl Session {
+    /// The plugin this session runs.
+    pub fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+
+    /// Lists one batch (WIT `list-docs`).
+    pub fn list_docs(&mut self, checkpoint: Option<&str>) -> Result<SourceBatch, RuntimeError> {
+        const CALL: &str = "list-docs";
+        let batch = self.call(CALL, |bindings, store| {
+            bindings
+                .quarry_connector_source()
+                .call_list_docs(store, checkpoint)
+        })?;
+        convert::batch(batch, &self.plugin.inner.limits).map_err(|m| self.output_error(CALL, m))
+    }
+
+    /// Extracts the text of a document (WIT `fetch-content`).
+    pub fn fetch_content(
+        &mut self,
+        id: &DocId,
+        locator: &str,
+    ) -> Result<ExtractedText, RuntimeError> {
+        const CALL: &str = "fetch-content";
+        let doc = wit::DocRef {
+            id: id.as_str().to_owned(),
+            locator: locator.to_owned(),
+        };
+        let content = self.call(CALL, |bindings, store| {
+            bindings
+                .quarry_connector_source()
+                .call_fetch_content(store, &doc)
+        })?;
+        convert::content(content, &self.plugin.inner.limits).map_err(|m| self.output_error(CALL, m))
+    }
+
+    /// Reads up to `max_bytes` (capped by the limits) of the original file from `offset`
+    /// (WIT `read-file`).
+    pub fn read_file(
+        &mut self,
+        id: &DocId,
+        locator: &str,
+        offset: u64,
+        max_bytes: u32,
+    ) -> Result<FileChunk, RuntimeError> {
+        const CALL: &str = "read-file";
+        let max_bytes = max_bytes.min(self.plugin.inner.limits.max_chunk_bytes);
+        let doc = wit::DocRef {
+            id: id.as_str().to_owned(),
+            locator: locator.to_owned(),
+        };
+        let chunk = self.call(CALL, |bindings, store| {
+            bindings
+                .quarry_connector_source()
+                .call_read_file(store, &doc, offset, max_bytes)
+        })?;
+        convert::chunk(chunk, max_bytes).map_err(|m| self.output_error(CALL, m))
+    }
+
+    /// Runs one call on the live instance (creating it first if needed), under the deadline.
+    /// A host-side failure drops the instance; the plugin's own error does not.
+    fn call<R>(
+        &mut self,
+        call: &'static str,
+        f: impl FnOnce(
+            &v0_1_0::Connector,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Result<R, wit::ConnectorError>>,
+    ) -> Result<R, RuntimeError> {
+        let ticks = deadline_ticks(&self.plugin.inner.limits);
+        let mut live = match self.live.take() {
+            Some(live) => live,
+            None => self.instantiate(call, ticks)?,
+        };
+        live.store.set_epoch_deadline(ticks);
+        let result = f(&live.bindings, &mut live.store);
+        match result {
+            Ok(Ok(value)) => {
+                self.live = Some(live);
+                Ok(value)
+            }
+            Ok(Err(error)) => {
+                self.live = Some(live);
+                Err(RuntimeError::Guest {
+                    plugin: self.plugin.id().to_owned(),
+                    call,
+                    error: convert::guest_error(error),
+                })
+            }
+            // The instance is dropped: after a trap its state cannot be trusted.
+            Err(error) => Err(classify(&self.plugin, call, &error, live.store.data())),
+        }
+    }
+
+    fn instantiate(&self, call: &'static str, ticks: u64) -> Result<Live, RuntimeError> {
+        let inner = &self.plugin.inner;
+        let stdio = TailCapture::new(MAX_STDIO_BYTES);
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.stdout(stdio.clone())
+            .stderr(stdio.clone())
+            .allow_blocking_current_thread(true);
+        for (host, guest) in &self.setup.mounts {
+            wasi.preopened_dir(host, guest, FsPerms::ReadOnly)
+                .map_err(|e| RuntimeError::Config {
+                    plugin: self.plugin.id().to_owned(),
+                    message: format!("cannot open the granted folder {}: {e:#}", host.display()),
+                })?;
+        }
+        let state = HostState::new(
+            wasi.build(),
+            MemoryLimiter::new(inner.limits.memory_bytes),
+            inner.id.clone(),
+            self.setup.config.clone(),
+            self.progress.clone(),
+            stdio,
+        );
+        let mut store = Store::new(&inner.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        store.epoch_deadline_trap();
+        store.set_epoch_deadline(ticks);
+        match inner.pre.instantiate(&mut store) {
+            Ok(bindings) => Ok(Live { store, bindings }),
+            Err(error) => Err(classify(&self.plugin, call, &error, store.data())),
+        }
+    }
+
+    fn output_error(&mut self, call: &'static str, message: String) -> RuntimeError {
+        // The instance answered, but broke the contract: do not trust it for the next call.
+        self.live = None;
+        RuntimeError::Output {
+            plugin: self.plugin.id().to_owned(),
+            call,
+            message,
+        }
+    }
+}
+
+fn classify(
+    plugin: &Plugin,
+    call: &'static str,
+    error: &wasmtime::Error,
+    state: &HostState,
+) -> RuntimeError {
+    let id = plugin.id().to_owned();
+    tracing::debug!(plugin = %id, call, "plugin call stopped: {error:?}");
+    if state.limiter.hit {
+        return RuntimeError::MemoryLimit {
+            plugin: id,
+            call,
+            limit_bytes: plugin.inner.limits.memory_bytes,
+        };
+    }
+    if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+        return RuntimeError::Timeout {
+            plugin: id,
+            call,
+            limit: plugin.inner.limits.call_timeout,
+        };
+    }
+    let trap = match error.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => error.root_cause().to_string(),
+    };
+    let output = state.stdio.text();
+    let message = if output.is_empty() {
+        trap
+    } else {
+        let mut start = output.len().saturating_sub(1024);
+        while !output.is_char_boundary(start) {
+            start += 1;
+        }
+        format!("{trap}; its last output: {}", &output[start..])
+    };
+    RuntimeError::Trap {
+        plugin: id,
+        call,
+        message,
+    }
+}
+
+fn deadline_ticks(limits: &Limits) -> u64 {
+    let ticks = limits.call_timeout.as_millis() / EPOCH_TICK.as_millis();
+    u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+}
