@@ -1,0 +1,57 @@
+//! PDF to text, page by page.
+
+use lopdf::{Document, Object, decode_text_string};
+use pdf_extract::{PlainTextOutput, output_doc_page};
+use quarry_sdk::{Content, Error};
+
+/// The text of every page, with page boundaries, plus the title and author when the document
+/// states them. A page that cannot be read gives empty text; a document with no readable page is
+/// an error.
+pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
+    let mut doc =
+        Document::load_mem(bytes).map_err(|e| Error::Other(format!("not a readable PDF: {e}")))?;
+    if doc.is_encrypted() {
+        // Many PDFs are "encrypted" with an empty user password; others need a password we lack.
+        doc.decrypt("")
+            .map_err(|e| Error::Other(format!("PDF is password-protected: {e}")))?;
+    }
+    let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+    let mut pages = Vec::with_capacity(numbers.len());
+    let mut failed = 0;
+    let mut first_error = None;
+    for number in &numbers {
+        let mut text = String::new();
+        let result = output_doc_page(&doc, &mut PlainTextOutput::new(&mut text), *number);
+        if let Err(e) = result {
+            failed += 1;
+            first_error.get_or_insert_with(|| e.to_string());
+            text.clear();
+        }
+        pages.push(super::text::tidy(&text));
+    }
+    if !numbers.is_empty() && failed == numbers.len() {
+        return Err(Error::Other(format!(
+            "no page of this PDF could be read: {}",
+            first_error.unwrap_or_default()
+        )));
+    }
+    let mut content = Content::pages(&pages).with_meta("page_count", numbers.len().to_string());
+    if failed > 0 {
+        content = content.with_meta("unreadable_pages", failed.to_string());
+    }
+    for (key, name) in [(b"Title".as_slice(), "title"), (b"Author", "author")] {
+        if let Some(value) = info_string(&doc, key) {
+            content = content.with_meta(name, value);
+        }
+    }
+    Ok(content)
+}
+
+/// A text entry of the document information dictionary.
+fn info_string(doc: &Document, key: &[u8]) -> Option<String> {
+    let info = doc.trailer.get_deref(b"Info", doc).ok()?.as_dict().ok()?;
+    let value: &Object = info.get_deref(key, doc).ok()?;
+    let text = decode_text_string(value).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}

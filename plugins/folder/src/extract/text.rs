@@ -1,0 +1,72 @@
+//! Plain text: decoding and tidying.
+
+use encoding_rs::{UTF_16BE, UTF_16LE, WINDOWS_1252};
+
+/// Decodes file bytes to text: UTF-8 (with or without a byte-order mark), UTF-16 with a
+/// byte-order mark, and anything else as Windows-1252, the usual legacy encoding. Line endings
+/// become `\n` and NUL characters are dropped.
+pub fn decode(bytes: &[u8]) -> String {
+    let text = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        String::from_utf8_lossy(rest).into_owned()
+    } else if bytes.starts_with(b"\xFF\xFE") {
+        UTF_16LE.decode_with_bom_removal(bytes).0.into_owned()
+    } else if bytes.starts_with(b"\xFE\xFF") {
+        UTF_16BE.decode_with_bom_removal(bytes).0.into_owned()
+    } else {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => s.to_owned(),
+            Err(_) => WINDOWS_1252
+                .decode_without_bom_handling(bytes)
+                .0
+                .into_owned(),
+        }
+    };
+    normalize_newlines(&text)
+}
+
+fn normalize_newlines(text: &str) -> String {
+    if !text.contains(['\r', '\0']) {
+        return text.to_owned();
+    }
+    text.replace("\r\n", "\n")
+        .replace(['\r'], "\n")
+        .replace('\0', "")
+}
+
+/// Tidies extracted text: trims trailing spaces on each line and collapses runs of blank lines
+/// into one, so paragraphs stay apart and nothing else is blank.
+pub fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank_run = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            blank_run += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank_run > 0 { "\n\n" } else { "\n" });
+        }
+        blank_run = 0;
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_common_encodings() {
+        assert_eq!(decode(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
+        assert_eq!(decode(b"caf\xE9 cr\xE8me"), "café crème");
+        assert_eq!(decode(b"\xFF\xFEh\0i\0"), "hi");
+        assert_eq!(decode(b"a\r\nb\rc"), "a\nb\nc");
+    }
+
+    #[test]
+    fn tidy_keeps_paragraphs_and_drops_noise() {
+        assert_eq!(tidy("  a  \n\n\n\n b\nc \n\n"), "  a\n\n b\nc");
+    }
+}

@@ -1,0 +1,89 @@
+//! A connector that misbehaves on purpose, for Quarry's containment tests.
+//!
+//! The `mode` config field picks the misbehaviour:
+//! - `loop`: `list-docs` never returns.
+//! - `hog`: `list-docs` allocates memory until it gets no more.
+//! - `trap`: `list-docs` panics.
+//! - `huge-list`: `list-docs` returns far more documents than a batch may hold.
+//! - `huge-text`: `fetch-content` returns 80 MiB of text.
+//! - `bad-ids`: `list-docs` returns ids and locators that break the contract.
+//! - `escape`: `fetch-content` tries to read outside its folder and reports what happened.
+//! - `network`: `fetch-content` tries to open a TCP connection and to resolve a name.
+//!
+//! In any other mode it behaves: one document, with text.
+
+use std::hint::black_box;
+
+use quarry_sdk::{Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error};
+
+mod escape;
+mod network;
+
+struct Hostile {
+    mode: String,
+    config: Config,
+}
+
+fn doc(id: &str) -> DocMeta {
+    DocMeta {
+        id: id.to_owned(),
+        locator: id.to_owned(),
+        title: format!("{id}.txt"),
+        path: Some(format!("{id}.txt")),
+        url: None,
+        mime_type: "text/plain".to_owned(),
+        size_bytes: 5,
+        update_time_ms: 1_700_000_000_000,
+        version: "1".to_owned(),
+        has_text: true,
+    }
+}
+
+impl Connector for Hostile {
+    fn new(config: Config) -> Result<Self, Error> {
+        Ok(Hostile {
+            mode: config.get("mode").unwrap_or("ok").to_owned(),
+            config,
+        })
+    }
+
+    fn list_docs(&self, _checkpoint: Option<String>) -> Result<Batch, Error> {
+        match self.mode.as_str() {
+            "loop" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = black_box(n.wrapping_add(1));
+                }
+            }
+            "hog" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    black_box(&hoard);
+                }
+            }
+            "trap" => panic!("hostile plugin panics on purpose"),
+            "huge-list" => {
+                let upserts = (0..200_000).map(|i| doc(&format!("d{i}"))).collect();
+                Ok(Batch::last(upserts, Coverage::Full))
+            }
+            "bad-ids" => {
+                let mut bad = doc("../../etc/passwd");
+                bad.locator = "x".repeat(10_000);
+                Ok(Batch::last(vec![bad], Coverage::Full))
+            }
+            _ => Ok(Batch::last(vec![doc("probe")], Coverage::Full)),
+        }
+    }
+
+    fn fetch_content(&self, _doc: DocRef) -> Result<Content, Error> {
+        match self.mode.as_str() {
+            "huge-text" => Ok(Content::text("x".repeat(80 << 20))),
+            "escape" => Ok(Content::text(escape::attempts(&self.config))),
+            "network" => Ok(Content::text(network::attempts(&self.config))),
+            _ => Ok(Content::text("hello")),
+        }
+    }
+}
+
+quarry_sdk::export_connector!(Hostile);
