@@ -1,0 +1,70 @@
+//! Writes minimal Word documents (Office Open XML): the parts Word itself needs to open them.
+
+use std::io::{Cursor, Write};
+
+use zip::ZipWriter;
+use zip::write::SimpleFileOptions;
+
+/// A `.docx` with one paragraph per entry of `paragraphs` (a tab inside a paragraph becomes
+/// `<w:tab/>`), a footnote, and `title` in its core properties.
+pub fn docx(title: &str, paragraphs: &[&str], footnote: &str) -> Vec<u8> {
+    let body: String = paragraphs
+        .iter()
+        .map(|p| {
+            let runs: Vec<String> = p
+                .split('\t')
+                .map(|part| format!("<w:t xml:space=\"preserve\">{}</w:t>", xml(part)))
+                .collect();
+            format!("<w:p><w:r>{}</w:r></w:p>", runs.join("<w:tab/>"))
+        })
+        .collect();
+    let parts = [
+        (
+            "[Content_Types].xml",
+            r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/word/footnotes.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/><Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/></Types>"#.to_owned(),
+        ),
+        (
+            "_rels/.rels",
+            r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/></Relationships>"#.to_owned(),
+        ),
+        (
+            "word/document.xml",
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+            ),
+        ),
+        (
+            "word/footnotes.xml",
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:footnotes xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:footnote w:id="1"><w:p><w:r><w:t>{}</w:t></w:r></w:p></w:footnote></w:footnotes>"#,
+                xml(footnote)
+            ),
+        ),
+        (
+            "docProps/core.xml",
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{}</dc:title></cp:coreProperties>"#,
+                xml(title)
+            ),
+        ),
+    ];
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    for (name, content) in parts {
+        zip.start_file(name, SimpleFileOptions::default())
+            .expect("writing to memory");
+        zip.write_all(content.as_bytes())
+            .expect("writing to memory");
+    }
+    zip.finish().expect("writing to memory").into_inner()
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

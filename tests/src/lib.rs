@@ -1,0 +1,34 @@
+//! Fixtures shared by Quarry's tests: documents generated in code (so no binary file is ever
+//! committed) and the location of the plugins `make plugins` built.
+
+pub mod docx;
+pub mod pdf;
+
+use std::path::PathBuf;
+
+/// The folder of built plugins (`$QUARRY_PLUGINS_DIR`, set by the Makefile; `target/plugins` of
+/// the repository otherwise). Panics with the fix when the plugins were not built.
+pub fn plugins_dir() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_PLUGINS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/plugins"));
+    assert!(
+        dir.join("folder/quarry-plugin.toml").is_file(),
+        "no built plugins in {}: run `make plugins` (or `make test`, which builds them)",
+        dir.display()
+    );
+    dir
+}
+
+/// The folder of one built plugin.
+pub fn plugin_dir(id: &str) -> PathBuf {
+    plugins_dir().join(id)
+}
+
+/// Where tests cache compiled components (`$QUARRY_COMPONENT_CACHE`, or under the system temp
+/// folder), so each component compiles once per machine rather than once per test.
+pub fn component_cache() -> PathBuf {
+    std::env::var_os("QUARRY_COMPONENT_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("quarry-test-components"))
+}
