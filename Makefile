@@ -1,0 +1,65 @@
+# Quarry: `make run` builds everything and starts the service; `make test` runs every test.
+# Both do their own set-up on a fresh machine (`make setup`).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Build outputs live outside the clone so a fresh clone (CI) reuses them; a cold cache also works.
+CACHE ?= $(HOME)/.cache/quarry
+export CARGO_TARGET_DIR ?= $(CACHE)/target
+export WASM_TARGET_DIR ?= $(CACHE)/wasm-target
+# Built plugin folders (git-ignored), and where the host and tests look for them.
+PLUGINS_OUT := $(CURDIR)/target/plugins
+export QUARRY_PLUGINS_DIR ?= $(PLUGINS_OUT)
+# Compiled-component cache shared by test runs: each component compiles once per machine.
+export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
+
+SETUP_STAMP := $(CACHE)/setup.stamp
+
+.PHONY: help setup plugins build test lint fmt run bench clean
+
+help:
+	@echo "make run    build everything and start Quarry"
+	@echo "make test   run every test (sets up the machine first)"
+	@echo "make lint   rustfmt and clippy, host and plugins"
+	@echo "make bench  benchmarks"
+	@echo "make setup  install what this machine lacks (Debian packages, cargo tools)"
+
+# `setup` always checks; other targets run it once per change of the script.
+setup:
+	@scripts/setup.sh
+	@mkdir -p $(CACHE) && touch $(SETUP_STAMP)
+
+$(SETUP_STAMP): scripts/setup.sh
+	@scripts/setup.sh
+	@mkdir -p $(CACHE) && touch $@
+
+plugins: $(SETUP_STAMP)
+	@OUT=$(PLUGINS_OUT) scripts/build-plugins.sh
+
+build: plugins
+	cargo build --workspace --all-targets --locked
+
+test: build
+	cargo test --workspace --locked
+	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --lib
+
+lint: $(SETUP_STAMP)
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cd plugins && cargo fmt --all -- --check
+	cd plugins && cargo clippy --workspace --all-targets --locked --exclude quarry-hostile -- -D warnings
+
+fmt:
+	cargo fmt --all
+	cd plugins && cargo fmt --all
+
+run: plugins
+	cargo build --locked -p quarry-server
+	$(CARGO_TARGET_DIR)/debug/quarry scan docs
+
+bench: plugins
+	cargo bench --locked -p quarry-runtime --bench folder
+
+clean:
+	rm -rf target $(CARGO_TARGET_DIR) $(WASM_TARGET_DIR) $(QUARRY_COMPONENT_CACHE)

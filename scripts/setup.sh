@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine needs to build, test and run Quarry, and nothing twice.
+# Sources: Debian's packages and the crate registry only (no rustup downloads).
+set -euo pipefail
+
+WASM_TOOLS_VERSION=1.263.0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+
+step() { printf '\nsetup: %s\n' "$*"; }
+
+# --- Debian packages ------------------------------------------------------------------------
+# rustc-web (1.96) with its matching std sources builds std for wasm32-wasip2; lld-19 links;
+# wasi-libc is std's C library there. These come from bookworm-security.
+packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  step "Debian packages present"
+fi
+
+# --- cargo tools ------------------------------------------------------------------------------
+if ! wasm-tools --version 2>/dev/null | grep -q "$WASM_TOOLS_VERSION"; then
+  step "installing wasm-tools $WASM_TOOLS_VERSION (slim build)"
+  cargo install --locked "wasm-tools@$WASM_TOOLS_VERSION" \
+    --no-default-features --features component,validate,print
+else
+  step "wasm-tools $WASM_TOOLS_VERSION present"
+fi
+
+for component in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+    step "adding rustup component $component"
+    rustup component add "$component"
+  fi
+done
+step "done"
