@@ -39,7 +39,8 @@ debian)
   echo "plugins: building with Debian's rustc $version and -Zbuild-std (no rustup wasm32-wasip2 target here)"
   export RUSTC="$rustc_bin" RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
   # -L: where `-lc` (Debian's wasi-libc) is found; wasm-component-ld drives lld-19's wasm-ld.
-  export CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="-L native=/usr/lib/wasm32-wasi -C link-arg=--wasm-ld-path=/usr/lib/llvm-19/bin/wasm-ld"
+  # This variable replaces the rustflags of plugins/.cargo/config.toml, so it repeats them.
+  export CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="-C target-feature=+simd128 -L native=/usr/lib/wasm32-wasi -C link-arg=--wasm-ld-path=/usr/lib/llvm-19/bin/wasm-ld"
   /usr/bin/cargo build --release --locked --target wasm32-wasip2 -Zbuild-std=std,panic_abort
   ;;
 *)

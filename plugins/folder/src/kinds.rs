@@ -1,7 +1,6 @@
 //! What a file is, from its extension (and, when that says nothing, its first bytes).
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 /// How the text of a file is extracted.
@@ -165,16 +164,16 @@ const TABLE: &[(&str, Kind, &str)] = &[
 /// Bytes looked at to tell text from binary.
 const SNIFF_BYTES: usize = 4096;
 
-/// The kind and MIME type of a file: from its extension, or from its first bytes when the
-/// extension is unknown or missing.
-pub fn classify(path: &Path) -> io::Result<(Kind, &'static str)> {
-    if let Some((kind, mime)) = by_extension(path) {
+/// The kind and MIME type of the file `name`: from its extension, or, when that is unknown or
+/// missing, from its first bytes: `head(n)` reads the first `n` (4 KiB), or all of a smaller file.
+pub fn classify(
+    name: &str,
+    head: impl FnOnce(u64) -> io::Result<Vec<u8>>,
+) -> io::Result<(Kind, &'static str)> {
+    if let Some((kind, mime)) = by_extension(Path::new(name)) {
         return Ok((kind, mime));
     }
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    File::open(path)?
-        .take(SNIFF_BYTES as u64)
-        .read_to_end(&mut head)?;
+    let head = head(SNIFF_BYTES as u64)?;
     Ok(if looks_like_text(&head) {
         (Kind::Text, "text/plain")
     } else {

@@ -11,10 +11,10 @@ mod ids;
 mod kinds;
 mod walk;
 
-use std::fs::File;
-use std::io::{ErrorKind, Read, Seek, SeekFrom};
+use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
+use quarry_sdk::fs::{Dir, File};
 use quarry_sdk::{Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, FileChunk};
 
 use crate::kinds::Kind;
@@ -55,10 +55,11 @@ impl Connector for Folder {
             (true, Some(last)) => last.rel.clone(),
             _ => String::new(),
         };
+        let root = self.root_dir()?;
         let upserts = page
             .files
             .into_iter()
-            .map(|entry| self.doc_meta(entry))
+            .map(|entry| self.doc_meta(&root, entry))
             .collect();
         Ok(Batch {
             upserts,
@@ -70,50 +71,52 @@ impl Connector for Folder {
     }
 
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
-        let path = self.resolve(&doc.locator)?;
-        let file = File::open(&path).map_err(|e| io_error(&path, &e))?;
-        let size = file.metadata().map_err(|e| io_error(&path, &e))?.len();
+        let (path, file) = self.open(&doc.locator)?;
+        let size = file.stat().map_err(|e| io_error(&path, &e))?.size;
         if size > self.max_text_bytes {
             return Ok(Content::text(String::new()).with_meta(
                 "skipped",
                 format!("{size} bytes, over the {} byte limit", self.max_text_bytes),
             ));
         }
-        let (kind, _) = kinds::classify(&path).map_err(|e| io_error(&path, &e))?;
-        extract::extract(kind, file, size)
+        let (kind, _) = kinds::classify(&doc.locator, |n| file.read_at(0, n))
+            .map_err(|e| io_error(&path, &e))?;
+        extract::extract(kind, file, size).map_err(|e| match e {
+            extract::Failure::Io(e) => io_error(&path, &e),
+            extract::Failure::Format(e) => e,
+        })
     }
 
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
-        let path = self.resolve(&doc.locator)?;
-        let mut file = File::open(&path).map_err(|e| io_error(&path, &e))?;
-        let total_size = file.metadata().map_err(|e| io_error(&path, &e))?.len();
-        let mut data = Vec::with_capacity(max_bytes as usize);
-        if offset < total_size {
-            file.seek(SeekFrom::Start(offset))
-                .map_err(|e| io_error(&path, &e))?;
-            file.take(u64::from(max_bytes))
-                .read_to_end(&mut data)
-                .map_err(|e| io_error(&path, &e))?;
-        }
+        let (path, file) = self.open(&doc.locator)?;
+        let total_size = file.stat().map_err(|e| io_error(&path, &e))?.size;
+        let data = if offset < total_size {
+            file.read_at(offset, u64::from(max_bytes))
+                .map_err(|e| io_error(&path, &e))?
+        } else {
+            Vec::new()
+        };
         Ok(FileChunk { data, total_size })
     }
 
     fn validate(&self) -> Result<(), Error> {
-        match std::fs::read_dir(&self.root) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(Error::InvalidConfig(format!(
+        match self.root_dir().map(|dir| dir.entries()) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(Error::InvalidConfig(format!(
                 "`folder` cannot be read: {e}"
             ))),
+            Err(e) => Err(e),
         }
     }
 }
 
 impl Folder {
-    fn doc_meta(&self, entry: FileEntry) -> DocMeta {
-        let path = self.root.join(&entry.rel);
-        let size = entry.meta.len();
+    fn doc_meta(&self, root: &Dir, entry: FileEntry) -> DocMeta {
+        let size = entry.stat.size;
+        // Only files without a known extension are opened here, to look at their first bytes.
         let (kind, mime) =
-            kinds::classify(&path).unwrap_or((Kind::Binary, "application/octet-stream"));
+            kinds::classify(&entry.rel, |n| root.open_file(&entry.rel)?.read_at(0, n))
+                .unwrap_or((Kind::Binary, "application/octet-stream"));
         let title = entry
             .rel
             .rsplit('/')
@@ -127,16 +130,20 @@ impl Folder {
             url: None,
             mime_type: mime.to_owned(),
             size_bytes: size,
-            update_time_ms: ids::modified_ms(&entry.meta),
-            version: ids::version(&entry.meta),
+            update_time_ms: entry.stat.modified_ms(),
+            version: ids::version(&entry.stat),
             has_text: kind != Kind::Binary && size <= self.max_text_bytes,
             locator: entry.rel,
         }
     }
 
-    /// The sandbox path of a locator, which must be a plain relative path (the sandbox would
-    /// refuse an escape anyway; this gives a clear error first).
-    fn resolve(&self, locator: &str) -> Result<PathBuf, Error> {
+    fn root_dir(&self) -> Result<Dir, Error> {
+        Dir::open(&self.root.to_string_lossy()).map_err(|e| io_error(&self.root, &e))
+    }
+
+    /// Opens the file a locator names. A locator must be a plain relative path (the sandbox
+    /// would refuse an escape anyway; this gives a clear error first).
+    fn open(&self, locator: &str) -> Result<(PathBuf, File), Error> {
         let rel = Path::new(locator);
         let plain =
             !locator.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
@@ -145,7 +152,12 @@ impl Folder {
                 "{locator:?} is not a path inside the folder"
             )));
         }
-        Ok(self.root.join(rel))
+        let path = self.root.join(rel);
+        let file = self
+            .root_dir()?
+            .open_file(locator)
+            .map_err(|e| io_error(&path, &e))?;
+        Ok((path, file))
     }
 }
 

@@ -5,11 +5,11 @@
 //! it returned: subtrees that sort before it are skipped without being read.
 
 use std::cmp::Ordering;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use quarry_sdk::fs::{Dir, Entry, Kind, Stat};
 
 /// Names of files whose lines say what to leave out, as in `.gitignore`.
 const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".quarryignore"];
@@ -27,7 +27,7 @@ pub struct FileEntry {
     /// Path relative to the root, components joined by `/`.
     pub rel: String,
     /// Metadata of the file (of the target, for a symlink inside the root).
-    pub meta: fs::Metadata,
+    pub stat: Stat,
 }
 
 /// The result of one bounded walk.
@@ -38,10 +38,11 @@ pub struct Page {
     pub more: bool,
 }
 
-/// Walks `root`, returning up to `limit` files that come after `after` (a relative path returned
-/// earlier) in walk order.
+/// Walks the folder at sandbox path `root`, returning up to `limit` files that come after
+/// `after` (a relative path returned earlier) in walk order.
 pub fn walk(root: &Path, filters: &Filters, after: Option<&str>, limit: usize) -> io::Result<Page> {
     let after: Option<Vec<&str>> = after.map(|a| a.split('/').collect());
+    let dir = Dir::open(&root.to_string_lossy())?;
     let mut walker = Walker {
         filters,
         after,
@@ -49,7 +50,7 @@ pub fn walk(root: &Path, filters: &Filters, after: Option<&str>, limit: usize) -
         files: Vec::new(),
         ignores: vec![root_rules(root, &filters.exclude)],
     };
-    let more = walker.visit(root, &mut Vec::new())?;
+    let more = walker.visit(&dir, root, &mut Vec::new())?;
     Ok(Page {
         files: walker.files,
         more,
@@ -76,34 +77,27 @@ enum Position {
 }
 
 impl Walker<'_> {
-    /// Visits one directory; returns true when the limit was reached.
-    fn visit(&mut self, dir: &Path, rel: &mut Vec<String>) -> io::Result<bool> {
-        let pushed_rules = match dir_rules(dir) {
+    /// Visits the open directory `dir`, at sandbox path `path`; returns true when the limit was
+    /// reached.
+    fn visit(&mut self, dir: &Dir, path: &Path, rel: &mut Vec<String>) -> io::Result<bool> {
+        let mut entries = dir.entries()?;
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        // Ignore files are found among the names just read: no extra look-ups per directory.
+        let pushed_rules = match dir_rules(path, &entries) {
             Some(rules) => {
                 self.ignores.push(rules);
                 true
             }
             None => false,
         };
-        let mut names: Vec<String> = Vec::new();
-        for entry in fs::read_dir(dir)? {
-            match entry {
-                Ok(entry) => match entry.file_name().into_string() {
-                    Ok(name) => names.push(name),
-                    Err(_) => skip(dir, "its name is not valid UTF-8"),
-                },
-                Err(e) => skip(dir, &format!("an entry could not be read: {e}")),
-            }
-        }
-        names.sort_unstable();
 
         let mut reached_limit = false;
-        for name in names {
-            if !self.filters.include_hidden && name.starts_with('.') {
+        for entry in entries {
+            if !self.filters.include_hidden && entry.name.starts_with('.') {
                 continue;
             }
-            rel.push(name);
-            let flow = self.visit_entry(dir, rel);
+            rel.push(entry.name);
+            let flow = self.visit_entry(dir, path, entry.kind, rel);
             rel.pop();
             if flow? {
                 reached_limit = true;
@@ -116,27 +110,29 @@ impl Walker<'_> {
         Ok(reached_limit)
     }
 
-    /// Visits the entry `rel` (its last component) inside `dir`; true when the limit was reached.
-    fn visit_entry(&mut self, dir: &Path, rel: &[String]) -> io::Result<bool> {
+    /// Visits the entry of `dir` (at sandbox path `dir_path`) named by the last component of
+    /// `rel`; true when the limit was reached.
+    fn visit_entry(
+        &mut self,
+        dir: &Dir,
+        dir_path: &Path,
+        kind: Kind,
+        rel: &mut Vec<String>,
+    ) -> io::Result<bool> {
         let position = self.position(rel);
         if matches!(position, Position::Before) {
             return Ok(false);
         }
         let name = rel.last().map(String::as_str).unwrap_or_default();
-        let path = dir.join(name);
-        let link = match fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) => {
-                skip(&path, &e.to_string());
-                return Ok(false);
-            }
-        };
-        let is_link = link.file_type().is_symlink();
-        if link.is_dir() {
+        let path = dir_path.join(name);
+        if kind == Kind::Dir {
             if self.ignored(&path, true) {
                 return Ok(false);
             }
-            return match self.visit(&path, &mut rel.to_vec()) {
+            let visited = dir
+                .open_dir(name)
+                .and_then(|sub| self.visit(&sub, &path, rel));
+            return match visited {
                 Ok(reached) => Ok(reached),
                 Err(e) => {
                     skip(&path, &e.to_string());
@@ -147,26 +143,31 @@ impl Walker<'_> {
         if matches!(position, Position::Ancestor) || self.ignored(&path, false) {
             return Ok(false);
         }
-        let meta = if is_link {
+        let stat = match kind {
             // The sandbox refuses links that lead outside the granted folder; links to
             // directories are not followed (they could form cycles or list things twice).
-            match fs::metadata(&path) {
-                Ok(meta) if meta.is_file() => meta,
+            Kind::Symlink => match dir.stat_follow(name) {
+                Ok(stat) if stat.kind == Kind::File => stat,
                 Ok(_) => return Ok(false),
                 Err(e) => {
                     skip(&path, &format!("symlink not followed: {e}"));
                     return Ok(false);
                 }
-            }
-        } else if link.is_file() {
-            link
-        } else {
+            },
+            // One stat relative to the open directory: no path resolution from the root.
+            Kind::File => match dir.stat(name) {
+                Ok(stat) => stat,
+                Err(e) => {
+                    skip(&path, &e.to_string());
+                    return Ok(false);
+                }
+            },
             // Sockets, pipes and devices: reading them could block or never end.
-            return Ok(false);
+            Kind::Dir | Kind::Other => return Ok(false),
         };
         self.files.push(FileEntry {
             rel: rel.join("/"),
-            meta,
+            stat,
         });
         Ok(self.files.len() >= self.limit)
     }
@@ -219,21 +220,23 @@ fn root_rules(root: &Path, exclude: &[String]) -> Gitignore {
     builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
-/// The rules of the ignore files in `dir`, if it has any.
-fn dir_rules(dir: &Path) -> Option<Gitignore> {
-    let mut builder = GitignoreBuilder::new(dir);
-    let mut found = false;
-    for name in IGNORE_FILES {
-        let file: PathBuf = dir.join(name);
-        if file.is_file() {
-            found = true;
-            if let Some(e) = builder.add(&file) {
-                skip(&file, &format!("some lines ignored: {e}"));
-            }
-        }
-    }
-    if !found {
+/// The rules of the ignore files among `entries`, the contents of `dir`, if it has any.
+fn dir_rules(dir: &Path, entries: &[Entry]) -> Option<Gitignore> {
+    let present = |name: &str| {
+        entries
+            .iter()
+            .any(|e| e.name == name && e.kind == Kind::File)
+    };
+    if !IGNORE_FILES.iter().any(|n| present(n)) {
         return None;
+    }
+    let mut builder = GitignoreBuilder::new(dir);
+    // In the order of IGNORE_FILES, so later files' rules take precedence.
+    for name in IGNORE_FILES.iter().filter(|n| present(n)) {
+        let file: PathBuf = dir.join(name);
+        if let Some(e) = builder.add(&file) {
+            skip(&file, &format!("some lines ignored: {e}"));
+        }
     }
     builder.build().ok()
 }

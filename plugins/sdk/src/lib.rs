@@ -26,6 +26,7 @@
 //! Quarry repository); its doc comments are the reference for every type here.
 
 mod config;
+pub mod fs;
 mod helpers;
 mod log;
 

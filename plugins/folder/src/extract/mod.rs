@@ -8,28 +8,44 @@ mod json;
 mod pdf;
 pub mod text;
 
-use std::fs::File;
-use std::io::Read;
+use std::io;
 
+use quarry_sdk::fs::File;
 use quarry_sdk::{Content, Error};
 
 use crate::kinds::Kind;
 
-/// Extracts the text of `file` (at most `max_bytes` long, checked by the caller) as `kind`.
-pub fn extract(kind: Kind, mut file: File, size: u64) -> Result<Content, Error> {
+/// Why extraction failed: the file could not be read, or its content is not what its kind says.
+pub enum Failure {
+    /// Reading failed.
+    Io(io::Error),
+    /// The content is malformed (a corrupt PDF, a ZIP that is not a Word document).
+    Format(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Format(e)
+    }
+}
+
+/// Extracts the text of `file` (`size` bytes, checked against the limit by the caller) as `kind`.
+pub fn extract(kind: Kind, file: File, size: u64) -> Result<Content, Failure> {
     if kind == Kind::Docx {
-        return docx::to_content(file);
+        return Ok(docx::to_content(io::BufReader::new(file))?);
     }
     if kind == Kind::Binary {
         return Ok(Content::text(String::new()));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut bytes)
-        .map_err(|e| Error::Other(format!("read failed: {e}")))?;
+    // One read of the known size, plus one byte: a file that grew since it was listed is read to
+    // that size; its new version is picked up by the next sync.
+    let bytes = file
+        .read_at(0, size.saturating_add(1))
+        .map_err(Failure::Io)?;
     Ok(match kind {
-        Kind::Pdf => return pdf::to_content(&bytes),
+        Kind::Pdf => return Ok(pdf::to_content(&bytes)?),
         Kind::Html => {
-            let (text, title) = html::to_text(&text::decode(&bytes));
+            let (text, title) = html::to_text(&text::decode(bytes));
             let content = Content::text(text);
             match title {
                 Some(title) => content.with_meta("title", title),
@@ -37,12 +53,12 @@ pub fn extract(kind: Kind, mut file: File, size: u64) -> Result<Content, Error> 
             }
         }
         Kind::Json => {
-            let source = text::decode(&bytes);
+            let source = text::decode(bytes);
             Content::text(json::to_text(&source).unwrap_or(source))
         }
         Kind::Delimited(delimiter) => {
-            Content::text(delimited::to_text(&text::decode(&bytes), delimiter))
+            Content::text(delimited::to_text(&text::decode(bytes), delimiter))
         }
-        Kind::Text | Kind::Docx | Kind::Binary => Content::text(text::decode(&bytes)),
+        Kind::Text | Kind::Docx | Kind::Binary => Content::text(text::decode(bytes)),
     })
 }

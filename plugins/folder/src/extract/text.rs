@@ -4,32 +4,33 @@ use encoding_rs::{UTF_16BE, UTF_16LE, WINDOWS_1252};
 
 /// Decodes file bytes to text: UTF-8 (with or without a byte-order mark), UTF-16 with a
 /// byte-order mark, and anything else as Windows-1252, the usual legacy encoding. Line endings
-/// become `\n` and NUL characters are dropped.
-pub fn decode(bytes: &[u8]) -> String {
+/// become `\n` and NUL characters are dropped. Valid UTF-8 without either is returned without a
+/// copy.
+pub fn decode(bytes: Vec<u8>) -> String {
     let text = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
         String::from_utf8_lossy(rest).into_owned()
     } else if bytes.starts_with(b"\xFF\xFE") {
-        UTF_16LE.decode_with_bom_removal(bytes).0.into_owned()
+        UTF_16LE.decode_with_bom_removal(&bytes).0.into_owned()
     } else if bytes.starts_with(b"\xFE\xFF") {
-        UTF_16BE.decode_with_bom_removal(bytes).0.into_owned()
+        UTF_16BE.decode_with_bom_removal(&bytes).0.into_owned()
     } else {
-        match std::str::from_utf8(bytes) {
-            Ok(s) => s.to_owned(),
-            Err(_) => WINDOWS_1252
-                .decode_without_bom_handling(bytes)
+        match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => WINDOWS_1252
+                .decode_without_bom_handling(e.as_bytes())
                 .0
                 .into_owned(),
         }
     };
-    normalize_newlines(&text)
+    normalize_newlines(text)
 }
 
-fn normalize_newlines(text: &str) -> String {
-    if !text.contains(['\r', '\0']) {
-        return text.to_owned();
+fn normalize_newlines(text: String) -> String {
+    if memchr::memchr2(b'\r', 0, text.as_bytes()).is_none() {
+        return text;
     }
     text.replace("\r\n", "\n")
-        .replace(['\r'], "\n")
+        .replace('\r', "\n")
         .replace('\0', "")
 }
 
@@ -59,10 +60,10 @@ mod tests {
 
     #[test]
     fn decodes_common_encodings() {
-        assert_eq!(decode(b"\xEF\xBB\xBFcaf\xC3\xA9"), "café");
-        assert_eq!(decode(b"caf\xE9 cr\xE8me"), "café crème");
-        assert_eq!(decode(b"\xFF\xFEh\0i\0"), "hi");
-        assert_eq!(decode(b"a\r\nb\rc"), "a\nb\nc");
+        assert_eq!(decode(b"\xEF\xBB\xBFcaf\xC3\xA9".to_vec()), "café");
+        assert_eq!(decode(b"caf\xE9 cr\xE8me".to_vec()), "café crème");
+        assert_eq!(decode(b"\xFF\xFEh\0i\0".to_vec()), "hi");
+        assert_eq!(decode(b"a\r\nb\rc".to_vec()), "a\nb\nc");
     }
 
     #[test]

@@ -1,0 +1,247 @@
+//! Read-only file access straight on WASI 0.2 (`wasi:filesystem`), for connectors that walk and
+//! read many files.
+//!
+//! `std::fs` works in a connector too, but on toolchains whose std goes through the WASI
+//! preview-1 adapter every stat also computes an inode hash and every path is resolved from the
+//! root again. Here a [`Dir`] is an open handle: listing it, stat-ing its entries and opening
+//! files relative to it are one host call each.
+
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
+
+use wasip2::filesystem::preopens::get_directories;
+use wasip2::filesystem::types::{
+    Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+};
+
+/// What a directory entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A socket, pipe, device or anything else.
+    Other,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The entry's name (one path component).
+    pub name: String,
+    /// What it is; symlinks are not followed.
+    pub kind: Kind,
+}
+
+/// Metadata of a file or directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// What it is.
+    pub kind: Kind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification, nanoseconds since the Unix epoch, if the file system keeps it.
+    pub modified_ns: Option<u128>,
+}
+
+impl Stat {
+    /// Last modification in milliseconds since the Unix epoch (0 when unknown).
+    pub fn modified_ms(&self) -> i64 {
+        self.modified_ns
+            .map_or(0, |ns| i64::try_from(ns / 1_000_000).unwrap_or(i64::MAX))
+    }
+}
+
+/// An open directory.
+pub struct Dir {
+    desc: Descriptor,
+}
+
+impl Dir {
+    /// Opens the directory at `path`, an absolute path in the sandbox (`/folder/notes`): the
+    /// granted folder it lies in, then the rest relative to that.
+    pub fn open(path: &str) -> io::Result<Dir> {
+        let path = path.trim_end_matches('/');
+        let mut best: Option<(Descriptor, usize)> = None;
+        for (desc, mount) in get_directories() {
+            let mount_len = mount.trim_end_matches('/').len();
+            let inside = path.starts_with(mount.trim_end_matches('/'))
+                && matches!(path.as_bytes().get(mount_len), None | Some(b'/'));
+            if inside && best.as_ref().is_none_or(|(_, len)| mount_len > *len) {
+                best = Some((desc, mount_len));
+            }
+        }
+        let Some((desc, mount_len)) = best else {
+            return Err(io::Error::new(
+                ErrorKind::NotFound,
+                format!("{path} is not inside a folder granted to this connector"),
+            ));
+        };
+        let rest = path[mount_len..].trim_start_matches('/');
+        let root = Dir { desc };
+        if rest.is_empty() {
+            Ok(root)
+        } else {
+            root.open_dir(rest)
+        }
+    }
+
+    /// The entries of this directory, in the order the file system gives them.
+    pub fn entries(&self) -> io::Result<Vec<Entry>> {
+        let stream = self.desc.read_directory().map_err(error)?;
+        let mut entries = Vec::new();
+        while let Some(entry) = stream.read_directory_entry().map_err(error)? {
+            entries.push(Entry {
+                name: entry.name,
+                kind: kind(entry.type_),
+            });
+        }
+        Ok(entries)
+    }
+
+    /// Metadata of `rel` (a relative path), without following a final symlink.
+    pub fn stat(&self, rel: &str) -> io::Result<Stat> {
+        self.desc
+            .stat_at(PathFlags::empty(), rel)
+            .map(stat)
+            .map_err(error)
+    }
+
+    /// Metadata of `rel`, following symlinks (which must stay inside the granted folder).
+    pub fn stat_follow(&self, rel: &str) -> io::Result<Stat> {
+        self.desc
+            .stat_at(PathFlags::SYMLINK_FOLLOW, rel)
+            .map(stat)
+            .map_err(error)
+    }
+
+    /// Opens the directory `rel` (a relative path), without following symlinks.
+    pub fn open_dir(&self, rel: &str) -> io::Result<Dir> {
+        let desc = self
+            .desc
+            .open_at(
+                PathFlags::empty(),
+                rel,
+                OpenFlags::DIRECTORY,
+                DescriptorFlags::READ,
+            )
+            .map_err(error)?;
+        Ok(Dir { desc })
+    }
+
+    /// Opens the file `rel` (a relative path) for reading, following symlinks (which must stay
+    /// inside the granted folder).
+    pub fn open_file(&self, rel: &str) -> io::Result<File> {
+        let desc = self
+            .desc
+            .open_at(
+                PathFlags::SYMLINK_FOLLOW,
+                rel,
+                OpenFlags::empty(),
+                DescriptorFlags::READ,
+            )
+            .map_err(error)?;
+        Ok(File { desc, pos: 0 })
+    }
+}
+
+/// A file open for reading. Implements [`Read`] and [`Seek`]; reads never move a shared offset.
+pub struct File {
+    desc: Descriptor,
+    pos: u64,
+}
+
+impl File {
+    /// The file's metadata.
+    pub fn stat(&self) -> io::Result<Stat> {
+        self.desc.stat().map(stat).map_err(error)
+    }
+
+    /// Up to `len` bytes from `offset`; fewer only at the end of the file.
+    pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let mut out: Vec<u8> = Vec::new();
+        while (out.len() as u64) < len {
+            let want = len - out.len() as u64;
+            let (chunk, end) = self
+                .desc
+                .read(want, offset + out.len() as u64)
+                .map_err(error)?;
+            if out.is_empty() {
+                out = chunk;
+            } else {
+                out.extend_from_slice(&chunk);
+            }
+            if end || out.is_empty() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Read for File {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let (chunk, _) = self.desc.read(buf.len() as u64, self.pos).map_err(error)?;
+        let n = chunk.len().min(buf.len());
+        buf[..n].copy_from_slice(&chunk[..n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for File {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let base = match to {
+            SeekFrom::Start(n) => {
+                self.pos = n;
+                return Ok(n);
+            }
+            SeekFrom::Current(delta) => (self.pos, delta),
+            SeekFrom::End(delta) => (self.stat()?.size, delta),
+        };
+        let pos = base.0.checked_add_signed(base.1).ok_or_else(|| {
+            io::Error::new(ErrorKind::InvalidInput, "seek before the start of the file")
+        })?;
+        self.pos = pos;
+        Ok(pos)
+    }
+}
+
+fn kind(t: DescriptorType) -> Kind {
+    match t {
+        DescriptorType::RegularFile => Kind::File,
+        DescriptorType::Directory => Kind::Dir,
+        DescriptorType::SymbolicLink => Kind::Symlink,
+        _ => Kind::Other,
+    }
+}
+
+fn stat(s: DescriptorStat) -> Stat {
+    Stat {
+        kind: kind(s.type_),
+        size: s.size,
+        modified_ns: s
+            .data_modification_timestamp
+            .map(|t| u128::from(t.seconds) * 1_000_000_000 + u128::from(t.nanoseconds)),
+    }
+}
+
+/// A WASI error code as an `io::Error` of the matching kind.
+fn error(code: ErrorCode) -> io::Error {
+    let kind = match code {
+        ErrorCode::NoEntry => ErrorKind::NotFound,
+        ErrorCode::Access | ErrorCode::NotPermitted | ErrorCode::ReadOnly => {
+            ErrorKind::PermissionDenied
+        }
+        ErrorCode::Exist => ErrorKind::AlreadyExists,
+        ErrorCode::NotDirectory => ErrorKind::NotADirectory,
+        ErrorCode::IsDirectory => ErrorKind::IsADirectory,
+        ErrorCode::Invalid | ErrorCode::Loop | ErrorCode::NameTooLong => ErrorKind::InvalidInput,
+        ErrorCode::Unsupported => ErrorKind::Unsupported,
+        ErrorCode::Interrupted | ErrorCode::WouldBlock => ErrorKind::Interrupted,
+        _ => ErrorKind::Other,
+    };
+    io::Error::new(kind, code.message())
+}
