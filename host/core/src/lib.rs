@@ -1,11 +1,14 @@
-//! Quarry's shared vocabulary: identifiers and the documents connectors produce. No I/O.
+//! Quarry's shared vocabulary: identifiers, the documents connectors produce, and the table of API
+//! error codes. No I/O.
 //!
 //! Every other host crate depends on this one; it depends on nothing of ours.
 
+mod api_error;
 mod error;
 mod ids;
 mod source;
 
+pub use api_error::{ApiCode, ErrorKind};
 pub use error::CoreError;
-pub use ids::{DocId, MAX_ID_LEN, is_valid_id};
+pub use ids::{ConnectorId, DocId, MAX_ID_LEN, is_valid_id};
 pub use source::{Coverage, ExtractedText, FileChunk, SourceBatch, SourceDoc};

@@ -1,0 +1,125 @@
+//! The API's error codes, and the one table that maps each kind of failure to its code and HTTP
+//! status (`API.md`, "Errors"). Every part of the service that answers with an error goes through
+//! [`ErrorKind::code`] and [`ErrorKind::status`].
+
+/// The `error.code` values of the API contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiCode {
+    /// The key is missing, malformed, unknown, revoked or expired.
+    Unauthorized,
+    /// The request is malformed or out of range.
+    RequestValidationFailed,
+    /// The connector, document or route does not exist.
+    ResourceNotFound,
+    /// The integration's monthly quota is used up.
+    QuotaExceeded,
+    /// The user declined data sharing, or the connector is outside what was shared.
+    DataSharingDeclined,
+    /// Anything unexpected.
+    InternalError,
+}
+
+impl ApiCode {
+    /// The code as it appears in responses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiCode::Unauthorized => "UNAUTHORIZED",
+            ApiCode::RequestValidationFailed => "REQUEST_VALIDATION_FAILED",
+            ApiCode::ResourceNotFound => "RESOURCE_NOT_FOUND",
+            ApiCode::QuotaExceeded => "QUOTA_EXCEEDED",
+            ApiCode::DataSharingDeclined => "DATA_SHARING_DECLINED",
+            ApiCode::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+/// Every kind of failure the API reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No valid key.
+    Unauthorized,
+    /// Malformed JSON, wrong types, unknown fields, out-of-range values, bad path ids.
+    Validation,
+    /// A route that exists, with a method it does not accept.
+    MethodNotAllowed,
+    /// A body over the size limit.
+    PayloadTooLarge,
+    /// A body that is not JSON.
+    UnsupportedMediaType,
+    /// An unknown connector, document, file or route.
+    NotFound,
+    /// Data sharing declined, or the connector is not shared with this integration.
+    SharingDeclined,
+    /// The monthly quota is used up.
+    QuotaExceeded,
+    /// Anything unexpected; details go to the log only.
+    Internal,
+}
+
+/// The table: kind, code, HTTP status.
+const TABLE: [(ErrorKind, ApiCode, u16); 9] = [
+    (ErrorKind::Unauthorized, ApiCode::Unauthorized, 401),
+    (ErrorKind::Validation, ApiCode::RequestValidationFailed, 400),
+    (
+        ErrorKind::MethodNotAllowed,
+        ApiCode::RequestValidationFailed,
+        405,
+    ),
+    (
+        ErrorKind::PayloadTooLarge,
+        ApiCode::RequestValidationFailed,
+        413,
+    ),
+    (
+        ErrorKind::UnsupportedMediaType,
+        ApiCode::RequestValidationFailed,
+        415,
+    ),
+    (ErrorKind::NotFound, ApiCode::ResourceNotFound, 404),
+    (
+        ErrorKind::SharingDeclined,
+        ApiCode::DataSharingDeclined,
+        403,
+    ),
+    (ErrorKind::QuotaExceeded, ApiCode::QuotaExceeded, 429),
+    (ErrorKind::Internal, ApiCode::InternalError, 500),
+];
+
+impl ErrorKind {
+    fn row(self) -> (ApiCode, u16) {
+        TABLE
+            .iter()
+            .find(|(kind, _, _)| *kind == self)
+            .map_or((ApiCode::InternalError, 500), |&(_, code, status)| {
+                (code, status)
+            })
+    }
+
+    /// The API code of this kind.
+    pub fn code(self) -> ApiCode {
+        self.row().0
+    }
+
+    /// The HTTP status of this kind.
+    pub fn status(self) -> u16 {
+        self.row().1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_exactly_one_row() {
+        for (kind, _, _) in TABLE {
+            assert_eq!(TABLE.iter().filter(|(k, _, _)| *k == kind).count(), 1);
+        }
+        assert_eq!(ErrorKind::PayloadTooLarge.status(), 413);
+        assert_eq!(
+            ErrorKind::PayloadTooLarge.code().as_str(),
+            "REQUEST_VALIDATION_FAILED"
+        );
+        assert_eq!(ErrorKind::QuotaExceeded.status(), 429);
+    }
+}
