@@ -1,0 +1,99 @@
+//! The audit log: which integration read what, when, and how much.
+
+use sqlx::{QueryBuilder, Row, Sqlite};
+
+use crate::connectors::to_i64;
+use crate::{Store, StoreError};
+
+/// One authenticated API request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// When it was answered.
+    pub time_ms: i64,
+    /// Its `X-Request-Id`.
+    pub request_id: String,
+    /// The integration that made it.
+    pub integration_id: String,
+    /// Method and route, e.g. `POST /api/v1/search`.
+    pub endpoint: String,
+    /// The connector read, if any.
+    pub connector_id: Option<String>,
+    /// The document read, if any.
+    pub doc_id: Option<String>,
+    /// Bytes of the response body.
+    pub bytes: u64,
+    /// HTTP status.
+    pub status: u16,
+}
+
+/// Which entries to list, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Only this integration (by id).
+    pub integration_id: Option<String>,
+    /// Only this connector (by id).
+    pub connector_id: Option<String>,
+    /// Only entries at or after this time.
+    pub since_ms: Option<i64>,
+    /// At most this many (default 100).
+    pub limit: Option<u32>,
+}
+
+impl Store {
+    /// Appends entries in one transaction.
+    pub async fn record_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for e in entries {
+            sqlx::query(
+                "INSERT INTO audit_log (time_ms, request_id, integration_id, endpoint,
+                                        connector_id, doc_id, bytes, status)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(e.time_ms)
+            .bind(&e.request_id)
+            .bind(&e.integration_id)
+            .bind(&e.endpoint)
+            .bind(&e.connector_id)
+            .bind(&e.doc_id)
+            .bind(to_i64(e.bytes))
+            .bind(i64::from(e.status))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Entries matching `filter`, newest first.
+    pub async fn audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+        let mut query: QueryBuilder<Sqlite> =
+            QueryBuilder::new("SELECT * FROM audit_log WHERE 1 = 1");
+        if let Some(id) = &filter.integration_id {
+            query.push(" AND integration_id = ").push_bind(id);
+        }
+        if let Some(id) = &filter.connector_id {
+            query.push(" AND connector_id = ").push_bind(id);
+        }
+        if let Some(since) = filter.since_ms {
+            query.push(" AND time_ms >= ").push_bind(since);
+        }
+        query
+            .push(" ORDER BY time_ms DESC, id DESC LIMIT ")
+            .push_bind(i64::from(filter.limit.unwrap_or(100)));
+        let rows = query.build().fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|row| {
+                Ok(AuditEntry {
+                    time_ms: row.try_get("time_ms")?,
+                    request_id: row.try_get("request_id")?,
+                    integration_id: row.try_get("integration_id")?,
+                    endpoint: row.try_get("endpoint")?,
+                    connector_id: row.try_get("connector_id")?,
+                    doc_id: row.try_get("doc_id")?,
+                    bytes: u64::try_from(row.try_get::<i64, _>("bytes")?).unwrap_or(0),
+                    status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,235 @@
+//! The document catalog: what each connector listed, with versions for change detection,
+//! locators for downloads, and listing generations for pruning what vanished.
+//!
+//! A batch of a sync is committed here in one transaction, together with the checkpoint that
+//! follows it, and only after the index holds the batch: a crash re-does at most one batch.
+
+use std::collections::HashMap;
+
+use quarry_core::{ConnectorId, DocId};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{QueryBuilder, Row, Sqlite};
+
+use crate::connectors::to_i64;
+use crate::{Store, StoreError, SyncProgress};
+
+/// Ids per statement in `IN (...)` lists.
+const IDS_PER_QUERY: usize = 500;
+
+/// A document as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogDoc {
+    /// Its id within the connector.
+    pub doc_id: DocId,
+    /// The connector's address for it, passed back on fetches.
+    pub locator: String,
+    /// The version indexed; empty when its text must be fetched again.
+    pub version: String,
+    /// Title.
+    pub title: String,
+    /// Path within the source.
+    pub path: Option<String>,
+    /// Link in its own application.
+    pub url: Option<String>,
+    /// MIME type of the original.
+    pub mime_type: String,
+    /// Size of the original.
+    pub size_bytes: u64,
+    /// Last modification, milliseconds since the Unix epoch.
+    pub update_time_ms: i64,
+    /// Whether the connector has text for it.
+    pub has_text: bool,
+    /// Why its text could not be extracted, if it could not.
+    pub error: Option<String>,
+}
+
+/// One batch of a sync, to commit after the index holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitBatch {
+    /// The listing generation the batch belongs to.
+    pub generation: i64,
+    /// New or changed documents, now in the index.
+    pub changed: Vec<CatalogDoc>,
+    /// Documents listed with the version already indexed.
+    pub unchanged: Vec<DocId>,
+    /// Documents gone from the source (and from the index).
+    pub deleted: Vec<DocId>,
+    /// Where the listing resumes.
+    pub checkpoint: String,
+    /// True when `checkpoint` continues the listing.
+    pub more: bool,
+    /// Counts so far.
+    pub progress: SyncProgress,
+}
+
+impl Store {
+    /// The stored versions of those of `ids` the catalog has.
+    pub async fn catalog_versions(
+        &self,
+        connector: &ConnectorId,
+        ids: &[DocId],
+    ) -> Result<HashMap<DocId, String>, StoreError> {
+        let mut versions = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let mut query: QueryBuilder<Sqlite> =
+                QueryBuilder::new("SELECT doc_id, version FROM documents WHERE connector_id = ");
+            query.push_bind(connector.as_str());
+            push_ids(&mut query, chunk);
+            for row in query.build().fetch_all(&self.pool).await? {
+                let id: String = row.try_get("doc_id")?;
+                if let Ok(id) = DocId::parse(id) {
+                    versions.insert(id, row.try_get("version")?);
+                }
+            }
+        }
+        Ok(versions)
+    }
+
+    /// Documents of the connector not seen by the listing of `generation`.
+    pub async fn unseen_docs(
+        &self,
+        connector: &ConnectorId,
+        generation: i64,
+    ) -> Result<Vec<DocId>, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT doc_id FROM documents WHERE connector_id = ? AND generation < ?",
+        )
+        .bind(connector.as_str())
+        .bind(generation)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(ids
+            .into_iter()
+            .filter_map(|id| DocId::parse(id).ok())
+            .collect())
+    }
+
+    /// One document of the catalog.
+    pub async fn catalog_doc(
+        &self,
+        connector: &ConnectorId,
+        doc: &DocId,
+    ) -> Result<Option<CatalogDoc>, StoreError> {
+        let row = sqlx::query("SELECT * FROM documents WHERE connector_id = ? AND doc_id = ?")
+            .bind(connector.as_str())
+            .bind(doc.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(doc_from_row).transpose()
+    }
+
+    /// Commits a batch: its documents, its deletions, the connector's checkpoint, generation,
+    /// document count and progress, in one transaction.
+    pub async fn commit_batch(
+        &self,
+        connector: &ConnectorId,
+        batch: &CommitBatch,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let mut added: i64 = 0;
+        for doc in &batch.changed {
+            let existed: Option<i64> =
+                sqlx::query_scalar("SELECT 1 FROM documents WHERE connector_id = ? AND doc_id = ?")
+                    .bind(connector.as_str())
+                    .bind(doc.doc_id.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if existed.is_none() {
+                added += 1;
+            }
+            sqlx::query(
+                "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url,
+                     mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                 ON CONFLICT (connector_id, doc_id) DO UPDATE SET
+                     locator = excluded.locator, version = excluded.version,
+                     title = excluded.title, path = excluded.path, url = excluded.url,
+                     mime_type = excluded.mime_type, size_bytes = excluded.size_bytes,
+                     update_time_ms = excluded.update_time_ms, has_text = excluded.has_text,
+                     generation = excluded.generation, indexed_ms = excluded.indexed_ms,
+                     error = excluded.error",
+            )
+            .bind(connector.as_str())
+            .bind(doc.doc_id.as_str())
+            .bind(&doc.locator)
+            .bind(&doc.version)
+            .bind(&doc.title)
+            .bind(&doc.path)
+            .bind(&doc.url)
+            .bind(&doc.mime_type)
+            .bind(to_i64(doc.size_bytes))
+            .bind(doc.update_time_ms)
+            .bind(doc.has_text)
+            .bind(batch.generation)
+            .bind(now_ms)
+            .bind(&doc.error)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for chunk in batch.unchanged.chunks(IDS_PER_QUERY) {
+            let mut query: QueryBuilder<Sqlite> =
+                QueryBuilder::new("UPDATE documents SET generation = ");
+            query
+                .push_bind(batch.generation)
+                .push(" WHERE connector_id = ")
+                .push_bind(connector.as_str());
+            push_ids(&mut query, chunk);
+            query.build().execute(&mut *tx).await?;
+        }
+        let mut removed: i64 = 0;
+        for chunk in batch.deleted.chunks(IDS_PER_QUERY) {
+            let mut query: QueryBuilder<Sqlite> =
+                QueryBuilder::new("DELETE FROM documents WHERE connector_id = ");
+            query.push_bind(connector.as_str());
+            push_ids(&mut query, chunk);
+            removed +=
+                i64::try_from(query.build().execute(&mut *tx).await?.rows_affected()).unwrap_or(0);
+        }
+        sqlx::query(
+            "UPDATE connectors SET checkpoint = ?, listing_more = ?, generation = ?,
+                                   doc_count = max(0, doc_count + ?),
+                                   listed = ?, indexed = ?, failed = ?
+             WHERE id = ?",
+        )
+        .bind(&batch.checkpoint)
+        .bind(batch.more)
+        .bind(batch.generation)
+        .bind(added - removed)
+        .bind(to_i64(batch.progress.listed))
+        .bind(to_i64(batch.progress.indexed))
+        .bind(to_i64(batch.progress.failed))
+        .bind(connector.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// Appends ` AND doc_id IN (?, ...)` with `ids` bound.
+fn push_ids(query: &mut QueryBuilder<Sqlite>, ids: &[DocId]) {
+    query.push(" AND doc_id IN (");
+    let mut list = query.separated(", ");
+    for id in ids {
+        list.push_bind(id.as_str());
+    }
+    query.push(")");
+}
+
+fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
+    let id: String = row.try_get("doc_id")?;
+    Ok(CatalogDoc {
+        doc_id: DocId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+        locator: row.try_get("locator")?,
+        version: row.try_get("version")?,
+        title: row.try_get("title")?,
+        path: row.try_get("path")?,
+        url: row.try_get("url")?,
+        mime_type: row.try_get("mime_type")?,
+        size_bytes: u64::try_from(row.try_get::<i64, _>("size_bytes")?).unwrap_or(0),
+        update_time_ms: row.try_get("update_time_ms")?,
+        has_text: row.try_get("has_text")?,
+        error: row.try_get("error")?,
+    })
+}

@@ -1,0 +1,353 @@
+//! Connectors: a plugin, its settings, the user's grant, and the state of its sync.
+
+use std::collections::BTreeMap;
+
+use quarry_core::ConnectorId;
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::integrations::{check_name, unique_violation};
+use crate::keys::random_id;
+use crate::{Store, StoreError};
+
+/// What a connector is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectorStatus {
+    /// Up to date, or waiting for its next sync.
+    Idle,
+    /// A sync is running.
+    Syncing,
+    /// The last sync failed; `last_error` says why.
+    Error,
+    /// Switched off by the user: not synced, not searched.
+    Disabled,
+}
+
+impl ConnectorStatus {
+    /// The status as the API shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorStatus::Idle => "idle",
+            ConnectorStatus::Syncing => "syncing",
+            ConnectorStatus::Error => "error",
+            ConnectorStatus::Disabled => "disabled",
+        }
+    }
+
+    fn parse(s: &str) -> ConnectorStatus {
+        match s {
+            "syncing" => ConnectorStatus::Syncing,
+            "error" => ConnectorStatus::Error,
+            "disabled" => ConnectorStatus::Disabled,
+            _ => ConnectorStatus::Idle,
+        }
+    }
+}
+
+/// Counts of the sync in progress, or of the last one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncProgress {
+    /// Documents listed so far.
+    pub listed: u64,
+    /// Documents whose new version was indexed.
+    pub indexed: u64,
+    /// Documents whose text could not be extracted (indexed by title and path only).
+    pub failed: u64,
+}
+
+/// A connector to add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewConnector {
+    /// Unique name, without regard to case.
+    pub name: String,
+    /// The plugin's id (`folder`).
+    pub plugin_id: String,
+    /// The plugin's version when the connector was added.
+    pub plugin_version: String,
+    /// Settings, by the manifest's keys.
+    pub config: BTreeMap<String, String>,
+    /// Folders the user granted, by directory field.
+    pub grant_dirs: BTreeMap<String, String>,
+}
+
+/// A connector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connector {
+    /// `cn_` and random characters.
+    pub id: ConnectorId,
+    /// Unique name, without regard to case.
+    pub name: String,
+    /// The plugin's id.
+    pub plugin_id: String,
+    /// The plugin's version.
+    pub plugin_version: String,
+    /// Settings, by the manifest's keys.
+    pub config: BTreeMap<String, String>,
+    /// Folders the user granted, by directory field.
+    pub grant_dirs: BTreeMap<String, String>,
+    /// When it was added.
+    pub created_ms: i64,
+    /// What it is doing.
+    pub status: ConnectorStatus,
+    /// When its last sync ended.
+    pub last_sync_ms: Option<i64>,
+    /// Why its last sync failed, if it did.
+    pub last_error: Option<String>,
+    /// When a sync was asked for, if one is pending.
+    pub sync_requested_ms: Option<i64>,
+    /// Where its listing resumes.
+    pub checkpoint: Option<String>,
+    /// True when `checkpoint` continues a listing; false when the next batch starts one.
+    pub listing_more: bool,
+    /// The listing generation in progress.
+    pub generation: i64,
+    /// Counts of the current or last sync.
+    pub progress: SyncProgress,
+    /// Documents in the catalog.
+    pub doc_count: u64,
+}
+
+impl Store {
+    /// Adds a connector. Its first sync is pending.
+    pub async fn add_connector(
+        &self,
+        new: &NewConnector,
+        now_ms: i64,
+    ) -> Result<Connector, StoreError> {
+        let name = check_name(&new.name, "connector")?;
+        let id = random_id("cn_")?;
+        let json = |map: &BTreeMap<String, String>| {
+            serde_json::to_string(map).map_err(|e| StoreError::Invalid(e.to_string()))
+        };
+        let inserted = sqlx::query(
+            "INSERT INTO connectors (id, name, plugin_id, plugin_version, config, grant_dirs,
+                                     created_ms, status, sync_requested_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?)",
+        )
+        .bind(&id)
+        .bind(&name)
+        .bind(&new.plugin_id)
+        .bind(&new.plugin_version)
+        .bind(json(&new.config)?)
+        .bind(json(&new.grant_dirs)?)
+        .bind(now_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await;
+        if let Err(e) = inserted {
+            return Err(unique_violation(e, "connector", &name));
+        }
+        self.connector(&ConnectorId::parse(id).map_err(|e| StoreError::Invalid(e.to_string()))?)
+            .await?
+            .ok_or_else(|| StoreError::Db("the new connector vanished".into()))
+    }
+
+    /// Every connector (not removed), by name.
+    pub async fn connectors(&self) -> Result<Vec<Connector>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM connectors WHERE removed_ms IS NULL ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(connector_from_row).collect()
+    }
+
+    /// The connector with this id, unless it does not exist or was removed.
+    pub async fn connector(&self, id: &ConnectorId) -> Result<Option<Connector>, StoreError> {
+        let row = sqlx::query("SELECT * FROM connectors WHERE id = ? AND removed_ms IS NULL")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(connector_from_row).transpose()
+    }
+
+    /// The connector named `name` (without regard to case); the error lists the known names.
+    pub async fn connector_by_name(&self, name: &str) -> Result<Connector, StoreError> {
+        let row = sqlx::query("SELECT * FROM connectors WHERE name = ? AND removed_ms IS NULL")
+            .bind(name.trim())
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            Some(row) => connector_from_row(&row),
+            None => Err(StoreError::NotFound {
+                what: "connector",
+                name: name.to_owned(),
+                known: self
+                    .connectors()
+                    .await?
+                    .into_iter()
+                    .map(|c| c.name)
+                    .collect(),
+            }),
+        }
+    }
+
+    /// Removes a connector: it disappears from every list and search at once; its documents
+    /// are purged from the index by whoever holds the index writer, then [`Store::purge_connector`]
+    /// deletes its rows.
+    pub async fn remove_connector(&self, name: &str, now_ms: i64) -> Result<Connector, StoreError> {
+        let connector = self.connector_by_name(name).await?;
+        sqlx::query("UPDATE connectors SET removed_ms = ?, sync_requested_ms = NULL WHERE id = ?")
+            .bind(now_ms)
+            .bind(connector.id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(connector)
+    }
+
+    /// Removed connectors whose documents may still be in the index.
+    pub async fn removed_connectors(&self) -> Result<Vec<ConnectorId>, StoreError> {
+        let ids: Vec<String> =
+            sqlx::query_scalar("SELECT id FROM connectors WHERE removed_ms IS NOT NULL")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(ids
+            .into_iter()
+            .filter_map(|id| ConnectorId::parse(id).ok())
+            .collect())
+    }
+
+    /// Deletes a removed connector's rows (its catalog and its place in sharing selections).
+    pub async fn purge_connector(&self, id: &ConnectorId) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM connectors WHERE id = ? AND removed_ms IS NOT NULL")
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Asks for a sync of the connector; a running server starts it within a couple of seconds.
+    pub async fn request_sync(&self, id: &ConnectorId, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE connectors SET sync_requested_ms = ? WHERE id = ? AND removed_ms IS NULL",
+        )
+        .bind(now_ms)
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Switches a connector off (not synced, not searched) or back on (a sync is requested).
+    pub async fn set_disabled(
+        &self,
+        name: &str,
+        disabled: bool,
+        now_ms: i64,
+    ) -> Result<Connector, StoreError> {
+        let connector = self.connector_by_name(name).await?;
+        let (status, requested) = if disabled {
+            ("disabled", None)
+        } else {
+            ("idle", Some(now_ms))
+        };
+        sqlx::query("UPDATE connectors SET status = ?, sync_requested_ms = ? WHERE id = ?")
+            .bind(status)
+            .bind(requested)
+            .bind(connector.id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(connector)
+    }
+
+    /// Marks the start of a sync: status `syncing`, counts from zero, the request taken.
+    pub async fn sync_started(&self, id: &ConnectorId) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE connectors SET status = 'syncing', sync_requested_ms = NULL,
+                                   listed = 0, indexed = 0, failed = 0
+             WHERE id = ? AND status != 'disabled'",
+        )
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records the counts of the sync in progress.
+    pub async fn sync_progress(
+        &self,
+        id: &ConnectorId,
+        progress: SyncProgress,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE connectors SET listed = ?, indexed = ?, failed = ? WHERE id = ?")
+            .bind(to_i64(progress.listed))
+            .bind(to_i64(progress.indexed))
+            .bind(to_i64(progress.failed))
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Marks the end of a sync: `idle`, or `error` with the reason.
+    pub async fn sync_finished(
+        &self,
+        id: &ConnectorId,
+        error: Option<&str>,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE connectors SET status = CASE WHEN status = 'disabled' THEN 'disabled'
+                                               WHEN ? IS NULL THEN 'idle' ELSE 'error' END,
+                                   last_error = ?, last_sync_ms = ?
+             WHERE id = ?",
+        )
+        .bind(error)
+        .bind(error)
+        .bind(now_ms)
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Sets every `syncing` connector back to `idle` with a sync requested: after a crash or a
+    /// restart, their interrupted syncs resume from the stored checkpoint.
+    pub async fn resume_interrupted_syncs(&self, now_ms: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE connectors SET status = 'idle', sync_requested_ms = ?
+             WHERE status = 'syncing' AND removed_ms IS NULL",
+        )
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+}
+
+pub(crate) fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn connector_from_row(row: &SqliteRow) -> Result<Connector, StoreError> {
+    let map = |column: &str| -> Result<BTreeMap<String, String>, StoreError> {
+        let text: String = row.try_get(column)?;
+        serde_json::from_str(&text)
+            .map_err(|e| StoreError::Db(format!("connectors.{column} is not a JSON object: {e}")))
+    };
+    let id: String = row.try_get("id")?;
+    Ok(Connector {
+        id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+        name: row.try_get("name")?,
+        plugin_id: row.try_get("plugin_id")?,
+        plugin_version: row.try_get("plugin_version")?,
+        config: map("config")?,
+        grant_dirs: map("grant_dirs")?,
+        created_ms: row.try_get("created_ms")?,
+        status: ConnectorStatus::parse(&row.try_get::<String, _>("status")?),
+        last_sync_ms: row.try_get("last_sync_ms")?,
+        last_error: row.try_get("last_error")?,
+        sync_requested_ms: row.try_get("sync_requested_ms")?,
+        checkpoint: row.try_get("checkpoint")?,
+        listing_more: row.try_get::<i64, _>("listing_more")? != 0,
+        generation: row.try_get("generation")?,
+        progress: SyncProgress {
+            listed: to_u64(row.try_get("listed")?),
+            indexed: to_u64(row.try_get("indexed")?),
+            failed: to_u64(row.try_get("failed")?),
+        },
+        doc_count: to_u64(row.try_get("doc_count")?),
+    })
+}

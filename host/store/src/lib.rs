@@ -1,0 +1,84 @@
+//! Quarry's store: SQLite through sqlx, in WAL mode, with embedded migrations run at open.
+//!
+//! It holds integrations and their keys (only hashes), usage per integration per UTC month,
+//! connectors with their settings, grants and sync state, the document catalog (versions for
+//! change detection, locators for downloads, listing generations for pruning), and the audit log.
+//! The CLI and a running server may use the same database at once.
+
+mod audit;
+mod catalog;
+mod connectors;
+mod error;
+mod integrations;
+mod keys;
+mod month;
+mod usage;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+pub use audit::{AuditEntry, AuditFilter};
+pub use catalog::{CatalogDoc, CommitBatch};
+pub use connectors::{Connector, ConnectorStatus, NewConnector, SyncProgress};
+pub use error::StoreError;
+pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
+pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};
+pub use month::UsageMonth;
+
+/// The database file inside a data folder.
+pub const DB_FILE: &str = "quarry.db";
+
+/// The store: a pool of connections to one SQLite database. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite:")
+            .map_err(StoreError::db)?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // With WAL, NORMAL never corrupts the database; a power cut may lose the last
+            // transactions, a crash of the process loses nothing.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError::Open {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Open {
+                path: path.to_owned(),
+                message: format!("migrating the schema: {e}"),
+            })?;
+        Ok(Store { pool })
+    }
+
+    /// Closes every connection, waiting for running queries.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

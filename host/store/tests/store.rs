@@ -1,0 +1,354 @@
+//! The store against real SQLite files in temporary folders.
+
+use std::collections::BTreeMap;
+
+use quarry_core::DocId;
+use quarry_store::{
+    AuditEntry, AuditFilter, CatalogDoc, CommitBatch, ConnectorStatus, NewConnector, Quota,
+    Sharing, Store, StoreError, SyncProgress, UsageMonth,
+};
+
+const NOW: i64 = 1_795_359_600_000; // 2026-11-22T15:00:00Z
+
+async fn open(dir: &tempfile::TempDir) -> Store {
+    Store::open(&dir.path().join("quarry.db"))
+        .await
+        .expect("store opens")
+}
+
+fn folder(name: &str) -> NewConnector {
+    NewConnector {
+        name: name.to_owned(),
+        plugin_id: "folder".to_owned(),
+        plugin_version: "0.1.0".to_owned(),
+        config: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
+        grant_dirs: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
+    }
+}
+
+fn doc(id: &str, version: &str) -> CatalogDoc {
+    CatalogDoc {
+        doc_id: DocId::parse(id).expect("valid id"),
+        locator: format!("{id}.txt"),
+        version: version.to_owned(),
+        title: format!("{id}.txt"),
+        path: Some(format!("{id}.txt")),
+        url: None,
+        mime_type: "text/plain".to_owned(),
+        size_bytes: 10,
+        update_time_ms: NOW,
+        has_text: true,
+        error: None,
+    }
+}
+
+#[tokio::test]
+async fn keys_authenticate_until_rotated_revoked_or_expired() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let (integration, key) = store
+        .create_integration("Claude Desktop", &Sharing::All, Quota::FREE, None, NOW)
+        .await?;
+    assert_eq!(integration.plan, "free");
+    assert_eq!(integration.quota, Quota::Limited(10_000));
+    let (found, lookup) = store
+        .authenticate(key.expose(), NOW)
+        .await?
+        .expect("the new key works");
+    assert_eq!(found, integration);
+    assert!(key.expose().contains(&lookup));
+
+    // Names are unique without regard to case.
+    let err = store
+        .create_integration("claude desktop", &Sharing::All, Quota::FREE, None, NOW)
+        .await
+        .expect_err("duplicate name");
+    assert!(matches!(err, StoreError::NameTaken { .. }), "{err}");
+
+    // Nothing about the key is stored in clear beyond its lookup prefix.
+    let db = std::fs::read(dir.path().join("quarry.db")).expect("read db");
+    let wal = std::fs::read(dir.path().join("quarry.db-wal")).unwrap_or_default();
+    let secret = &key.expose()[4 + 16..];
+    for bytes in [&db, &wal] {
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()));
+    }
+
+    let rotated = store.rotate_key("CLAUDE DESKTOP", None, NOW + 1).await?;
+    assert!(
+        store.authenticate(key.expose(), NOW + 2).await?.is_none(),
+        "old key revoked"
+    );
+    assert!(
+        store
+            .authenticate(rotated.expose(), NOW + 2)
+            .await?
+            .is_some()
+    );
+
+    assert_eq!(store.revoke_keys("Claude Desktop", NOW + 3).await?, 1);
+    assert!(
+        store
+            .authenticate(rotated.expose(), NOW + 4)
+            .await?
+            .is_none()
+    );
+
+    let (_, expiring) = store
+        .create_integration(
+            "Short lived",
+            &Sharing::All,
+            Quota::FREE,
+            Some(NOW + 1000),
+            NOW,
+        )
+        .await?;
+    assert!(
+        store
+            .authenticate(expiring.expose(), NOW + 999)
+            .await?
+            .is_some()
+    );
+    assert!(
+        store
+            .authenticate(expiring.expose(), NOW + 1000)
+            .await?
+            .is_none()
+    );
+
+    for bad in ["", "qry_nope", "Bearer", &key.expose().to_uppercase()] {
+        assert!(store.authenticate(bad, NOW).await?.is_none(), "{bad}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn usage_counts_atomically_per_utc_month_and_survives_reopening() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let (integration, _) = store
+        .create_integration("Busy", &Sharing::All, Quota::Limited(5), None, NOW)
+        .await?;
+    let mut tasks = Vec::new();
+    for _ in 0..200 {
+        let store = store.clone();
+        let id = integration.id.clone();
+        tasks.push(tokio::spawn(
+            async move { store.count_request(&id, NOW).await },
+        ));
+    }
+    let mut counts = Vec::new();
+    for task in tasks {
+        counts.push(task.await.expect("task runs")?.0);
+    }
+    counts.sort_unstable();
+    assert_eq!(
+        counts,
+        (1..=200).collect::<Vec<u64>>(),
+        "each request got its own count"
+    );
+    store.close().await;
+
+    let store = open(&dir).await;
+    let (count, month) = store.count_request(&integration.id, NOW).await?;
+    assert_eq!(count, 201, "counts survive reopening");
+    assert_eq!(month, UsageMonth::at(NOW));
+    let next_month = UsageMonth::at(NOW).reset_ms;
+    assert_eq!(store.count_request(&integration.id, next_month).await?.0, 1);
+    let summary = store.integrations(NOW).await?;
+    assert_eq!(summary[0].requests_this_month, 201);
+    assert_eq!(summary[0].integration.plan, "custom");
+    Ok(())
+}
+
+#[tokio::test]
+async fn sharing_selections_follow_connectors() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let notes = store.add_connector(&folder("Notes"), NOW).await?;
+    let mail = store.add_connector(&folder("Mail"), NOW).await?;
+    let err = store
+        .add_connector(&folder("NOTES"), NOW)
+        .await
+        .expect_err("dup");
+    assert!(matches!(err, StoreError::NameTaken { .. }), "{err}");
+
+    let sharing = store.sharing_of(&["notes".to_owned()]).await?;
+    assert_eq!(sharing, Sharing::Selected(vec![notes.id.clone()]));
+    let err = store
+        .sharing_of(&["Photos".to_owned()])
+        .await
+        .expect_err("unknown");
+    assert_eq!(
+        err.to_string(),
+        "no connector named \"Photos\"; known: Mail, Notes"
+    );
+    let (agent, _) = store
+        .create_integration("Agent", &sharing, Quota::Unlimited, None, NOW)
+        .await?;
+    assert!(agent.sharing.allows(&notes.id) && !agent.sharing.allows(&mail.id));
+    assert_eq!(agent.plan, "unlimited");
+
+    store.remove_connector("Notes", NOW).await?;
+    assert_eq!(
+        store.integration("agent").await?.sharing,
+        Sharing::Selected(vec![])
+    );
+    assert_eq!(store.removed_connectors().await?, vec![notes.id.clone()]);
+    // The name is free again at once; the old connector waits for its purge.
+    let again = store.add_connector(&folder("Notes"), NOW).await?;
+    assert_ne!(again.id, notes.id);
+    store.purge_connector(&notes.id).await?;
+    assert!(store.removed_connectors().await?.is_empty());
+
+    store.set_sharing("Agent", &Sharing::Declined).await?;
+    assert_eq!(store.integration("Agent").await?.sharing, Sharing::Declined);
+    Ok(())
+}
+
+#[tokio::test]
+async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let c = store.add_connector(&folder("Notes"), NOW).await?;
+    assert!(
+        c.sync_requested_ms.is_some(),
+        "a new connector waits for its first sync"
+    );
+    store.sync_started(&c.id).await?;
+    assert_eq!(
+        store.connector(&c.id).await?.expect("exists").status,
+        ConnectorStatus::Syncing
+    );
+
+    let ids = |names: &[&str]| -> Vec<DocId> {
+        names
+            .iter()
+            .map(|n| DocId::parse(*n).expect("valid"))
+            .collect()
+    };
+    let first = CommitBatch {
+        generation: 1,
+        changed: vec![doc("a", "v1"), doc("b", "v1"), doc("c", "v1")],
+        checkpoint: "c".into(),
+        more: true,
+        progress: SyncProgress {
+            listed: 3,
+            indexed: 3,
+            failed: 0,
+        },
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &first, NOW).await?;
+    let after = store.connector(&c.id).await?.expect("exists");
+    assert_eq!(
+        (
+            after.doc_count,
+            after.checkpoint.as_deref(),
+            after.listing_more
+        ),
+        (3, Some("c"), true)
+    );
+
+    let versions = store
+        .catalog_versions(&c.id, &ids(&["a", "b", "x"]))
+        .await?;
+    assert_eq!(versions.len(), 2);
+    assert_eq!(
+        versions.get(&ids(&["a"])[0]).map(String::as_str),
+        Some("v1")
+    );
+
+    // The next listing sees a unchanged, b changed, c gone, d new.
+    let second = CommitBatch {
+        generation: 2,
+        changed: vec![doc("b", "v2"), doc("d", "v1")],
+        unchanged: ids(&["a"]),
+        checkpoint: String::new(),
+        more: false,
+        progress: SyncProgress {
+            listed: 3,
+            indexed: 2,
+            failed: 0,
+        },
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &second, NOW).await?;
+    let unseen = store.unseen_docs(&c.id, 2).await?;
+    assert_eq!(unseen, ids(&["c"]));
+    let sweep = CommitBatch {
+        generation: 2,
+        deleted: unseen,
+        more: false,
+        progress: SyncProgress {
+            listed: 3,
+            indexed: 2,
+            failed: 0,
+        },
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &sweep, NOW).await?;
+    let after = store.connector(&c.id).await?.expect("exists");
+    assert_eq!(after.doc_count, 3);
+    assert!(!after.listing_more);
+    assert_eq!(after.generation, 2);
+    let b = store.catalog_doc(&c.id, &ids(&["b"])[0]).await?.expect("b");
+    assert_eq!(b.version, "v2");
+    assert!(store.catalog_doc(&c.id, &ids(&["c"])[0]).await?.is_none());
+
+    store
+        .sync_finished(&c.id, Some("plugin folder: list-docs timed out"), NOW)
+        .await?;
+    let after = store.connector(&c.id).await?.expect("exists");
+    assert_eq!(after.status, ConnectorStatus::Error);
+    assert_eq!(
+        after.last_error.as_deref(),
+        Some("plugin folder: list-docs timed out")
+    );
+    store.sync_finished(&c.id, None, NOW).await?;
+    assert_eq!(
+        store.connector(&c.id).await?.expect("exists").status,
+        ConnectorStatus::Idle
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn audit_entries_list_newest_first_with_filters() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let entry = |t: i64, who: &str, connector: Option<&str>| AuditEntry {
+        time_ms: t,
+        request_id: format!("r{t}"),
+        integration_id: who.to_owned(),
+        endpoint: "POST /api/v1/search".to_owned(),
+        connector_id: connector.map(str::to_owned),
+        doc_id: None,
+        bytes: 100,
+        status: 200,
+    };
+    store
+        .record_audit(&[
+            entry(1, "in_a", None),
+            entry(2, "in_b", Some("cn_x")),
+            entry(3, "in_a", Some("cn_x")),
+        ])
+        .await?;
+    let all = store.audit(&AuditFilter::default()).await?;
+    assert_eq!(all.iter().map(|e| e.time_ms).collect::<Vec<_>>(), [3, 2, 1]);
+    let only_a = store
+        .audit(&AuditFilter {
+            integration_id: Some("in_a".into()),
+            ..AuditFilter::default()
+        })
+        .await?;
+    assert_eq!(only_a.len(), 2);
+    let x_since_3 = store
+        .audit(&AuditFilter {
+            connector_id: Some("cn_x".into()),
+            since_ms: Some(3),
+            ..AuditFilter::default()
+        })
+        .await?;
+    assert_eq!(x_since_3, vec![entry(3, "in_a", Some("cn_x"))]);
+    Ok(())
+}
