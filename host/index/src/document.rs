@@ -1,0 +1,163 @@
+//! Documents as they go into the index and come back out.
+
+use quarry_core::{ConnectorId, DocId};
+use tantivy::TantivyDocument;
+use tantivy::schema::Value;
+
+use crate::schema::Fields;
+
+/// What describes a document, without its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocInfo {
+    /// The connector it belongs to.
+    pub connector: ConnectorId,
+    /// Its id within the connector.
+    pub doc_id: DocId,
+    /// Title.
+    pub title: String,
+    /// Path within the source.
+    pub path: Option<String>,
+    /// Link in its own application.
+    pub url: Option<String>,
+    /// MIME type of the original.
+    pub mime_type: String,
+    /// Size of the original in bytes.
+    pub size_bytes: u64,
+    /// Last modification, milliseconds since the Unix epoch.
+    pub update_time_ms: i64,
+}
+
+/// A document to index: its metadata and its extracted text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDoc {
+    /// What describes it.
+    pub info: DocInfo,
+    /// Extracted text (empty for metadata-only documents).
+    pub text: String,
+    /// Byte offsets into `text` where pages start; empty when it has no pages.
+    pub page_starts: Vec<u32>,
+    /// Connector metadata.
+    pub metadata: Vec<(String, String)>,
+}
+
+impl DocInfo {
+    /// The lowercase extension of its file name (from the path, else the title), without the
+    /// dot; empty when there is none.
+    pub fn extension(&self) -> String {
+        extension_of(self.path.as_deref().unwrap_or(&self.title))
+    }
+}
+
+impl IndexDoc {
+    pub(crate) fn to_tantivy(&self, f: &Fields) -> TantivyDocument {
+        let info = &self.info;
+        let mut doc = TantivyDocument::new();
+        doc.add_text(f.key, key(&info.connector, &info.doc_id));
+        doc.add_text(f.connector, info.connector.as_str());
+        doc.add_text(f.doc_id, info.doc_id.as_str());
+        doc.add_text(f.title, &info.title);
+        if let Some(path) = &info.path {
+            doc.add_text(f.path, path);
+        }
+        if let Some(url) = &info.url {
+            doc.add_text(f.url, url);
+        }
+        doc.add_text(f.body, &self.text);
+        doc.add_text(f.ext, info.extension());
+        doc.add_text(f.mime, &info.mime_type);
+        doc.add_u64(f.size, info.size_bytes);
+        doc.add_i64(f.updated, info.update_time_ms);
+        let pages: Vec<u8> = self
+            .page_starts
+            .iter()
+            .flat_map(|p| p.to_le_bytes())
+            .collect();
+        doc.add_bytes(f.pages, &pages);
+        let meta: serde_json::Map<String, serde_json::Value> = self
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        doc.add_text(f.meta, serde_json::Value::Object(meta).to_string());
+        doc
+    }
+
+    pub(crate) fn from_tantivy(doc: &TantivyDocument, f: &Fields) -> Option<IndexDoc> {
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_owned))
+        };
+        let metadata = text(f.meta)
+            .and_then(|m| {
+                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&m).ok()
+            })
+            .map(|m| {
+                m.into_iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k, v.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let page_starts = doc
+            .get_first(f.pages)
+            .and_then(|v| v.as_bytes())
+            .map(|b| {
+                b.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(IndexDoc {
+            info: DocInfo {
+                connector: ConnectorId::parse(text(f.connector)?).ok()?,
+                doc_id: DocId::parse(text(f.doc_id)?).ok()?,
+                title: text(f.title).unwrap_or_default(),
+                path: text(f.path),
+                url: text(f.url),
+                mime_type: text(f.mime).unwrap_or_default(),
+                size_bytes: doc.get_first(f.size).and_then(|v| v.as_u64()).unwrap_or(0),
+                update_time_ms: doc
+                    .get_first(f.updated)
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(0),
+            },
+            text: text(f.body).unwrap_or_default(),
+            page_starts,
+            metadata,
+        })
+    }
+}
+
+/// The index key of a document: ids cannot hold `/`, so this is unambiguous.
+pub(crate) fn key(connector: &ConnectorId, doc: &DocId) -> String {
+    format!("{connector}/{doc}")
+}
+
+/// The extension of a file name: after its last dot, 1 to 16 letters or digits, lowercased.
+pub fn extension_of(name: &str) -> String {
+    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    match file.rsplit_once('.') {
+        Some((stem, ext))
+            if !stem.is_empty()
+                && (1..=16).contains(&ext.len())
+                && ext.chars().all(char::is_alphanumeric) =>
+        {
+            ext.to_lowercase()
+        }
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_come_from_the_file_name() {
+        assert_eq!(extension_of("reports/2026/Q3 Report.PDF"), "pdf");
+        assert_eq!(extension_of("notes.tar.gz"), "gz");
+        assert_eq!(extension_of("Makefile"), "");
+        assert_eq!(extension_of(".bashrc"), "");
+        assert_eq!(extension_of("dir.d/file"), "");
+        assert_eq!(extension_of("weird.ext with space"), "");
+    }
+}

@@ -1,0 +1,34 @@
+//! Errors of the index.
+
+use std::path::PathBuf;
+
+/// What can go wrong with the index.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum IndexError {
+    /// The index folder cannot be opened or created.
+    #[error("cannot open the index in {}: {message}", path.display())]
+    Open {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// Another process (a running `quarry serve`) holds the index's writer.
+    #[error("the index is being written by another Quarry process")]
+    Busy,
+    /// This process opened the index read-only.
+    #[error("the index was opened read-only")]
+    ReadOnly,
+    /// The writer stopped.
+    #[error("the index writer has stopped")]
+    Closed,
+    /// tantivy failed.
+    #[error("index error: {0}")]
+    Tantivy(String),
+}
+
+impl From<tantivy::TantivyError> for IndexError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        IndexError::Tantivy(e.to_string())
+    }
+}

@@ -1,0 +1,158 @@
+//! Keyword queries as the API defines them: every result contains at least one query word,
+//! results with all of them rank first (then BM25), quoted phrases are required as written, and
+//! excluded words or phrases rule a document out. Filters apply inside the query.
+
+use std::ops::Bound;
+
+use quarry_core::ConnectorId;
+use tantivy::Term;
+use tantivy::query::{
+    BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, Occur, PhraseQuery, Query,
+    RangeQuery, TermQuery, TermSetQuery,
+};
+use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
+
+use crate::query_syntax::Part;
+use crate::schema::{Fields, words};
+
+/// How much a match in a second field adds to the best field's score.
+const TIE_BREAKER: f32 = 0.3;
+
+/// What results must satisfy besides the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filters {
+    /// Only these connectors (never empty: callers pass the connectors the caller may see).
+    pub connectors: Vec<ConnectorId>,
+    /// Update time from (inclusive), milliseconds since the Unix epoch.
+    pub updated_from_ms: Option<i64>,
+    /// Update time to (exclusive).
+    pub updated_to_ms: Option<i64>,
+    /// Only these extensions, lowercase without the dot.
+    pub extensions: Option<Vec<String>>,
+}
+
+/// A query compiled into the two tantivy queries of the ranking tiers.
+pub(crate) struct Compiled {
+    /// Documents with at least one word (and every phrase, no exclusion, the filters).
+    pub any: Box<dyn Query>,
+    /// Documents with every word. `None` when that is the same set as `any`.
+    pub all: Option<Box<dyn Query>>,
+}
+
+/// Compiles the parts of a query; `None` when nothing positive is left to look for (only
+/// exclusions, or words the analyzer drops such as punctuation).
+pub(crate) fn compile(
+    parts: &[Part],
+    filters: &Filters,
+    fields: &Fields,
+    analyzer: &mut TextAnalyzer,
+) -> Option<Compiled> {
+    let mut optional = Vec::new();
+    let mut required = Vec::new();
+    let mut excluded = Vec::new();
+    for part in parts {
+        let (text, target) = match part {
+            Part::Word(t) => (t, &mut optional),
+            Part::Phrase(t) => (t, &mut required),
+            Part::Exclude(t) => (t, &mut excluded),
+        };
+        let tokens = words(analyzer, text);
+        if !tokens.is_empty() {
+            target.push(tokens);
+        }
+    }
+    if optional.is_empty() && required.is_empty() {
+        return None;
+    }
+    let mut common: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for tokens in &required {
+        common.push((Occur::Must, unit(fields, tokens)));
+    }
+    for tokens in &excluded {
+        common.push((Occur::MustNot, unit(fields, tokens)));
+    }
+    for filter in filter_queries(filters, fields) {
+        common.push((Occur::Must, Box::new(ConstScoreQuery::new(filter, 0.0))));
+    }
+
+    let with_common = |mut clauses: Vec<(Occur, Box<dyn Query>)>| -> Box<dyn Query> {
+        clauses.extend(common.iter().map(|(o, q)| (*o, q.box_clone())));
+        Box::new(BooleanQuery::new(clauses))
+    };
+    let any = match optional.len() {
+        0 => with_common(Vec::new()),
+        1 => with_common(vec![(Occur::Must, unit(fields, &optional[0]))]),
+        _ => {
+            let words: Vec<(Occur, Box<dyn Query>)> = optional
+                .iter()
+                .map(|tokens| (Occur::Should, unit(fields, tokens)))
+                .collect();
+            with_common(vec![(Occur::Must, Box::new(BooleanQuery::new(words)))])
+        }
+    };
+    let all = (optional.len() > 1).then(|| {
+        with_common(
+            optional
+                .iter()
+                .map(|tokens| (Occur::Must, unit(fields, tokens)))
+                .collect(),
+        )
+    });
+    Some(Compiled { any, all })
+}
+
+/// One word (one token) or phrase (several), looked for in every searched field; the best
+/// field's score counts, the others add a little.
+fn unit(fields: &Fields, tokens: &[String]) -> Box<dyn Query> {
+    let per_field: Vec<Box<dyn Query>> = fields
+        .searched()
+        .into_iter()
+        .map(|(field, boost)| {
+            let query: Box<dyn Query> = match tokens {
+                [single] => Box::new(TermQuery::new(
+                    Term::from_field_text(field, single),
+                    IndexRecordOption::WithFreqs,
+                )),
+                _ => Box::new(PhraseQuery::new(
+                    tokens
+                        .iter()
+                        .map(|t| Term::from_field_text(field, t))
+                        .collect(),
+                )),
+            };
+            Box::new(BoostQuery::new(query, boost)) as Box<dyn Query>
+        })
+        .collect();
+    Box::new(DisjunctionMaxQuery::with_tie_breaker(
+        per_field,
+        TIE_BREAKER,
+    ))
+}
+
+/// The filters as queries (each a required clause).
+pub(crate) fn filter_queries(filters: &Filters, fields: &Fields) -> Vec<Box<dyn Query>> {
+    let mut out: Vec<Box<dyn Query>> =
+        vec![Box::new(TermSetQuery::new(filters.connectors.iter().map(
+            |c| Term::from_field_text(fields.connector, c.as_str()),
+        )))];
+    if filters.updated_from_ms.is_some() || filters.updated_to_ms.is_some() {
+        let bound = |ms: Option<i64>, included: bool| match ms {
+            Some(ms) if included => Bound::Included(Term::from_field_i64(fields.updated, ms)),
+            Some(ms) => Bound::Excluded(Term::from_field_i64(fields.updated, ms)),
+            None => Bound::Unbounded,
+        };
+        out.push(Box::new(RangeQuery::new(
+            bound(filters.updated_from_ms, true),
+            bound(filters.updated_to_ms, false),
+        )));
+    }
+    if let Some(extensions) = &filters.extensions {
+        out.push(Box::new(TermSetQuery::new(
+            extensions
+                .iter()
+                .map(|e| Term::from_field_text(fields.ext, &e.to_lowercase())),
+        )));
+    }
+    out
+}

@@ -1,0 +1,142 @@
+//! Quarry's search index, on tantivy.
+//!
+//! One index holds every connector's documents: title, path and body as words (lowercased,
+//! accents folded), connector, extension, size and update time as fast fields, and the extracted
+//! text with its pages and metadata stored, so reading a document needs no plugin call. One
+//! writer thread applies batches and commits ([`SearchIndex::write`]); searches use a reader
+//! that sees every acknowledged commit. A process that only reads (the CLI while a server runs)
+//! opens the index read-only and follows the writer's commits.
+
+mod document;
+mod error;
+mod keyword;
+mod query_syntax;
+mod schema;
+mod search;
+mod snippet;
+mod writer;
+
+use std::path::{Path, PathBuf};
+
+use quarry_core::{ConnectorId, DocId};
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::directory::error::LockError;
+use tantivy::query::TermQuery;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
+
+pub use document::{DocInfo, IndexDoc, extension_of};
+pub use error::IndexError;
+pub use keyword::Filters;
+pub use query_syntax::{Part, parse as parse_query};
+pub use search::{Hit, SearchRequest, SearchResults, SortBy, SortOrder};
+pub use snippet::Snippet;
+pub use writer::WriteBatch;
+
+use crate::schema::{ANALYZER, Fields, analyzer};
+use crate::writer::Writer;
+
+/// Memory the writer may use for documents not yet committed.
+const WRITER_HEAP_BYTES: usize = 96 << 20;
+
+/// The index: a reader, and the writer when opened for writing.
+pub struct SearchIndex {
+    reader: IndexReader,
+    fields: Fields,
+    writer: Option<Writer>,
+}
+
+impl SearchIndex {
+    /// Opens (creating if needed) the index in `dir`. With `writable`, takes the index's writer
+    /// lock; [`IndexError::Busy`] means another process holds it.
+    pub fn open(dir: &Path, writable: bool) -> Result<SearchIndex, IndexError> {
+        let open_error = |e: &dyn std::fmt::Display| IndexError::Open {
+            path: PathBuf::from(dir),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(dir).map_err(|e| open_error(&e))?;
+        let (schema, fields) = Fields::schema();
+        let directory = MmapDirectory::open(dir).map_err(|e| open_error(&e))?;
+        let index = Index::open_or_create(directory, schema).map_err(|e| open_error(&e))?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        let policy = if writable {
+            ReloadPolicy::Manual
+        } else {
+            ReloadPolicy::OnCommitWithDelay
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(policy)
+            .try_into()
+            .map_err(|e| open_error(&e))?;
+        let writer = if writable {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+            let writer = index
+                .writer_with_num_threads(threads, WRITER_HEAP_BYTES)
+                .map_err(|e| match e {
+                    TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
+                    e => open_error(&e),
+                })?;
+            Some(Writer::start(writer, reader.clone(), fields)?)
+        } else {
+            None
+        };
+        Ok(SearchIndex {
+            reader,
+            fields,
+            writer,
+        })
+    }
+
+    /// True when this process holds the writer.
+    pub fn is_writable(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Applies a batch and commits it; returns once searches see it.
+    pub fn write(&self, batch: WriteBatch) -> Result<(), IndexError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.writer
+            .as_ref()
+            .ok_or(IndexError::ReadOnly)?
+            .write(batch)
+    }
+
+    /// Runs a keyword search.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, IndexError> {
+        search::run(&self.reader.searcher(), &self.fields, request)
+    }
+
+    /// A stored document, with its text.
+    pub fn document(
+        &self,
+        connector: &ConnectorId,
+        doc: &DocId,
+    ) -> Result<Option<IndexDoc>, IndexError> {
+        let searcher = self.reader.searcher();
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.key, &document::key(connector, doc)),
+            IndexRecordOption::Basic,
+        );
+        let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+        let Some((_, address)) = found.first() else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = searcher.doc(*address)?;
+        Ok(IndexDoc::from_tantivy(&doc, &self.fields))
+    }
+
+    /// Documents in the index, all connectors together.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Makes the reader see the latest commit now (a read-only index also follows commits on
+    /// its own, within about a second).
+    pub fn refresh(&self) -> Result<(), IndexError> {
+        Ok(self.reader.reload()?)
+    }
+}

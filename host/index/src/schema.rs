@@ -1,0 +1,102 @@
+//! The tantivy schema, and the text analysis shared by indexing and queries.
+
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
+};
+
+/// Name under which [`analyzer`] is registered with the index.
+pub(crate) const ANALYZER: &str = "quarry_words";
+
+/// Words: runs of letters and digits, lowercased, accents folded (`Café` and `cafe` match),
+/// words over 40 bytes dropped.
+pub(crate) fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+/// The fields of the schema.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    /// `connector_id/doc_id`: the handle for replacing and deleting a document.
+    pub key: Field,
+    pub connector: Field,
+    pub doc_id: Field,
+    pub title: Field,
+    pub path: Field,
+    pub body: Field,
+    /// Lowercase file extension without the dot, or empty.
+    pub ext: Field,
+    pub mime: Field,
+    pub url: Field,
+    pub size: Field,
+    /// Last modification, milliseconds since the Unix epoch.
+    pub updated: Field,
+    /// Byte offsets where pages start, as little-endian u32s.
+    pub pages: Field,
+    /// Connector metadata, a JSON object of strings.
+    pub meta: Field,
+}
+
+impl Fields {
+    /// The schema and its fields.
+    pub(crate) fn schema() -> (Schema, Fields) {
+        let mut builder = Schema::builder();
+        let words = TextOptions::default().set_stored().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let fields = Fields {
+            key: builder.add_text_field("key", STRING),
+            connector: builder.add_text_field("connector", STRING | FAST | STORED),
+            doc_id: builder.add_text_field("doc_id", STRING | STORED),
+            title: builder.add_text_field("title", words.clone()),
+            path: builder.add_text_field("path", words.clone()),
+            body: builder.add_text_field("body", words),
+            ext: builder.add_text_field("ext", STRING | FAST | STORED),
+            mime: builder.add_text_field("mime", STORED),
+            url: builder.add_text_field("url", STORED),
+            size: builder.add_u64_field("size", FAST | STORED),
+            updated: builder.add_i64_field("updated", INDEXED | FAST | STORED),
+            pages: builder.add_bytes_field("pages", STORED),
+            meta: builder.add_text_field("meta", STORED),
+        };
+        (builder.build(), fields)
+    }
+
+    /// The fields a query's words are looked for in, with their boosts.
+    pub(crate) fn searched(&self) -> [(Field, f32); 3] {
+        [(self.title, 2.0), (self.body, 1.0), (self.path, 0.5)]
+    }
+}
+
+/// The words of `text`, as the index sees them.
+pub(crate) fn words(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while let Some(token) = stream.next() {
+        out.push(token.text.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_lowercased_and_accent_folded() {
+        let mut a = analyzer();
+        assert_eq!(
+            words(&mut a, "Café CRÈME, e-mail 2026!"),
+            ["cafe", "creme", "e", "mail", "2026"]
+        );
+        assert!(words(&mut a, "--- ...").is_empty());
+    }
+}

@@ -1,0 +1,102 @@
+//! Snippets: the best fragment of a text for the query, whitespace tidied, with the query's words
+//! highlighted as character offsets into the snippet.
+
+use std::ops::Range;
+
+use tantivy::snippet::SnippetGenerator;
+
+/// Characters of a snippet, about.
+pub(crate) const SNIPPET_CHARS: usize = 240;
+/// Bytes of a text that are looked at for the snippet (the start of very long texts).
+const SNIPPET_SCAN_BYTES: usize = 1 << 20;
+
+/// A snippet and its highlights (character offsets, end exclusive).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Snippet {
+    /// The text.
+    pub text: String,
+    /// Highlighted ranges, in characters.
+    pub highlights: Vec<(usize, usize)>,
+}
+
+/// The best fragment of `text` for the generator's query; the start of the text when no query
+/// word is in it.
+pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Snippet {
+    let scanned = &text[..floor_char_boundary(text, SNIPPET_SCAN_BYTES)];
+    let snippet = generator.snippet(scanned);
+    if !snippet.fragment().is_empty() && !snippet.highlighted().is_empty() {
+        return tidy(snippet.fragment(), snippet.highlighted());
+    }
+    let head = &text[..floor_char_boundary(text, SNIPPET_CHARS * 4)];
+    let mut start = tidy(head, &[]);
+    if start.text.chars().count() > SNIPPET_CHARS {
+        let cut: String = start.text.chars().take(SNIPPET_CHARS).collect();
+        start.text = match cut.rfind(' ') {
+            Some(space) if space > SNIPPET_CHARS / 2 => cut[..space].to_owned(),
+            _ => cut,
+        };
+    }
+    start
+}
+
+/// Collapses whitespace runs to one space and trims, mapping byte ranges of `fragment` to
+/// character offsets of the result.
+fn tidy(fragment: &str, ranges: &[Range<usize>]) -> Snippet {
+    let mut text = String::with_capacity(fragment.len());
+    // For each byte offset of `fragment` that starts a character: its character offset in `text`.
+    let mut char_at = vec![0usize; fragment.len() + 1];
+    let mut chars = 0usize;
+    let mut pending_space = false;
+    for (byte, c) in fragment.char_indices() {
+        if c.is_whitespace() {
+            // A highlight ending here ends before the space that may be inserted.
+            pending_space = !text.is_empty();
+            char_at[byte] = chars;
+            continue;
+        }
+        if pending_space {
+            text.push(' ');
+            chars += 1;
+            pending_space = false;
+        }
+        char_at[byte] = chars;
+        text.push(c);
+        chars += 1;
+    }
+    char_at[fragment.len()] = chars;
+    let highlights = ranges
+        .iter()
+        .filter(|r| r.start < r.end && r.end <= fragment.len())
+        .map(|r| (char_at[r.start], char_at[r.end].min(chars)))
+        .filter(|(s, e)| s < e)
+        .collect();
+    Snippet { text, highlights }
+}
+
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if s.len() <= max {
+        return s.len();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tidies_whitespace_and_maps_highlights_to_characters() {
+        let fragment = "  Café\n\n  crème   brûlée ";
+        let cafe = 2..7; // "Café" is 5 bytes
+        let brulee = fragment.find("brûlée").expect("present");
+        let s = tidy(fragment, &[cafe, brulee..brulee + "brûlée".len()]);
+        assert_eq!(s.text, "Café crème brûlée");
+        assert_eq!(s.highlights, vec![(0, 4), (11, 17)]);
+        let chars: Vec<char> = s.text.chars().collect();
+        assert_eq!(chars[11..17].iter().collect::<String>(), "brûlée");
+    }
+}
