@@ -11,6 +11,7 @@ export WASM_TARGET_DIR ?= $(CACHE)/wasm-target
 # Built plugin folders (git-ignored), and where the host and tests look for them.
 PLUGINS_OUT := $(CURDIR)/target/plugins
 export QUARRY_PLUGINS_DIR ?= $(PLUGINS_OUT)
+export QUARRY_TEST_PLUGINS_DIR ?= $(CURDIR)/target/test-plugins
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 

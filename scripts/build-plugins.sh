@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds every connector plugin in plugins/ into a WebAssembly component and lays it out as an
-# installable plugin folder: $OUT/<plugin id>/{quarry-plugin.toml, <component>.wasm}.
+# installable plugin folder: $OUT/<plugin id>/{quarry-plugin.toml, <component>.wasm}. Plugins
+# under plugins/testing/ (deliberately broken ones, for tests) go to $TEST_OUT instead.
 #
 # Two routes to wasm32-wasip2:
 # - rustup, when the target is installed (`rustup target add wasm32-wasip2`): the usual route on a
@@ -11,6 +12,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-$ROOT/target/plugins}"
+TEST_OUT="${TEST_OUT:-$ROOT/target/test-plugins}"
 WASM_TARGET_DIR="${WASM_TARGET_DIR:-$HOME/.cache/quarry/wasm-target}"
 PROFILE_DIR="$WASM_TARGET_DIR/wasm32-wasip2/release"
 
@@ -48,20 +50,25 @@ debian)
 esac
 
 # Lay out each plugin folder: the manifest next to the component it names.
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$TEST_OUT"
 for manifest in $(find . -name quarry-plugin.toml -not -path './target/*' | sort); do
   dir="$(dirname "$manifest")"
+  case "$dir" in ./testing/*) dest="$TEST_OUT" ;; *) dest="$OUT" ;; esac
   id="$(sed -n 's/^id *= *"\(.*\)"/\1/p' "$manifest")"
   component="$(sed -n 's/^component *= *"\(.*\)"/\1/p' "$manifest")"
   [ -n "$id" ] && [ -n "$component" ] || { echo "plugins: $manifest lacks id or component" >&2; exit 1; }
   [ -f "$PROFILE_DIR/$component" ] || { echo "plugins: $dir built no $component" >&2; exit 1; }
-  mkdir -p "$OUT/$id"
-  cp "$manifest" "$OUT/$id/quarry-plugin.toml"
-  cp "$PROFILE_DIR/$component" "$OUT/$id/$component"
+  mkdir -p "$dest/$id"
+  cp "$manifest" "$dest/$id/quarry-plugin.toml"
+  cp "$PROFILE_DIR/$component" "$dest/$id/$component"
   if command -v wasm-tools >/dev/null 2>&1; then
-    wasm-tools validate "$OUT/$id/$component"
-    wasm-tools component wit "$OUT/$id/$component" | grep -q "export quarry:connector/source@" \
-      || { echo "plugins: $component does not export quarry:connector/source" >&2; exit 1; }
+    wasm-tools validate "$dest/$id/$component"
+    # A product plugin must export `source` at the WIT version its manifest declares (test
+    # plugins may lie on purpose: the host's load checks are what they test).
+    expected="export quarry:connector/source@"
+    [ "$dest" = "$OUT" ] && expected="$expected$(sed -n 's/^wit *= *"\(.*\)"/\1/p' "$manifest");"
+    wasm-tools component wit "$dest/$id/$component" | grep -qF "$expected" \
+      || { echo "plugins: $component does not contain '$expected'" >&2; exit 1; }
   fi
-  printf 'plugins: %-10s %8s bytes  %s\n' "$id" "$(stat -c %s "$OUT/$id/$component")" "$OUT/$id/$component"
+  printf 'plugins: %-10s %8s bytes  %s\n' "$id" "$(stat -c %s "$dest/$id/$component")" "$dest/$id/$component"
 done

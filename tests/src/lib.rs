@@ -20,9 +20,21 @@ pub fn plugins_dir() -> PathBuf {
     dir
 }
 
-/// The folder of one built plugin.
+/// The folder of built test plugins (deliberately misbehaving ones): `$QUARRY_TEST_PLUGINS_DIR`,
+/// set by the Makefile, or `target/test-plugins` of the repository.
+pub fn test_plugins_dir() -> PathBuf {
+    std::env::var_os("QUARRY_TEST_PLUGINS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-plugins"))
+}
+
+/// The folder of one built plugin, product or test.
 pub fn plugin_dir(id: &str) -> PathBuf {
-    plugins_dir().join(id)
+    let product = plugins_dir().join(id);
+    if product.is_dir() {
+        return product;
+    }
+    test_plugins_dir().join(id)
 }
 
 /// Where tests cache compiled components (`$QUARRY_COMPONENT_CACHE`, or under the system temp

@@ -14,6 +14,7 @@ mod host_state;
 mod limits;
 mod manifest;
 mod plugin;
+mod plugin_set;
 mod settings;
 mod stdio;
 
@@ -24,4 +25,5 @@ pub use host_state::{Progress, ProgressFn};
 pub use limits::Limits;
 pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest};
 pub use plugin::{Plugin, Session};
+pub use plugin_set::PluginSet;
 pub use settings::Grant;

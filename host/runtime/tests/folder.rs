@@ -352,3 +352,26 @@ fn missing_documents_and_folders_are_reported_by_the_plugin() {
         .validate_config(&values, &grant)
         .expect("an existing folder validates");
 }
+
+#[test]
+fn the_built_folder_component_shows_the_connector_world() {
+    let plugin = quarry_tests::plugin_dir("folder");
+    let output = std::process::Command::new("wasm-tools")
+        .arg("component")
+        .arg("wit")
+        .arg(plugin.join("quarry_folder.wasm"))
+        .output()
+        .expect("wasm-tools runs (make setup installs it)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let wit = String::from_utf8_lossy(&output.stdout);
+    for line in [
+        "import quarry:connector/host@0.1.0;",
+        "export quarry:connector/source@0.1.0;",
+    ] {
+        assert!(wit.contains(line), "missing {line} in:\n{wit}");
+    }
+}

@@ -1,0 +1,13 @@
+//! Quarry's sync: brings connectors' documents into the index and the catalog.
+//!
+//! [`Syncer::sync`] runs one connector's sync in resumable, crash-safe batches; [`Scheduler`]
+//! runs syncs and purges in a server as the store asks for them (a new connector, a request from
+//! the CLI or the settings page, a removal).
+
+mod error;
+mod scheduler;
+mod syncer;
+
+pub use error::SyncError;
+pub use scheduler::{Scheduler, TICK};
+pub use syncer::{SyncReport, Syncer};

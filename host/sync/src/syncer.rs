@@ -1,0 +1,300 @@
+//! One sync of one connector: list through the plugin in batches, fetch the text of what changed,
+//! write the index, then commit the batch and its checkpoint to the catalog.
+//!
+//! The order makes a sync resumable and crash-safe: the catalog (and with it the checkpoint) only
+//! moves after the index holds the batch, so a crash re-does at most one batch, and re-doing a
+//! batch is harmless (documents are replaced by id). A full listing's last batch also removes the
+//! documents that listing did not see, from the index first, then from the catalog.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use quarry_core::{ConnectorId, Coverage, DocId, SourceDoc};
+use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
+use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session};
+use quarry_store::{
+    CatalogDoc, CommitBatch, Connector, ConnectorStatus, Store, SyncProgress, now_ms,
+};
+use tokio::runtime::Handle;
+
+use crate::SyncError;
+
+/// Extracted text held before it is written to the index, at most.
+const FLUSH_TEXT_BYTES: usize = 32 << 20;
+
+/// What a finished sync did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Batches listed.
+    pub batches: u64,
+    /// Documents listed.
+    pub listed: u64,
+    /// New or changed documents indexed.
+    pub indexed: u64,
+    /// Documents whose text could not be extracted (indexed by title and path).
+    pub failed: u64,
+    /// Documents removed.
+    pub deleted: u64,
+}
+
+/// Syncs connectors. Its methods block: call them from a blocking thread.
+pub struct Syncer {
+    store: Store,
+    index: Arc<SearchIndex>,
+    plugins: PluginSet,
+    runtime: Handle,
+}
+
+impl Syncer {
+    /// A syncer over the store, the (writable) index and the installed plugins. `runtime` runs
+    /// the store's queries.
+    pub fn new(
+        store: Store,
+        index: Arc<SearchIndex>,
+        plugins: PluginSet,
+        runtime: Handle,
+    ) -> Syncer {
+        Syncer {
+            store,
+            index,
+            plugins,
+            runtime,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Syncs a connector, resuming where its last sync stopped. Marks it `syncing` while it
+    /// runs, then `idle`, or `error` with the reason. `stop` ends it at the next batch boundary
+    /// (the next sync resumes there).
+    pub fn sync(&self, id: &ConnectorId, stop: &AtomicBool) -> Result<SyncReport, SyncError> {
+        let connector = self
+            .block(self.store.connector(id))?
+            .ok_or(SyncError::Gone)?;
+        if connector.status == ConnectorStatus::Disabled {
+            return Ok(SyncReport::default());
+        }
+        self.block(self.store.sync_started(id))?;
+        tracing::info!(connector = %connector.name, "sync started");
+        let result = self.run(&connector, stop);
+        let error = match &result {
+            Ok(report) => {
+                tracing::info!(connector = %connector.name, ?report, "sync finished");
+                None
+            }
+            Err(SyncError::Stopped) => None,
+            Err(e) => {
+                tracing::warn!(connector = %connector.name, "sync failed: {e}");
+                Some(e.to_string())
+            }
+        };
+        if !matches!(result, Err(SyncError::Gone)) {
+            self.block(self.store.sync_finished(id, error.as_deref(), now_ms()))?;
+        }
+        result
+    }
+
+    /// Removes a removed connector's documents from the index, then its rows from the store.
+    pub fn purge(&self, id: &ConnectorId) -> Result<(), SyncError> {
+        self.index.write(WriteBatch {
+            purge_connectors: vec![id.clone()],
+            ..WriteBatch::default()
+        })?;
+        self.block(self.store.purge_connector(id))?;
+        Ok(())
+    }
+
+    fn run(&self, connector: &Connector, stop: &AtomicBool) -> Result<SyncReport, SyncError> {
+        let plugin = self
+            .plugins
+            .get(&connector.plugin_id)
+            .ok_or_else(|| SyncError::PluginMissing(connector.plugin_id.clone()))?;
+        let grant = Grant {
+            directories: connector
+                .grant_dirs
+                .iter()
+                .map(|(k, v)| (k.clone(), PathBuf::from(v)))
+                .collect(),
+        };
+        let name = connector.name.clone();
+        let progress: ProgressFn = Arc::new(move |p: Progress| {
+            tracing::debug!(connector = %name, done = p.done, total = ?p.total, "{}", p.message);
+        });
+        let mut session = plugin.session(&connector.config, &grant, Some(progress))?;
+        let mut listing = Listing {
+            checkpoint: connector.checkpoint.clone(),
+            more: connector.listing_more,
+            generation: connector.generation,
+        };
+        let mut report = SyncReport::default();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err(SyncError::Stopped);
+            }
+            if self.block(self.store.connector(&connector.id))?.is_none() {
+                return Err(SyncError::Gone);
+            }
+            let more = self.batch(connector, &mut session, &mut listing, &mut report)?;
+            if !more {
+                return Ok(report);
+            }
+        }
+    }
+
+    /// Lists, indexes and commits one batch; returns whether the listing goes on.
+    fn batch(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        listing: &mut Listing,
+        report: &mut SyncReport,
+    ) -> Result<bool, SyncError> {
+        let batch = session.list_docs(listing.checkpoint.as_deref())?;
+        report.batches += 1;
+        let starts_full_listing = !listing.more && batch.coverage == Coverage::Full;
+        let generation = listing.generation + i64::from(starts_full_listing);
+        let ids: Vec<DocId> = batch.upserts.iter().map(|d| d.id.clone()).collect();
+        let versions = self.block(self.store.catalog_versions(&connector.id, &ids))?;
+
+        let mut commit = CommitBatch {
+            generation,
+            checkpoint: batch.checkpoint.clone(),
+            more: batch.more,
+            ..CommitBatch::default()
+        };
+        let mut pending = Vec::new();
+        let mut pending_bytes = 0usize;
+        for doc in batch.upserts {
+            report.listed += 1;
+            let known = versions.get(&doc.id);
+            if known.is_some_and(|v| !v.is_empty() && *v == doc.version) {
+                commit.unchanged.push(doc.id);
+                continue;
+            }
+            let (index_doc, catalog_doc) = self.fetch(connector, session, doc, report);
+            pending_bytes += index_doc.text.len();
+            pending.push(index_doc);
+            commit.changed.push(catalog_doc);
+            if pending_bytes > FLUSH_TEXT_BYTES {
+                // Bounded memory: write what is held; the catalog still waits for the batch.
+                self.index.write(WriteBatch {
+                    upserts: std::mem::take(&mut pending),
+                    ..WriteBatch::default()
+                })?;
+                pending_bytes = 0;
+            }
+        }
+        commit.deleted = batch.deletes;
+        if batch.coverage == Coverage::Full && !batch.more {
+            let seen: HashSet<&DocId> = commit
+                .changed
+                .iter()
+                .map(|d| &d.doc_id)
+                .chain(commit.unchanged.iter())
+                .collect();
+            let unseen = self.block(self.store.unseen_docs(&connector.id, generation))?;
+            let gone: Vec<DocId> = unseen.into_iter().filter(|id| !seen.contains(id)).collect();
+            commit.deleted.extend(gone);
+        }
+        report.deleted += commit.deleted.len() as u64;
+        self.index.write(WriteBatch {
+            upserts: pending,
+            deletes: commit
+                .deleted
+                .iter()
+                .map(|d| (connector.id.clone(), d.clone()))
+                .collect(),
+            ..WriteBatch::default()
+        })?;
+        commit.progress = SyncProgress {
+            listed: report.listed,
+            indexed: report.indexed,
+            failed: report.failed,
+        };
+        self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
+        *listing = Listing {
+            checkpoint: Some(batch.checkpoint),
+            more: batch.more,
+            generation,
+        };
+        Ok(batch.more)
+    }
+
+    /// Fetches a changed document's text. A document whose text cannot be extracted is still
+    /// indexed by its title and path, with the reason kept; it is retried when its version
+    /// changes, or at the next sync if the source was only unavailable.
+    fn fetch(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        doc: SourceDoc,
+        report: &mut SyncReport,
+    ) -> (IndexDoc, CatalogDoc) {
+        report.indexed += 1;
+        let mut version = doc.version.clone();
+        let (content, error) = if doc.has_text {
+            match session.fetch_content(&doc.id, &doc.locator) {
+                Ok(content) => (content, None),
+                Err(e) => {
+                    report.failed += 1;
+                    tracing::info!(connector = %connector.name, doc = %doc.id, "text not extracted: {e}");
+                    if matches!(e.guest_error(), Some(GuestError::Unavailable(_))) {
+                        version.clear();
+                    }
+                    (Default::default(), Some(e.to_string()))
+                }
+            }
+        } else {
+            (Default::default(), None)
+        };
+        let index_doc = IndexDoc {
+            info: DocInfo {
+                connector: connector.id.clone(),
+                doc_id: doc.id.clone(),
+                title: doc.title.clone(),
+                path: doc.path.clone(),
+                url: doc.url.clone(),
+                mime_type: doc.mime_type.clone(),
+                size_bytes: doc.size_bytes,
+                update_time_ms: doc.update_time_ms,
+            },
+            text: content.text,
+            page_starts: content.page_starts,
+            metadata: content.metadata,
+        };
+        let catalog_doc = CatalogDoc {
+            doc_id: doc.id,
+            locator: doc.locator,
+            version,
+            title: doc.title,
+            path: doc.path,
+            url: doc.url,
+            mime_type: doc.mime_type,
+            size_bytes: doc.size_bytes,
+            update_time_ms: doc.update_time_ms,
+            has_text: doc.has_text,
+            error,
+        };
+        (index_doc, catalog_doc)
+    }
+
+    fn block<T, E>(&self, future: impl Future<Output = Result<T, E>>) -> Result<T, SyncError>
+    where
+        SyncError: From<E>,
+    {
+        Ok(self.runtime.block_on(future)?)
+    }
+}
+
+/// Where the connector's listing stands.
+struct Listing {
+    checkpoint: Option<String>,
+    more: bool,
+    generation: i64,
+}

@@ -1,0 +1,295 @@
+//! Syncs through the real folder component into a real store and index.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use quarry_core::{ConnectorId, DocId};
+use quarry_index::{Filters, Hit, SearchIndex, SearchRequest, SortBy, SortOrder};
+use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
+use quarry_store::{ConnectorStatus, NewConnector, Store, now_ms};
+use quarry_sync::{SyncError, SyncReport, Syncer};
+
+struct World {
+    _dir: tempfile::TempDir,
+    folder: std::path::PathBuf,
+    rt: tokio::runtime::Runtime,
+    store: Store,
+    index: Arc<SearchIndex>,
+    syncer: Syncer,
+    connector: ConnectorId,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("folder");
+    fs::create_dir_all(&folder).expect("mkdir");
+    let rt = tokio::runtime::Runtime::new().expect("tokio");
+    let store = rt
+        .block_on(Store::open(&dir.path().join("quarry.db")))
+        .expect("store");
+    let index = Arc::new(SearchIndex::open(&dir.path().join("index"), true).expect("index"));
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(quarry_tests::component_cache()),
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let (plugins, failed) =
+        PluginSet::load(&runtime, &[quarry_tests::plugins_dir()], &Limits::default());
+    assert!(failed.is_empty(), "{failed:?}");
+    let path = folder.to_string_lossy().into_owned();
+    let connector = rt
+        .block_on(store.add_connector(
+            &NewConnector {
+                name: "Notes".into(),
+                plugin_id: "folder".into(),
+                plugin_version: "0.1.0".into(),
+                config: BTreeMap::from([("folder".to_owned(), path.clone())]),
+                grant_dirs: BTreeMap::from([("folder".to_owned(), path)]),
+            },
+            now_ms(),
+        ))
+        .expect("connector")
+        .id;
+    let syncer = Syncer::new(store.clone(), index.clone(), plugins, rt.handle().clone());
+    World {
+        _dir: dir,
+        folder,
+        rt,
+        store,
+        index,
+        syncer,
+        connector,
+    }
+}
+
+impl World {
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.folder.join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, text).expect("write");
+    }
+
+    fn sync(&self) -> SyncReport {
+        self.syncer
+            .sync(&self.connector, &AtomicBool::new(false))
+            .expect("sync succeeds")
+    }
+
+    /// Paths of the documents the index finds for `query`.
+    fn found(&self, query: &str) -> BTreeSet<String> {
+        self.hits(query)
+            .into_iter()
+            .filter_map(|h| h.info.path)
+            .collect()
+    }
+
+    /// The id of the document at `path`, found with `query`.
+    fn id_of(&self, query: &str, path: &str) -> DocId {
+        self.hits(query)
+            .into_iter()
+            .find(|h| h.info.path.as_deref() == Some(path))
+            .map(|h| h.info.doc_id)
+            .unwrap_or_else(|| panic!("{path} found by {query}"))
+    }
+
+    fn hits(&self, query: &str) -> Vec<Hit> {
+        self.index
+            .search(&SearchRequest {
+                query: query.into(),
+                filters: Filters {
+                    connectors: vec![self.connector.clone()],
+                    updated_from_ms: None,
+                    updated_to_ms: None,
+                    extensions: None,
+                },
+                sort_by: SortBy::Relevance,
+                order: SortOrder::Descending,
+                offset: 0,
+                limit: 100,
+            })
+            .expect("search")
+            .hits
+    }
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| (*p).to_owned()).collect()
+    }
+}
+
+#[test]
+fn syncs_changes_skipping_what_did_not_change() {
+    let w = world();
+    w.write("a.md", "alpha shared");
+    w.write("b.txt", "bravo shared");
+    w.write("sub/c.txt", "charlie shared");
+    let first = w.sync();
+    assert_eq!(
+        (first.listed, first.indexed, first.failed, first.deleted),
+        (3, 3, 0, 0)
+    );
+    assert_eq!(
+        w.found("shared"),
+        World::set(&["a.md", "b.txt", "sub/c.txt"])
+    );
+    let connector =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists");
+    assert_eq!(connector.status, ConnectorStatus::Idle);
+    assert_eq!(connector.doc_count, 3);
+    assert!(connector.last_sync_ms.is_some());
+
+    let again = w.sync();
+    assert_eq!(
+        (again.listed, again.indexed, again.deleted),
+        (3, 0, 0),
+        "nothing changed"
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    w.write("b.txt", "bravo rewritten");
+    fs::remove_file(w.folder.join("sub/c.txt")).expect("remove");
+    w.write("d.txt", "delta shared");
+    let third = w.sync();
+    assert_eq!((third.listed, third.indexed, third.deleted), (3, 2, 1));
+    assert_eq!(w.found("shared"), World::set(&["a.md", "d.txt"]));
+    assert_eq!(w.found("rewritten"), World::set(&["b.txt"]));
+    assert!(w.found("charlie").is_empty());
+    let connector =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists");
+    assert_eq!(connector.doc_count, 3);
+    assert_eq!(w.index.num_docs(), 3);
+}
+
+#[test]
+fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
+    let w = world();
+    let files = 900;
+    for i in 0..files {
+        w.write(
+            &format!("d{}/f{i:04}.txt", i % 9),
+            &format!("common word{i}"),
+        );
+    }
+    // Stop the sync as soon as its first batch is committed.
+    let stop = AtomicBool::new(false);
+    let first = std::thread::scope(|scope| {
+        let handle = scope.spawn(|| w.syncer.sync(&w.connector, &stop));
+        while !handle.is_finished() {
+            let c =
+                w.rt.block_on(w.store.connector(&w.connector))
+                    .expect("store")
+                    .expect("exists");
+            if c.progress.listed > 0 {
+                stop.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        handle.join().expect("joins")
+    });
+    let stopped_early = matches!(first, Err(SyncError::Stopped));
+    let done_first =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists")
+            .progress
+            .indexed;
+    let second = w.sync();
+    if stopped_early {
+        assert!(done_first < files, "the first sync stopped part way");
+    }
+    assert_eq!(
+        done_first + second.indexed,
+        files,
+        "every document fetched exactly once across the two syncs"
+    );
+    let results = w.found("common");
+    assert_eq!(w.index.num_docs(), files);
+    assert_eq!(results.len(), 100, "search limit");
+    let connector =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists");
+    assert_eq!(connector.doc_count, files);
+    assert!(!connector.listing_more);
+}
+
+#[test]
+fn a_broken_file_is_indexed_by_name_and_the_sync_goes_on() {
+    let w = world();
+    w.write("good.txt", "fine words");
+    fs::write(
+        w.folder.join("broken.pdf"),
+        b"%PDF-1.4 this is not really a pdf",
+    )
+    .expect("write");
+    let report = w.sync();
+    assert_eq!((report.listed, report.indexed, report.failed), (2, 2, 1));
+    assert_eq!(
+        w.found("broken"),
+        World::set(&["broken.pdf"]),
+        "found by its name"
+    );
+    assert_eq!(w.found("fine"), World::set(&["good.txt"]));
+    let id = w.id_of("broken", "broken.pdf");
+    let doc =
+        w.rt.block_on(w.store.catalog_doc(&w.connector, &id))
+            .expect("store")
+            .expect("in the catalog");
+    let error = doc.error.expect("the reason is kept");
+    assert!(error.contains("plugin folder: fetch-content"), "{error}");
+    // Not retried while its version is the same.
+    assert_eq!(w.sync().indexed, 0);
+}
+
+#[test]
+fn removed_connectors_are_purged_and_missing_plugins_reported() {
+    let w = world();
+    w.write("a.txt", "alpha");
+    w.sync();
+    assert_eq!(w.index.num_docs(), 1);
+    w.rt.block_on(w.store.remove_connector("notes", now_ms()))
+        .expect("remove");
+    assert!(matches!(
+        w.syncer.sync(&w.connector, &AtomicBool::new(false)),
+        Err(SyncError::Gone)
+    ));
+    w.syncer.purge(&w.connector).expect("purge");
+    assert_eq!(w.index.num_docs(), 0);
+    assert!(
+        w.rt.block_on(w.store.removed_connectors())
+            .expect("store")
+            .is_empty()
+    );
+
+    let other =
+        w.rt.block_on(w.store.add_connector(
+            &NewConnector {
+                name: "Feed".into(),
+                plugin_id: "rss".into(),
+                plugin_version: "1.0.0".into(),
+                config: BTreeMap::new(),
+                grant_dirs: BTreeMap::new(),
+            },
+            now_ms(),
+        ))
+        .expect("connector");
+    let err = w
+        .syncer
+        .sync(&other.id, &AtomicBool::new(false))
+        .expect_err("no such plugin");
+    assert_eq!(
+        err.to_string(),
+        "plugin \"rss\" is not installed; install it or remove the connector"
+    );
+    let feed =
+        w.rt.block_on(w.store.connector(&other.id))
+            .expect("store")
+            .expect("exists");
+    assert_eq!(feed.status, ConnectorStatus::Error);
+    assert_eq!(feed.last_error.as_deref(), Some(err.to_string().as_str()));
+}
