@@ -46,6 +46,8 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// A body that is not JSON.
     UnsupportedMediaType,
+    /// A `Range` that starts past the end of the file.
+    RangeNotSatisfiable,
     /// An unknown connector, document, file or route.
     NotFound,
     /// Data sharing declined, or the connector is not shared with this integration.
@@ -57,7 +59,7 @@ pub enum ErrorKind {
 }
 
 /// The table: kind, code, HTTP status.
-const TABLE: [(ErrorKind, ApiCode, u16); 9] = [
+const TABLE: [(ErrorKind, ApiCode, u16); 10] = [
     (ErrorKind::Unauthorized, ApiCode::Unauthorized, 401),
     (ErrorKind::Validation, ApiCode::RequestValidationFailed, 400),
     (
@@ -74,6 +76,11 @@ const TABLE: [(ErrorKind, ApiCode, u16); 9] = [
         ErrorKind::UnsupportedMediaType,
         ApiCode::RequestValidationFailed,
         415,
+    ),
+    (
+        ErrorKind::RangeNotSatisfiable,
+        ApiCode::RequestValidationFailed,
+        416,
     ),
     (ErrorKind::NotFound, ApiCode::ResourceNotFound, 404),
     (

@@ -7,8 +7,9 @@ mod api_error;
 mod error;
 mod ids;
 mod source;
+pub mod times;
 
 pub use api_error::{ApiCode, ErrorKind};
 pub use error::CoreError;
 pub use ids::{ConnectorId, DocId, MAX_ID_LEN, is_valid_id};
-pub use source::{Coverage, ExtractedText, FileChunk, SourceBatch, SourceDoc};
+pub use source::{Coverage, ExtractedText, FileChunk, SourceBatch, SourceDoc, split_pages};

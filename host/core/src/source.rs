@@ -65,22 +65,23 @@ pub struct ExtractedText {
 impl ExtractedText {
     /// The text of each page (the whole text as one page when there are none).
     pub fn pages(&self) -> Vec<&str> {
-        if self.page_starts.is_empty() {
-            return vec![self.text.as_str()];
-        }
-        let mut ends: Vec<usize> = self
-            .page_starts
-            .iter()
-            .skip(1)
-            .map(|&s| s as usize)
-            .collect();
-        ends.push(self.text.len());
-        self.page_starts
-            .iter()
-            .zip(ends)
-            .map(|(&start, end)| self.text.get(start as usize..end).unwrap_or_default())
-            .collect()
+        split_pages(&self.text, &self.page_starts)
     }
+}
+
+/// Splits `text` at `page_starts` (byte offsets, the first 0); the whole text is one page when
+/// there are none. Offsets out of range or off character boundaries give empty pages.
+pub fn split_pages<'a>(text: &'a str, page_starts: &[u32]) -> Vec<&'a str> {
+    if page_starts.is_empty() {
+        return vec![text];
+    }
+    let mut ends: Vec<usize> = page_starts.iter().skip(1).map(|&s| s as usize).collect();
+    ends.push(text.len());
+    page_starts
+        .iter()
+        .zip(ends)
+        .map(|(&start, end)| text.get(start as usize..end).unwrap_or_default())
+        .collect()
 }
 
 /// A part of an original file (WIT `file-chunk`).
