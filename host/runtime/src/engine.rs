@@ -52,7 +52,8 @@ pub struct Runtime {
     /// Components compiled by this process, by cache key: loading a plugin twice compiles once,
     /// and concurrent loads of the same component wait for the first.
     compiled: Mutex<HashMap<String, Component>>,
-    ticker: EpochTicker,
+    /// Shared with every plugin loaded: deadlines keep working while any of them lives.
+    pub(crate) ticker: Arc<EpochTicker>,
 }
 
 impl Runtime {
@@ -89,6 +90,7 @@ impl Runtime {
             })?;
         }
         let ticker = EpochTicker::start(engine.clone())
+            .map(Arc::new)
             .map_err(|e| engine_error(format!("starting the deadline ticker: {e}")))?;
         Ok(Runtime {
             engine,
@@ -154,12 +156,6 @@ impl Runtime {
     }
 }
 
-impl Drop for Runtime {
-    fn drop(&mut self) {
-        self.ticker.stop();
-    }
-}
-
 /// Loads a compiled component written by [`Runtime::compile`].
 #[allow(unsafe_code)]
 fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
@@ -195,8 +191,8 @@ impl Hasher for Sha256Hasher {
     }
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until stopped.
-struct EpochTicker {
+/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+pub(crate) struct EpochTicker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -218,8 +214,10 @@ impl EpochTicker {
             thread: Some(thread),
         })
     }
+}
 
-    fn stop(&mut self) {
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -16,7 +16,7 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::bindings::v0_1_0::quarry::connector::types as wit;
 use crate::bindings::{SUPPORTED_WIT_VERSIONS, WIT_PACKAGE, v0_1_0};
-use crate::engine::EPOCH_TICK;
+use crate::engine::{EPOCH_TICK, EpochTicker};
 use crate::host_state::{HostState, MemoryLimiter, ProgressFn};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
@@ -37,6 +37,8 @@ struct Inner {
     engine: Engine,
     pre: v0_1_0::ConnectorPre<HostState>,
     limits: Limits,
+    /// Keeps call deadlines running for as long as the plugin can be called.
+    _ticker: Arc<EpochTicker>,
 }
 
 impl Runtime {
@@ -81,6 +83,7 @@ impl Runtime {
                 engine: self.engine.clone(),
                 pre,
                 limits,
+                _ticker: self.ticker.clone(),
             }),
         })
     }
