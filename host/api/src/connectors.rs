@@ -1,0 +1,58 @@
+//! `GET /api/v1/connectors`.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quarry_store::Connector;
+use serde_json::{Value, json};
+
+use crate::frame::{RequestId, json};
+use crate::guard::{Read, guarded};
+use crate::input::query_params;
+use crate::{AppState, visible_connectors};
+use quarry_core::times::rfc3339;
+
+pub(crate) async fn list(
+    State(state): State<Arc<AppState>>,
+    Extension(request_id): Extension<RequestId>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let endpoint = "GET /api/v1/connectors";
+    guarded(
+        &state,
+        &headers,
+        &request_id,
+        endpoint,
+        None,
+        |caller, state| async move {
+            query_params(query.as_deref(), &[])?;
+            let connectors = visible_connectors(&state, caller.sharing()).await?;
+            let body =
+                json!({ "connectors": connectors.iter().map(connector_json).collect::<Vec<_>>() });
+            Ok((json(StatusCode::OK, &body), Read::default()))
+        },
+    )
+    .await
+}
+
+/// A connector as the API shows it.
+pub fn connector_json(c: &Connector) -> Value {
+    json!({
+        "connector_id": c.id.as_str(),
+        "name": c.name,
+        "plugin": format!("{}@{}", c.plugin_id, c.plugin_version),
+        "status": c.status.as_str(),
+        "doc_count": c.doc_count,
+        "last_sync_time": c.last_sync_ms.map(rfc3339),
+        "last_error": c.last_error,
+        "progress": {
+            "listed": c.progress.listed,
+            "indexed": c.progress.indexed,
+            "failed": c.progress.failed,
+        },
+    })
+}

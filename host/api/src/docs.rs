@@ -1,0 +1,156 @@
+//! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}`: the stored text of a document, whole
+//! or in parts (pages, a character limit). No plugin is called.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quarry_core::{ConnectorId, DocId, ErrorKind, split_pages};
+use quarry_index::IndexDoc;
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::frame::{RequestId, json};
+use crate::guard::{Read, guarded};
+use crate::input::{Problems, param_integer, query_params};
+use crate::{AppState, PathIds};
+use quarry_core::times::rfc3339;
+
+/// Largest value of `page_start`, `page_end` and `max_chars` accepted.
+const MAX_PARAM: u64 = 1 << 31;
+
+pub(crate) async fn get(
+    State(state): State<Arc<AppState>>,
+    Extension(request_id): Extension<RequestId>,
+    path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let endpoint = "GET /api/v1/connectors/{connector_id}/docs/{doc_id}";
+    let ids = PathIds::from(path);
+    let connector = ids.connector.clone();
+    guarded(
+        &state,
+        &headers,
+        &request_id,
+        endpoint,
+        connector.as_deref(),
+        |_, state| async move {
+            let params = query_params(query.as_deref(), &["page_start", "page_end", "max_chars"])?;
+            let mut problems = Problems::default();
+            let page_start = param_integer(&params, "page_start", 1, MAX_PARAM, &mut problems);
+            let page_end = param_integer(&params, "page_end", 1, MAX_PARAM, &mut problems);
+            let max_chars = param_integer(&params, "max_chars", 1, MAX_PARAM, &mut problems);
+            if let (Some(a), Some(b)) = (page_start, page_end)
+                && a > b
+            {
+                problems.add(
+                    "page_end",
+                    "must not be before page_start",
+                    format!("page_end ({b}) must not be before page_start ({a})"),
+                );
+            }
+            let parsed = ids.parse(&mut problems);
+            problems.finish()?;
+            let (connector_id, doc_id) = parsed.ok_or_else(PathIds::unchecked)?;
+            let read = Read {
+                connector_id: Some(connector_id.to_string()),
+                doc_id: Some(doc_id.to_string()),
+            };
+            let doc = find(&state, &connector_id, &doc_id).await?;
+            let body = render(&doc, page_start, page_end, max_chars)?;
+            Ok((json(StatusCode::OK, &body), read))
+        },
+    )
+    .await
+}
+
+/// The document, or 404 for an unknown connector or document.
+async fn find(
+    state: &Arc<AppState>,
+    connector: &ConnectorId,
+    doc: &DocId,
+) -> Result<IndexDoc, ApiError> {
+    let known = state
+        .store
+        .connector(connector)
+        .await
+        .map_err(|e| ApiError::internal("reading a connector", &e))?;
+    if known.is_none() {
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("no connector with id {connector}; GET /api/v1/connectors lists them"),
+        ));
+    }
+    let index = state.index.clone();
+    let (c, d) = (connector.clone(), doc.clone());
+    tokio::task::spawn_blocking(move || index.document(&c, &d))
+        .await
+        .map_err(|e| ApiError::internal("document task", &e))?
+        .map_err(|e| ApiError::internal("reading a document", &e))?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("connector {connector} has no document with id {doc}"),
+            )
+        })
+}
+
+fn render(
+    doc: &IndexDoc,
+    page_start: Option<u64>,
+    page_end: Option<u64>,
+    max_chars: Option<u64>,
+) -> Result<serde_json::Value, ApiError> {
+    let pages = split_pages(&doc.text, &doc.page_starts);
+    let page_count = pages.len() as u64;
+    let first = page_start.unwrap_or(1);
+    let last = page_end.unwrap_or(page_count).min(page_count);
+    if first > page_count {
+        return Err(ApiError::validation(
+            format!("page_start is {first}, but this document has {page_count} page(s)"),
+            vec![crate::input::detail(
+                "page_start",
+                &format!("must be at most the page count, {page_count}"),
+            )],
+        ));
+    }
+    let selected: String = pages[(first - 1) as usize..last as usize].concat();
+    let total_chars = selected.chars().count() as u64;
+    let (content, truncated) = match max_chars {
+        Some(max) if max < total_chars => (
+            selected
+                .chars()
+                .take(usize::try_from(max).unwrap_or(usize::MAX))
+                .collect(),
+            true,
+        ),
+        _ => (selected, false),
+    };
+    let info = &doc.info;
+    let metadata: BTreeMap<&str, &str> = doc
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    Ok(json!({
+        "connector_id": info.connector.as_str(),
+        "doc_id": info.doc_id.as_str(),
+        "title": info.title,
+        "path": info.path,
+        "url": info.url,
+        "mime_type": info.mime_type,
+        "size_bytes": info.size_bytes,
+        "update_time": rfc3339(info.update_time_ms),
+        "content": content,
+        "metadata": metadata,
+        "page_count": page_count,
+        "page_start": first,
+        "page_end": last,
+        "total_chars": total_chars,
+        "truncated": truncated,
+    }))
+}

@@ -1,0 +1,380 @@
+//! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file`: the original bytes, streamed from
+//! the plugin chunk by chunk (never held whole), with `Range` (one range; `206`), `ETag` and
+//! `If-None-Match` (`304`), `Last-Modified` and `Content-Disposition`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use quarry_core::{ConnectorId, DocId, ErrorKind};
+use quarry_runtime::{Grant, GuestError, Session};
+use quarry_store::{CatalogDoc, Connector};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::error::ApiError;
+use crate::frame::RequestId;
+use crate::guard::{Read, guarded};
+use crate::input::{Problems, query_params};
+use crate::times::http_date;
+use crate::{AppState, PathIds};
+
+/// Bytes asked of the plugin per call.
+const CHUNK_BYTES: u32 = 256 << 10;
+/// Chunks buffered between the plugin and the client.
+const CHUNKS_AHEAD: usize = 4;
+
+/// RFC 5987 `attr-char`s stay as they are; everything else is percent-encoded.
+const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
+
+pub(crate) async fn get(
+    State(state): State<Arc<AppState>>,
+    Extension(request_id): Extension<RequestId>,
+    path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let endpoint = "GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file";
+    let ids = PathIds::from(path);
+    let connector = ids.connector.clone();
+    guarded(
+        &state,
+        &headers.clone(),
+        &request_id,
+        endpoint,
+        connector.as_deref(),
+        |_, state| async move {
+            query_params(query.as_deref(), &[])?;
+            let mut problems = Problems::default();
+            let parsed = ids.parse(&mut problems);
+            problems.finish()?;
+            let (connector_id, doc_id) = parsed.ok_or_else(PathIds::unchecked)?;
+            let read = Read {
+                connector_id: Some(connector_id.to_string()),
+                doc_id: Some(doc_id.to_string()),
+            };
+            let response = download(&state, &headers, &connector_id, &doc_id).await?;
+            Ok((response, read))
+        },
+    )
+    .await
+}
+
+async fn download(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    connector_id: &ConnectorId,
+    doc_id: &DocId,
+) -> Result<Response, ApiError> {
+    let store_error = |e: quarry_store::StoreError| ApiError::internal("reading the catalog", &e);
+    let connector = state
+        .store
+        .connector(connector_id)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("no connector with id {connector_id}; GET /api/v1/connectors lists them"),
+            )
+        })?;
+    let doc = state
+        .store
+        .catalog_doc(connector_id, doc_id)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("connector {connector_id} has no document with id {doc_id}"),
+            )
+        })?;
+    let etag = etag(connector_id, &doc);
+    if if_none_match(headers, &etag) {
+        let mut response = StatusCode::NOT_MODIFIED.into_response();
+        response.headers_mut().insert(header::ETAG, etag);
+        return Ok(response);
+    }
+    let session = open_session(state, &connector)?;
+    // A read of zero bytes asks the source for the file's current size (and whether it exists).
+    let (id, locator) = (doc_id.clone(), doc.locator.clone());
+    let (stat, mut session, id, locator) = blocking(move || {
+        let mut session = session;
+        let size = session.read_file(&id, &locator, 0, 0).map(|c| c.total_size);
+        (size, session, id, locator)
+    })
+    .await?;
+    let total = stat.map_err(|e| match e.guest_error() {
+        Some(GuestError::NotFound(_)) => ApiError::new(
+            ErrorKind::NotFound,
+            "the source no longer has this file; the next sync removes it from the index",
+        ),
+        _ => ApiError::internal("reading a file from its plugin", &e),
+    })?;
+
+    let ignore_range = headers
+        .get(header::IF_RANGE)
+        .is_some_and(|v| v.as_bytes() != etag.as_bytes());
+    let range = if ignore_range {
+        Range::Whole
+    } else {
+        Range::parse(
+            headers.get(header::RANGE).and_then(|v| v.to_str().ok()),
+            total,
+        )
+    };
+    let (status, start, length) = match range {
+        Range::Whole => (StatusCode::OK, 0, total),
+        Range::Part(first, last) => (StatusCode::PARTIAL_CONTENT, first, last - first + 1),
+        Range::Unsatisfiable => {
+            return Err(ApiError::new(
+                ErrorKind::RangeNotSatisfiable,
+                format!("the requested range starts past the end of the file ({total} bytes)"),
+            )
+            .with_header(
+                header::CONTENT_RANGE,
+                header_value(&format!("bytes */{total}")),
+            ));
+        }
+    };
+
+    let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_AHEAD);
+    tokio::task::spawn_blocking(move || {
+        stream_file(&mut session, &id, &locator, start, length, &tx);
+    });
+    let mut response = Response::new(Body::from_stream(ReceiverStream::new(rx)));
+    *response.status_mut() = status;
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(&doc.mime_type)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        header_value(&disposition(&doc)),
+    );
+    h.insert(header::ETAG, etag);
+    h.insert(
+        header::LAST_MODIFIED,
+        header_value(&http_date(doc.update_time_ms)),
+    );
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    if status == StatusCode::PARTIAL_CONTENT {
+        let last = start + length - 1;
+        h.insert(
+            header::CONTENT_RANGE,
+            header_value(&format!("bytes {start}-{last}/{total}")),
+        );
+    }
+    Ok(response)
+}
+
+/// Reads `length` bytes from `start` and sends them on; stops early if the client goes away or
+/// the plugin fails (the client then sees a body shorter than its `Content-Length`).
+fn stream_file(
+    session: &mut Session,
+    id: &DocId,
+    locator: &str,
+    start: u64,
+    length: u64,
+    tx: &mpsc::Sender<Result<Bytes, std::io::Error>>,
+) {
+    let mut sent = 0u64;
+    while sent < length {
+        let want =
+            u32::try_from((length - sent).min(u64::from(CHUNK_BYTES))).unwrap_or(CHUNK_BYTES);
+        match session.read_file(id, locator, start + sent, want) {
+            Ok(chunk) if chunk.data.is_empty() => {
+                tracing::warn!(doc = %id, "file ended after {sent} of {length} bytes");
+                let _ = tx.blocking_send(Err(std::io::Error::other("the file got shorter")));
+                return;
+            }
+            Ok(chunk) => {
+                sent += chunk.data.len() as u64;
+                if tx.blocking_send(Ok(Bytes::from(chunk.data))).is_err() {
+                    return; // the client went away
+                }
+            }
+            Err(e) => {
+                tracing::warn!(doc = %id, "streaming stopped after {sent} bytes: {e}");
+                let _ = tx.blocking_send(Err(std::io::Error::other(e.to_string())));
+                return;
+            }
+        }
+    }
+}
+
+fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiError> {
+    let plugin = state.plugins.get(&connector.plugin_id).ok_or_else(|| {
+        ApiError::internal(
+            "downloading a file",
+            &format!("plugin {:?} is not installed", connector.plugin_id),
+        )
+    })?;
+    let grant = Grant {
+        directories: connector
+            .grant_dirs
+            .iter()
+            .map(|(k, v)| (k.clone(), PathBuf::from(v)))
+            .collect(),
+    };
+    plugin
+        .session(&connector.config, &grant, None)
+        .map_err(|e| ApiError::internal("opening a plugin session", &e))
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal("file task", &e))
+}
+
+/// A strong validator that changes with the document's version.
+fn etag(connector: &ConnectorId, doc: &CatalogDoc) -> HeaderValue {
+    let digest = Sha256::digest(format!("{connector}/{}/{}", doc.doc_id, doc.version));
+    header_value(&format!("\"{}\"", &hex::encode(digest)[..32]))
+}
+
+/// True when `If-None-Match` lists `etag` (or is `*`).
+fn if_none_match(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+    let Some(value) = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let ours = etag.to_str().unwrap_or_default();
+    value
+        .split(',')
+        .map(|t| t.trim().trim_start_matches("W/"))
+        .any(|t| t == "*" || t == ours)
+}
+
+/// `attachment; filename*=UTF-8''<name>` with the file's name percent-encoded.
+fn disposition(doc: &CatalogDoc) -> String {
+    let name = doc
+        .path
+        .as_deref()
+        .and_then(|p| p.rsplit('/').next())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(&doc.title);
+    format!(
+        "attachment; filename*=UTF-8''{}",
+        utf8_percent_encode(name, ATTR_CHAR)
+    )
+}
+
+fn header_value(s: &str) -> HeaderValue {
+    HeaderValue::from_str(s).unwrap_or(HeaderValue::from_static(""))
+}
+
+/// What a `Range` header asks for, against a file of known size.
+#[derive(Debug, PartialEq, Eq)]
+enum Range {
+    /// No usable range: the whole file (`200`).
+    Whole,
+    /// Bytes `first..=last` (`206`).
+    Part(u64, u64),
+    /// Starts past the end (`416`).
+    Unsatisfiable,
+}
+
+impl Range {
+    /// One byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`). Other units, several ranges and
+    /// malformed values are ignored, as HTTP allows: the whole file is sent.
+    fn parse(header: Option<&str>, total: u64) -> Range {
+        let Some(spec) = header.and_then(|h| h.trim().strip_prefix("bytes=")) else {
+            return Range::Whole;
+        };
+        if spec.contains(',') {
+            return Range::Whole;
+        }
+        let Some((first, last)) = spec.trim().split_once('-') else {
+            return Range::Whole;
+        };
+        let number = |s: &str| -> Option<Option<u64>> {
+            let s = s.trim();
+            if s.is_empty() {
+                Some(None)
+            } else if s.bytes().all(|b| b.is_ascii_digit()) {
+                s.parse().ok().map(Some)
+            } else {
+                None
+            }
+        };
+        match (number(first), number(last)) {
+            (Some(Some(first)), Some(last)) => {
+                if last.is_some_and(|l| l < first) {
+                    Range::Whole
+                } else if first >= total {
+                    Range::Unsatisfiable
+                } else {
+                    Range::Part(first, last.unwrap_or(u64::MAX).min(total - 1))
+                }
+            }
+            (Some(None), Some(Some(suffix))) => {
+                if suffix == 0 || total == 0 {
+                    Range::Unsatisfiable
+                } else {
+                    Range::Part(total.saturating_sub(suffix), total - 1)
+                }
+            }
+            _ => Range::Whole,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Range;
+
+    #[test]
+    fn parses_single_byte_ranges() {
+        let r = |h: &str| Range::parse(Some(h), 100);
+        assert_eq!(Range::parse(None, 100), Range::Whole);
+        assert_eq!(r("bytes=0-9"), Range::Part(0, 9));
+        assert_eq!(r("bytes=90-"), Range::Part(90, 99));
+        assert_eq!(r("bytes=90-500"), Range::Part(90, 99));
+        assert_eq!(r("bytes=-10"), Range::Part(90, 99));
+        assert_eq!(r("bytes=-500"), Range::Part(0, 99));
+        assert_eq!(r("bytes=100-"), Range::Unsatisfiable);
+        assert_eq!(r("bytes=-0"), Range::Unsatisfiable);
+        for ignored in [
+            "bytes=5-1",
+            "bytes=0-1,5-9",
+            "items=0-1",
+            "bytes=a-b",
+            "bytes=-",
+            "bytes=+1-2",
+        ] {
+            assert_eq!(r(ignored), Range::Whole, "{ignored}");
+        }
+        assert_eq!(Range::parse(Some("bytes=0-"), 0), Range::Unsatisfiable);
+    }
+}

@@ -1,0 +1,223 @@
+//! Quarry's HTTP API, on axum: `/api/v1` for integrations (`API.md` is the contract), its
+//! OpenAPI document, and `/healthz`.
+//!
+//! Every request gets a request id and passes the `Host` check; unknown routes and wrong
+//! methods answer in the error envelope. Data endpoints then authenticate, count, check data
+//! sharing and quota, validate, and answer with the quota headers; each is audited.
+
+mod audit;
+mod connectors;
+mod docs;
+mod error;
+mod file;
+mod frame;
+mod guard;
+mod input;
+mod openapi;
+mod search;
+mod times;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Path;
+use axum::extract::rejection::PathRejection;
+use axum::http::StatusCode;
+use axum::middleware::from_fn_with_state;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use quarry_core::{ConnectorId, DocId, ErrorKind};
+use quarry_index::SearchIndex;
+use quarry_runtime::PluginSet;
+use quarry_store::{Connector, Sharing, Store};
+
+pub use connectors::connector_json;
+pub use error::{ApiError, Detail};
+pub use frame::RequestId;
+pub use search::hits_json;
+
+use crate::audit::AuditSink;
+use crate::input::Problems;
+
+/// How the service is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiConfig {
+    /// The base URL clients use (`http://127.0.0.1:4747`), shown in the OpenAPI document.
+    pub public_url: String,
+    /// `Host` header values accepted (lowercase `host:port`).
+    pub allowed_hosts: Vec<String>,
+}
+
+impl ApiConfig {
+    /// The configuration for a service listening on `addr`, reached at `public_url` (default:
+    /// `http://<addr>`). Accepted hosts: the address itself, `localhost` and the other loopback
+    /// forms when it is a loopback or unspecified address, and the public URL's host.
+    pub fn new(addr: SocketAddr, public_url: Option<&str>) -> ApiConfig {
+        let port = addr.port();
+        let public_url = public_url
+            .map(|u| u.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| format!("http://{addr}"));
+        let mut allowed_hosts = vec![addr.to_string()];
+        if addr.ip().is_loopback() || addr.ip().is_unspecified() {
+            for host in ["127.0.0.1", "localhost", "[::1]"] {
+                allowed_hosts.push(format!("{host}:{port}"));
+            }
+        }
+        // A client sends the authority of the URL it uses as its Host header.
+        if let Some(authority) = public_url.split("://").nth(1) {
+            let authority = authority.split('/').next().unwrap_or(authority);
+            allowed_hosts.push(authority.to_ascii_lowercase());
+        }
+        allowed_hosts.sort();
+        allowed_hosts.dedup();
+        ApiConfig {
+            public_url,
+            allowed_hosts,
+        }
+    }
+}
+
+/// What the handlers share.
+pub struct AppState {
+    /// The store.
+    pub store: Store,
+    /// The index (read by the API; written by the sync).
+    pub index: Arc<SearchIndex>,
+    /// Installed plugins, for file downloads.
+    pub plugins: PluginSet,
+    /// How the service is reached.
+    pub config: ApiConfig,
+    audit: AuditSink,
+}
+
+impl AppState {
+    /// The state; starts the audit writer on the current tokio runtime.
+    pub fn new(
+        store: Store,
+        index: Arc<SearchIndex>,
+        plugins: PluginSet,
+        config: ApiConfig,
+    ) -> Arc<AppState> {
+        let audit = AuditSink::start(store.clone());
+        Arc::new(AppState {
+            store,
+            index,
+            plugins,
+            config,
+            audit,
+        })
+    }
+
+    /// Waits until the audit entries of answered requests are written.
+    pub async fn flush(&self) {
+        self.audit.flush().await;
+    }
+}
+
+/// The service's routes.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/api/v1/search", post(search::search))
+        .route("/api/v1/connectors", get(connectors::list))
+        .route(
+            "/api/v1/connectors/{connector_id}/docs/{doc_id}",
+            get(docs::get),
+        )
+        .route(
+            "/api/v1/connectors/{connector_id}/docs/{doc_id}/file",
+            get(file::get),
+        )
+        .route("/api/v1/openapi.json", get(openapi::get))
+        .route("/healthz", get(health))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(state.clone(), frame::frame))
+        .with_state(state)
+}
+
+async fn health() -> Response {
+    frame::json(StatusCode::OK, &serde_json::json!({ "status": "ok" }))
+}
+
+async fn not_found() -> Response {
+    ApiError::new(
+        ErrorKind::NotFound,
+        "no such route; the API is described at /api/v1/openapi.json",
+    )
+    .into_response()
+}
+
+async fn method_not_allowed() -> Response {
+    ApiError::new(
+        ErrorKind::MethodNotAllowed,
+        "this route does not accept this method; the Allow header lists those it does",
+    )
+    .into_response()
+}
+
+/// The connectors an integration may see, by name (disabled ones included).
+pub(crate) async fn visible_connectors(
+    state: &AppState,
+    sharing: &Sharing,
+) -> Result<Vec<Connector>, ApiError> {
+    let all = state
+        .store
+        .connectors()
+        .await
+        .map_err(|e| ApiError::internal("listing connectors", &e))?;
+    Ok(all.into_iter().filter(|c| sharing.allows(&c.id)).collect())
+}
+
+/// The ids in a document route's path, checked in the validation step.
+pub(crate) struct PathIds {
+    /// The connector id as sent (empty when the path could not be decoded).
+    pub connector: Option<String>,
+    doc: Option<String>,
+}
+
+impl From<Result<Path<(String, String)>, PathRejection>> for PathIds {
+    fn from(path: Result<Path<(String, String)>, PathRejection>) -> PathIds {
+        match path {
+            Ok(Path((connector, doc))) => PathIds {
+                connector: Some(connector),
+                doc: Some(doc),
+            },
+            Err(_) => PathIds {
+                connector: Some(String::new()),
+                doc: None,
+            },
+        }
+    }
+}
+
+impl PathIds {
+    /// Both ids, or the problems with them.
+    pub(crate) fn parse(&self, problems: &mut Problems) -> Option<(ConnectorId, DocId)> {
+        let issue = "must be 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'";
+        let connector = match self.connector.as_deref().map(ConnectorId::parse) {
+            Some(Ok(id)) => Some(id),
+            _ => {
+                problems.add(
+                    "connector_id",
+                    issue,
+                    format!("connector_id in the path {issue}"),
+                );
+                None
+            }
+        };
+        let doc = match self.doc.as_deref().map(DocId::parse) {
+            Some(Ok(id)) => Some(id),
+            _ => {
+                problems.add("doc_id", issue, format!("doc_id in the path {issue}"));
+                None
+            }
+        };
+        connector.zip(doc)
+    }
+
+    /// The error for ids used without being checked (a bug, never a client's fault).
+    pub(crate) fn unchecked() -> ApiError {
+        ApiError::internal("path ids", &"used before validation")
+    }
+}

@@ -1,0 +1,309 @@
+//! `POST /api/v1/search`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quarry_index::{Filters, Hit, SearchRequest, SearchResults, SortBy, SortOrder};
+use quarry_store::{Connector, ConnectorStatus};
+use serde_json::{Map, Value, json};
+
+use crate::error::ApiError;
+use crate::frame::{RequestId, json};
+use crate::guard::{Read, guarded};
+use crate::input::{Fields, json_object};
+use crate::{AppState, visible_connectors};
+use quarry_core::times::{parse_instant, rfc3339};
+
+/// The fields a search request may have.
+const FIELDS: [&str; 9] = [
+    "query",
+    "limit",
+    "semantic_search",
+    "connector_names_filter",
+    "update_time_filter",
+    "sort_by",
+    "sort_order",
+    "offset",
+    "file_extensions_filter",
+];
+/// Longest query, in characters after trimming.
+const MAX_QUERY_CHARS: usize = 1000;
+/// Results that can be paged through at most (offset plus limit).
+const MAX_WINDOW: i64 = 10_100;
+
+/// A validated search request.
+struct Params {
+    request: SearchRequest,
+    semantic: bool,
+}
+
+pub(crate) async fn search(
+    State(state): State<Arc<AppState>>,
+    Extension(request_id): Extension<RequestId>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let endpoint = "POST /api/v1/search";
+    guarded(
+        &state,
+        &headers.clone(),
+        &request_id,
+        endpoint,
+        None,
+        |caller, state| async move {
+            let object = json_object(&headers, body).await?;
+            let connectors = visible_connectors(&state, caller.sharing()).await?;
+            let params = parse(&object, &connectors)?;
+            let started = Instant::now();
+            let index = state.index.clone();
+            let request = params.request.clone();
+            let results = tokio::task::spawn_blocking(move || index.search(&request))
+                .await
+                .map_err(|e| ApiError::internal("search task", &e))?
+                .map_err(|e| ApiError::internal("search", &e))?;
+            let took_ms = started.elapsed().as_millis() as u64;
+            let body = render(results, &connectors, params.semantic, took_ms);
+            Ok((json(StatusCode::OK, &body), Read::default()))
+        },
+    )
+    .await
+}
+
+fn parse(object: &Map<String, Value>, connectors: &[Connector]) -> Result<Params, ApiError> {
+    let mut f = Fields::new(object, "");
+    f.reject_unknown(&FIELDS);
+    let query = match f.get("query") {
+        None => {
+            f.problems.add(
+                "query",
+                "is required",
+                "query is required: the words or question to search for",
+            );
+            None
+        }
+        Some(_) => f.string("query").map(str::trim),
+    };
+    if let Some(q) = query {
+        let chars = q.chars().count();
+        if chars == 0 || chars > MAX_QUERY_CHARS {
+            f.problems.add(
+                "query",
+                format!("must be 1 to {MAX_QUERY_CHARS} characters after trimming"),
+                format!(
+                    "query must be 1 to {MAX_QUERY_CHARS} characters after trimming, got {chars}"
+                ),
+            );
+        }
+    }
+    let limit = f.integer("limit", 1, 100).unwrap_or(10);
+    let semantic = f.boolean("semantic_search").unwrap_or(true);
+    let offset = f.integer("offset", 0, 10_000).unwrap_or(0);
+    if offset + limit > MAX_WINDOW {
+        f.problems.add(
+            "offset",
+            format!("offset + limit must be at most {MAX_WINDOW}"),
+            format!(
+                "offset + limit must be at most {MAX_WINDOW}, got {}",
+                offset + limit
+            ),
+        );
+    }
+    let sort_by = match f.choice("sort_by", &["default", "update_time"]) {
+        Some("update_time") => SortBy::UpdateTime,
+        _ => SortBy::Relevance,
+    };
+    let order = match f.choice("sort_order", &["ascending", "descending"]) {
+        Some("ascending") => SortOrder::Ascending,
+        _ => SortOrder::Descending,
+    };
+    let searched = connector_filter(&mut f, connectors);
+    let (from, to) = time_filter(&mut f);
+    let extensions = extension_filter(&mut f);
+    f.problems.finish()?;
+    Ok(Params {
+        request: SearchRequest {
+            query: query.unwrap_or_default().to_owned(),
+            filters: Filters {
+                connectors: searched,
+                updated_from_ms: from,
+                updated_to_ms: to,
+                extensions,
+            },
+            sort_by,
+            order,
+            offset: usize::try_from(offset).unwrap_or(0),
+            limit: usize::try_from(limit).unwrap_or(10),
+        },
+        semantic,
+    })
+}
+
+/// The connectors to search: the named ones (without regard to case), else every one visible;
+/// disabled connectors are never searched.
+fn connector_filter(f: &mut Fields<'_>, connectors: &[Connector]) -> Vec<quarry_core::ConnectorId> {
+    let searchable = |c: &&Connector| c.status != ConnectorStatus::Disabled;
+    let Some(names) = f.string_list("connector_names_filter") else {
+        return connectors
+            .iter()
+            .filter(searchable)
+            .map(|c| c.id.clone())
+            .collect();
+    };
+    let known: Vec<&str> = connectors.iter().map(|c| c.name.as_str()).collect();
+    let mut chosen = Vec::new();
+    for name in names {
+        match connectors
+            .iter()
+            .find(|c| c.name.to_lowercase() == name.trim().to_lowercase())
+        {
+            Some(c) => {
+                if searchable(&c) && !chosen.contains(&c.id) {
+                    chosen.push(c.id.clone());
+                }
+            }
+            None => {
+                let list = if known.is_empty() {
+                    "there are none".to_owned()
+                } else {
+                    format!("known: {}", known.join(", "))
+                };
+                f.problems.add(
+                    "connector_names_filter",
+                    format!("unknown connector {name:?}; {list}"),
+                    format!("connector_names_filter names an unknown connector {name:?}; {list}"),
+                );
+            }
+        }
+    }
+    chosen
+}
+
+/// `update_time_filter`: `from` inclusive, `to` exclusive, at least one.
+fn time_filter(f: &mut Fields<'_>) -> (Option<i64>, Option<i64>) {
+    let Some(value) = f.get("update_time_filter") else {
+        return (None, None);
+    };
+    let Some(object) = value.as_object() else {
+        f.problems.add(
+            "update_time_filter",
+            "must be an object with from, to or both",
+            "update_time_filter must be an object such as {\"from\": \"2026-01-01\"}",
+        );
+        return (None, None);
+    };
+    let mut inner = Fields::new(object, "update_time_filter.");
+    inner.reject_unknown(&["from", "to"]);
+    let mut instant = |name: &str| {
+        let text = inner.string(name)?;
+        let parsed = parse_instant(text);
+        if parsed.is_none() {
+            inner.problems.add(
+                &format!("update_time_filter.{name}"),
+                "must be an RFC 3339 date-time or a YYYY-MM-DD date",
+                format!(
+                    "update_time_filter.{name} must be an RFC 3339 date-time (2026-11-22T15:00:00Z) or a date (2026-11-22), got {text:?}"
+                ),
+            );
+        }
+        parsed
+    };
+    let from = instant("from");
+    let to = instant("to");
+    let mut problems = std::mem::take(&mut inner.problems);
+    if object.get("from").is_none() && object.get("to").is_none() {
+        problems.add(
+            "update_time_filter",
+            "must have from, to or both",
+            "update_time_filter must have from, to or both",
+        );
+    }
+    if let (Some(a), Some(b)) = (from, to)
+        && a > b
+    {
+        problems.add(
+            "update_time_filter",
+            "from must not be after to",
+            "update_time_filter.from must not be after update_time_filter.to",
+        );
+    }
+    f.problems.absorb(problems);
+    (from, to)
+}
+
+/// `file_extensions_filter`: extensions without the dot, lowercased.
+fn extension_filter(f: &mut Fields<'_>) -> Option<Vec<String>> {
+    let list = f.string_list("file_extensions_filter")?;
+    let mut out = Vec::with_capacity(list.len());
+    for ext in list {
+        let ok = (1..=16).contains(&ext.chars().count()) && ext.chars().all(char::is_alphanumeric);
+        if ok {
+            out.push(ext.to_lowercase());
+        } else {
+            let hint = match ext.strip_prefix('.') {
+                Some(bare) => format!("; write {bare:?}, without the dot"),
+                None => String::new(),
+            };
+            f.problems.add(
+                "file_extensions_filter",
+                format!("{ext:?} is not an extension: 1 to 16 letters or digits{hint}"),
+                format!("file_extensions_filter has {ext:?}, which is not an extension (1 to 16 letters or digits, no dot){hint}"),
+            );
+        }
+    }
+    Some(out)
+}
+
+fn render(results: SearchResults, connectors: &[Connector], semantic: bool, took_ms: u64) -> Value {
+    let mut warnings = results.warnings;
+    if semantic {
+        warnings.push(
+            "semantic search is not available: no embedding model is loaded; keyword search ran instead"
+                .to_owned(),
+        );
+    }
+    json!({
+        "results": hits_json(results.hits, connectors),
+        "total": results.total,
+        "mode": "keyword",
+        "took_ms": took_ms,
+        "warnings": warnings,
+    })
+}
+
+/// Search hits as the API shows them (`connectors` gives their connectors' names).
+pub fn hits_json(hits: Vec<Hit>, connectors: &[Connector]) -> Vec<Value> {
+    let name_of = |id: &quarry_core::ConnectorId| {
+        connectors
+            .iter()
+            .find(|c| &c.id == id)
+            .map(|c| c.name.clone())
+            .unwrap_or_default()
+    };
+    hits.into_iter()
+        .map(|hit| {
+            let info = hit.info;
+            json!({
+                "connector_id": info.connector.as_str(),
+                "connector_name": name_of(&info.connector),
+                "doc_id": info.doc_id.as_str(),
+                "title": info.title,
+                "path": info.path,
+                "url": info.url,
+                "mime_type": info.mime_type,
+                "size_bytes": info.size_bytes,
+                "update_time": rfc3339(info.update_time_ms),
+                // Four decimals, without f32 noise.
+                "score": (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
+                "snippet": hit.snippet.text,
+                "highlights": hit.snippet.highlights.iter()
+                    .map(|(start, end)| json!({ "start": start, "end": end }))
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect()
+}
