@@ -1,5 +1,6 @@
 //! Command-line arguments.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -8,6 +9,10 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "quarry", version)]
 pub struct Cli {
+    /// Where Quarry keeps its database and index [default: the platform's data folder, e.g.
+    /// ~/.local/share/quarry].
+    #[arg(long, env = "QUARRY_DATA_DIR", global = true)]
+    pub data_dir: Option<PathBuf>,
     #[command(flatten)]
     pub plugins: PluginOptions,
     #[command(subcommand)]
@@ -17,8 +22,8 @@ pub struct Cli {
 /// Where plugins come from and where their compiled form is cached.
 #[derive(Debug, Args)]
 pub struct PluginOptions {
-    /// Folder of plugin folders (each with a quarry-plugin.toml); `make plugins` builds them
-    /// into target/plugins.
+    /// A folder of plugin folders (each with a quarry-plugin.toml), besides the data folder's
+    /// `plugins`; `make plugins` builds the bundled ones into target/plugins.
     #[arg(
         long,
         env = "QUARRY_PLUGINS_DIR",
@@ -26,7 +31,7 @@ pub struct PluginOptions {
         default_value = "target/plugins"
     )]
     pub plugins_dir: PathBuf,
-    /// Where compiled components are cached [default: $XDG_CACHE_HOME/quarry/components].
+    /// Where compiled components are cached [default: ~/.cache/quarry/components].
     #[arg(long, env = "QUARRY_COMPONENT_CACHE", global = true)]
     pub component_cache: Option<PathBuf>,
 }
@@ -34,30 +39,142 @@ pub struct PluginOptions {
 /// What to do.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List and extract a folder through the folder plugin, and print what would be indexed.
-    Scan(ScanArgs),
+    /// Serve the API (and keep connectors in sync).
+    Serve(ServeArgs),
+    /// Create and manage integrations: the agents and scripts that use the API.
+    #[command(subcommand)]
+    Integration(IntegrationCommand),
+    /// Add and manage connectors: the sources that are indexed.
+    #[command(subcommand)]
+    Connector(ConnectorCommand),
+    /// Search from the terminal (keyword search over every connector).
+    Search(SearchArgs),
 }
 
-/// Arguments of `quarry scan`.
+/// Arguments of `quarry serve`.
 #[derive(Debug, Args)]
-pub struct ScanArgs {
-    /// The folder to scan.
-    pub path: PathBuf,
-    /// One JSON object per document instead of a table.
+pub struct ServeArgs {
+    /// Address to listen on. Keep it on 127.0.0.1 unless other machines must reach Quarry.
+    #[arg(long, env = "QUARRY_LISTEN", default_value = "127.0.0.1:4747")]
+    pub listen: SocketAddr,
+    /// The URL clients use, if not http://<listen>; its host is also accepted in Host headers.
+    #[arg(long, env = "QUARRY_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Syncs that may run at once.
+    #[arg(long, default_value_t = 2)]
+    pub parallel_syncs: usize,
+}
+
+/// `quarry integration ...`.
+#[derive(Debug, Subcommand)]
+pub enum IntegrationCommand {
+    /// Create an integration and print its key (shown once).
+    Create {
+        /// Its name (unique, without regard to case).
+        name: String,
+        /// The data sharing answer: all, none, or connector names separated by commas.
+        #[arg(long)]
+        share: String,
+        /// Requests per month: a number, or unlimited [default: the free plan's 10000].
+        #[arg(long)]
+        quota: Option<String>,
+        /// When the key stops working: a date (2027-01-31) or RFC 3339 time.
+        #[arg(long)]
+        expires: Option<String>,
+        /// Print {"integration_id", "name", "api_key"} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List integrations with their usage this month.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace an integration's key: the old one stops working, the new one is printed once.
+    Rotate {
+        /// The integration's name.
+        name: String,
+        /// When the new key stops working: a date or RFC 3339 time.
+        #[arg(long)]
+        expires: Option<String>,
+        /// Print {"integration_id", "name", "api_key"} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke an integration's key: it stops working at once.
+    Revoke {
+        /// The integration's name.
+        name: String,
+    },
+    /// Change what an integration may see.
+    Share {
+        /// The integration's name.
+        name: String,
+        /// all, none, or connector names separated by commas.
+        share: String,
+    },
+    /// Change an integration's monthly quota.
+    Quota {
+        /// The integration's name.
+        name: String,
+        /// Requests per month, or unlimited.
+        quota: String,
+    },
+}
+
+/// `quarry connector ...`.
+#[derive(Debug, Subcommand)]
+pub enum ConnectorCommand {
+    /// Add a connector.
+    #[command(subcommand)]
+    Add(AddConnector),
+    /// List connectors with their status.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a connector and its documents from the index.
+    Remove {
+        /// The connector's name.
+        name: String,
+    },
+    /// Sync a connector now (a running server does it; otherwise this command does).
+    Sync {
+        /// The connector's name.
+        name: String,
+        /// Wait until the sync is done, showing progress.
+        #[arg(long)]
+        wait: bool,
+    },
+}
+
+/// `quarry connector add ...`.
+#[derive(Debug, Subcommand)]
+pub enum AddConnector {
+    /// Index a folder on this computer (read-only).
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The connector's name (unique, without regard to case).
+        #[arg(long)]
+        name: String,
+        /// Print {"connector_id", "name"} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Arguments of `quarry search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Words, "quoted phrases", -exclusions.
+    pub query: String,
+    /// Results to show.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-impl PluginOptions {
-    /// The component cache folder.
-    pub fn cache_dir(&self) -> PathBuf {
-        if let Some(dir) = &self.component_cache {
-            return dir.clone();
-        }
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(std::env::temp_dir);
-        base.join("quarry/components")
-    }
 }

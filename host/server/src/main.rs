@@ -1,20 +1,66 @@
-//! `quarry`: Quarry's command line.
+//! `quarry`: Quarry's command line. Serves the API, and manages integrations and connectors
+//! whether or not a server is running (they share the data folder).
 
 mod cli;
-mod scan;
+mod connector;
+mod integration;
+mod search;
+mod serve;
+mod setup;
 
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
-    let cli = cli::Cli::parse();
+use crate::cli::{Cli, Command};
+use crate::setup::{Paths, open_store};
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let paths = Paths::new(&cli)?;
     match cli.command {
-        cli::Command::Scan(args) => scan::run(&cli.plugins, &args),
+        Command::Serve(args) => serve::run(&paths, &args).await,
+        Command::Integration(command) => {
+            let store = open_store(&paths).await?;
+            integration::run(&store, command).await
+        }
+        Command::Connector(command) => {
+            let store = open_store(&paths).await?;
+            connector::run(&paths, &store, command).await
+        }
+        Command::Search(args) => {
+            let store = open_store(&paths).await?;
+            search::run(&paths, &store, &args).await
+        }
     }
 }

@@ -1,0 +1,226 @@
+//! `quarry connector ...`: add, list, remove and sync connectors. When a server is running (it
+//! holds the index), changes are left to it through the store and it acts within a second;
+//! otherwise this process does the work itself.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use quarry_api::connector_json;
+use quarry_core::times::rfc3339;
+use quarry_index::IndexError;
+use quarry_runtime::{Grant, PluginSet};
+use quarry_store::{Connector, ConnectorStatus, NewConnector, Store, now_ms};
+use quarry_sync::Syncer;
+use serde_json::json;
+
+use crate::cli::{AddConnector, ConnectorCommand};
+use crate::setup::{Paths, load_plugins, open_index};
+
+/// Runs a connector command.
+pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> anyhow::Result<()> {
+    match command {
+        ConnectorCommand::Add(AddConnector::Folder { path, name, json }) => {
+            let folder = path
+                .canonicalize()
+                .with_context(|| format!("cannot open the folder {}", path.display()))?;
+            if !folder.is_dir() {
+                bail!("{} is not a folder", folder.display());
+            }
+            let folder = folder.to_string_lossy().into_owned();
+            let plugins = load_plugins(paths)?;
+            let plugin = plugins
+                .get("folder")
+                .context("the folder plugin is not installed; run `make plugins`")?
+                .clone();
+            let config = BTreeMap::from([("folder".to_owned(), folder.clone())]);
+            let grant = Grant::for_directories(plugin.manifest(), &config);
+            // The plugin checks the folder itself, with the grant the user is about to give.
+            let (checked, plugin, config) = tokio::task::spawn_blocking(move || {
+                let checked = plugin.validate_config(&config, &grant);
+                (checked, plugin, config)
+            })
+            .await?;
+            checked?;
+            let connector = store
+                .add_connector(
+                    &NewConnector {
+                        name,
+                        plugin_id: plugin.id().to_owned(),
+                        plugin_version: plugin.manifest().version.clone(),
+                        grant_dirs: config.clone(),
+                        config,
+                    },
+                    now_ms(),
+                )
+                .await?;
+            if json {
+                println!(
+                    "{}",
+                    json!({ "connector_id": connector.id.as_str(), "name": connector.name })
+                );
+            } else {
+                println!(
+                    "Added connector {:?} ({}) over {folder} (read-only).",
+                    connector.name, connector.id
+                );
+                println!(
+                    "A running server syncs it now; otherwise: quarry connector sync {:?} --wait",
+                    connector.name
+                );
+            }
+        }
+        ConnectorCommand::List { json } => {
+            let connectors = store.connectors().await?;
+            if json {
+                let rows: Vec<_> = connectors.iter().map(connector_json).collect();
+                println!("{}", serde_json::Value::Array(rows));
+            } else if connectors.is_empty() {
+                println!(
+                    "No connectors yet: `quarry connector add folder PATH --name NAME` adds one."
+                );
+            } else {
+                println!(
+                    "{:<20} {:<9} {:>8}  {:<24}  {:<14}  LAST ERROR",
+                    "NAME", "STATUS", "DOCS", "LAST SYNC", "PLUGIN"
+                );
+                for c in &connectors {
+                    println!(
+                        "{:<20} {:<9} {:>8}  {:<24}  {:<14}  {}",
+                        c.name,
+                        c.status.as_str(),
+                        c.doc_count,
+                        c.last_sync_ms.map_or("never".to_owned(), rfc3339),
+                        format!("{}@{}", c.plugin_id, c.plugin_version),
+                        c.last_error.as_deref().unwrap_or("")
+                    );
+                }
+            }
+        }
+        ConnectorCommand::Remove { name } => {
+            let connector = store.remove_connector(&name, now_ms()).await?;
+            match open_index(paths, true) {
+                Ok(index) => {
+                    let syncer = Syncer::new(
+                        store.clone(),
+                        Arc::new(index),
+                        PluginSet::default(),
+                        tokio::runtime::Handle::current(),
+                    );
+                    let id = connector.id.clone();
+                    tokio::task::spawn_blocking(move || syncer.purge(&id)).await??;
+                    println!("Removed connector {:?} and its documents.", connector.name);
+                }
+                Err(IndexError::Busy) => println!(
+                    "Removed connector {:?}; the running server deletes its documents from the index.",
+                    connector.name
+                ),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        ConnectorCommand::Sync { name, wait } => {
+            let connector = store.connector_by_name(&name).await?;
+            if connector.status == ConnectorStatus::Disabled {
+                bail!(
+                    "connector {:?} is disabled; enable it first",
+                    connector.name
+                );
+            }
+            match open_index(paths, true) {
+                Ok(index) => sync_here(paths, store, &connector, index).await?,
+                Err(IndexError::Busy) => {
+                    let asked = now_ms();
+                    store.request_sync(&connector.id, asked).await?;
+                    if wait {
+                        follow(store, &connector, asked).await?;
+                    } else {
+                        println!(
+                            "Sync of {:?} requested; the running server starts it within a second.",
+                            connector.name
+                        );
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Syncs in this process (no server holds the index), showing progress.
+async fn sync_here(
+    paths: &Paths,
+    store: &Store,
+    connector: &Connector,
+    index: quarry_index::SearchIndex,
+) -> anyhow::Result<()> {
+    let plugins = load_plugins(paths)?;
+    let syncer = Syncer::new(
+        store.clone(),
+        Arc::new(index),
+        plugins,
+        tokio::runtime::Handle::current(),
+    );
+    let id = connector.id.clone();
+    let started = Instant::now();
+    let task = tokio::task::spawn_blocking(move || syncer.sync(&id, &AtomicBool::new(false)));
+    let mut shown = Instant::now();
+    while !task.is_finished() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if shown.elapsed() >= Duration::from_secs(1) {
+            if let Some(c) = store.connector(&connector.id).await? {
+                progress_line(&c);
+            }
+            shown = Instant::now();
+        }
+    }
+    let report = task.await??;
+    println!(
+        "Synced {:?} in {:.1} s: {} listed, {} indexed, {} without text, {} removed.",
+        connector.name,
+        started.elapsed().as_secs_f64(),
+        report.listed,
+        report.indexed,
+        report.failed,
+        report.deleted
+    );
+    Ok(())
+}
+
+/// Follows a sync the server runs, until it has finished one that started after `asked`.
+async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Result<()> {
+    let mut shown = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let c = store
+            .connector(&connector.id)
+            .await?
+            .with_context(|| format!("connector {:?} was removed", connector.name))?;
+        let done = c.sync_requested_ms.is_none()
+            && c.status != ConnectorStatus::Syncing
+            && c.last_sync_ms.is_some_and(|t| t >= asked);
+        if done {
+            if let Some(error) = c.last_error.filter(|_| c.status == ConnectorStatus::Error) {
+                bail!("the sync of {:?} failed: {error}", c.name);
+            }
+            println!(
+                "Synced {:?}: {} listed, {} indexed, {} without text; {} documents.",
+                c.name, c.progress.listed, c.progress.indexed, c.progress.failed, c.doc_count
+            );
+            return Ok(());
+        }
+        if shown.elapsed() >= Duration::from_secs(1) {
+            progress_line(&c);
+            shown = Instant::now();
+        }
+    }
+}
+
+fn progress_line(c: &Connector) {
+    eprintln!(
+        "syncing {:?}: {} listed, {} indexed, {} without text",
+        c.name, c.progress.listed, c.progress.indexed, c.progress.failed
+    );
+}

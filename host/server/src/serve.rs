@@ -1,0 +1,90 @@
+//! `quarry serve`: the API, and the sync scheduler that keeps connectors in step.
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use quarry_api::{ApiConfig, AppState, router};
+use quarry_index::IndexError;
+use quarry_sync::{Scheduler, Syncer};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::cli::ServeArgs;
+use crate::setup::{Paths, load_plugins, open_index, open_store};
+
+/// Serves until interrupted (Ctrl-C or SIGTERM), then stops syncs at their next batch boundary,
+/// finishes answering, and writes the audit log.
+pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
+    let store = open_store(paths).await?;
+    let index = match open_index(paths, true) {
+        Ok(index) => Arc::new(index),
+        Err(IndexError::Busy) => bail!(
+            "another `quarry serve` is using {}; stop it first, or pass another --data-dir",
+            paths.data_dir.display()
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    let plugins = load_plugins(paths)?;
+    let syncer = Arc::new(Syncer::new(
+        store.clone(),
+        index.clone(),
+        plugins.clone(),
+        tokio::runtime::Handle::current(),
+    ));
+    let scheduler = Arc::new(Scheduler::new(syncer, args.parallel_syncs));
+    scheduler.start().await?;
+
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    let config = ApiConfig::new(address, args.public_url.as_deref());
+    let state = AppState::new(store.clone(), index, plugins, config.clone());
+    // Scripts and tests read this line to find the service.
+    println!("Quarry is serving {}", config.public_url);
+    println!("data: {}", paths.data_dir.display());
+
+    let (stop, stopped) = watch::channel(false);
+    let scheduler_task = {
+        let scheduler = scheduler.clone();
+        let mut stopped = stopped.clone();
+        tokio::spawn(async move {
+            scheduler
+                .run(async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                })
+                .await;
+        })
+    };
+    axum::serve(listener, router(state.clone()))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("serving")?;
+    tracing::info!("shutting down: stopping syncs");
+    let _ = stop.send(true);
+    scheduler_task.await.context("sync scheduler")?;
+    state.flush().await;
+    store.close().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

@@ -1,0 +1,100 @@
+//! Where things live, and opening them: the data folder (database, index), plugin folders, the
+//! compiled-component cache.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use quarry_index::SearchIndex;
+use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
+use quarry_store::{DB_FILE, Store};
+
+use crate::cli::Cli;
+
+/// The folders Quarry uses.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// Database and index.
+    pub data_dir: PathBuf,
+    /// Folders of plugin folders: the bundled ones, then those installed in the data folder.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Compiled components.
+    pub component_cache: PathBuf,
+}
+
+impl Paths {
+    /// The folders the command line (and environment) name, with the platform's defaults.
+    pub fn new(cli: &Cli) -> anyhow::Result<Paths> {
+        let data_dir = match &cli.data_dir {
+            Some(dir) => dir.clone(),
+            None => dirs::data_dir()
+                .context("no data folder on this platform; pass --data-dir")?
+                .join("quarry"),
+        };
+        let component_cache = match &cli.plugins.component_cache {
+            Some(dir) => dir.clone(),
+            None => dirs::cache_dir()
+                .unwrap_or_else(std::env::temp_dir)
+                .join("quarry/components"),
+        };
+        Ok(Paths {
+            plugin_dirs: vec![cli.plugins.plugins_dir.clone(), data_dir.join("plugins")],
+            data_dir,
+            component_cache,
+        })
+    }
+
+    /// The index folder.
+    pub fn index(&self) -> PathBuf {
+        self.data_dir.join("index")
+    }
+}
+
+/// Opens the store, creating the data folder (readable by this user only) if needed.
+pub async fn open_store(paths: &Paths) -> anyhow::Result<Store> {
+    create_private_dir(&paths.data_dir)?;
+    Ok(Store::open(&paths.data_dir.join(DB_FILE)).await?)
+}
+
+/// Opens the index, for writing when `writable` (then [`quarry_index::IndexError::Busy`] means
+/// a server holds it).
+pub fn open_index(paths: &Paths, writable: bool) -> Result<SearchIndex, quarry_index::IndexError> {
+    SearchIndex::open(&paths.index(), writable)
+}
+
+/// Loads the installed plugins; plugins that fail to load are reported and left out.
+pub fn load_plugins(paths: &Paths) -> anyhow::Result<PluginSet> {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(paths.component_cache.clone()),
+        ..RuntimeConfig::default()
+    })?;
+    let (plugins, failed) = PluginSet::load(&runtime, &paths.plugin_dirs, &Limits::default());
+    for error in failed {
+        tracing::warn!("plugin not loaded: {error}");
+    }
+    if plugins.iter().next().is_none() {
+        tracing::warn!(
+            "no plugins found in {}; run `make plugins` or pass --plugins-dir",
+            paths
+                .plugin_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
+    }
+    Ok(plugins)
+}
+
+fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot restrict {}", dir.display()))?;
+    }
+    Ok(())
+}
