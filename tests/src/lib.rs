@@ -1,8 +1,12 @@
 //! Fixtures shared by Quarry's tests: documents generated in code (so no binary file is ever
-//! committed) and the location of the plugins `make plugins` built.
+//! committed), the location of the plugins `make plugins` built, an HTTP client for raw
+//! requests, and a harness that runs the real `quarry` binary.
 
+pub mod corpus;
 pub mod docx;
+pub mod http;
 pub mod pdf;
+pub mod quarry;
 
 use std::path::PathBuf;
 

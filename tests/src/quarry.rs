@@ -1,0 +1,299 @@
+//! Runs the real `quarry` binary: CLI commands, and `quarry serve` on a free loopback port, each
+//! with its own data folder.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::http::{self, Response};
+
+/// The `quarry` binary cargo built beside the test binaries.
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test binaries live in target/<profile>/deps");
+    let bin = dir.join("quarry");
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it with `cargo build -p quarry-server` (make test does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A Quarry data folder, and the server running on it, if started.
+pub struct Quarry {
+    dir: tempfile::TempDir,
+    data_dir: PathBuf,
+    server: Option<Child>,
+    /// `127.0.0.1:<port>` of the running server.
+    pub addr: String,
+}
+
+/// What a CLI command printed.
+pub struct CliOutput {
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Default for Quarry {
+    fn default() -> Self {
+        Quarry::new()
+    }
+}
+
+impl Quarry {
+    /// A new, empty data folder; no server yet.
+    pub fn new() -> Quarry {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data_dir = dir.path().join("data");
+        Quarry {
+            dir,
+            data_dir,
+            server: None,
+            addr: String::new(),
+        }
+    }
+
+    /// A scratch folder for fixtures, inside this Quarry's temporary folder.
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::create_dir_all(&path).expect("create scratch folder");
+        path
+    }
+
+    /// The data folder.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(binary());
+        command
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .env("QUARRY_PLUGINS_DIR", crate::plugins_dir())
+            .env("QUARRY_COMPONENT_CACHE", crate::component_cache())
+            .env_remove("QUARRY_DATA_DIR")
+            .env_remove("QUARRY_LISTEN")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs a CLI command.
+    pub fn cli(&self, args: &[&str]) -> CliOutput {
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = self.command().args(args).output().expect("quarry runs");
+        CliOutput {
+            ok: status.success(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        }
+    }
+
+    /// Runs a CLI command that must succeed; returns its standard output.
+    pub fn cli_ok(&self, args: &[&str]) -> String {
+        let out = self.cli(args);
+        assert!(
+            out.ok,
+            "quarry {args:?} failed:\n{}\n{}",
+            out.stdout, out.stderr
+        );
+        out.stdout
+    }
+
+    /// Runs a CLI command that must succeed and print JSON.
+    pub fn cli_json(&self, args: &[&str]) -> Value {
+        let out = self.cli_ok(args);
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("quarry {args:?} printed no JSON ({e}): {out}"))
+    }
+
+    /// Adds a folder connector; returns its id.
+    pub fn add_folder(&self, name: &str, path: &Path) -> String {
+        let path = path.to_string_lossy();
+        let out = self.cli_json(&[
+            "connector",
+            "add",
+            "folder",
+            &path,
+            "--name",
+            name,
+            "--json",
+        ]);
+        out["connector_id"]
+            .as_str()
+            .expect("connector_id")
+            .to_owned()
+    }
+
+    /// Creates an integration (`share`: all, none or names); returns its key.
+    pub fn integration(&self, name: &str, share: &str, extra: &[&str]) -> String {
+        let mut args = vec!["integration", "create", name, "--share", share, "--json"];
+        args.extend_from_slice(extra);
+        let out = self.cli_json(&args);
+        out["api_key"].as_str().expect("api_key").to_owned()
+    }
+
+    /// Starts `quarry serve` on a free port and waits until it answers.
+    pub fn start(&mut self) {
+        assert!(self.server.is_none(), "already started");
+        let log = std::fs::File::create(self.dir.path().join("server.log")).expect("log file");
+        let mut child = self
+            .command()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("QUARRY_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("quarry serve starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("Quarry is serving http://") {
+                    let _ = tx.send(url.trim().to_owned());
+                }
+            }
+        });
+        self.server = Some(child);
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(addr) => self.addr = addr,
+            Err(_) => panic!("the server did not start; its log:\n{}", self.log()),
+        }
+    }
+
+    /// Stops the server with SIGTERM and waits for it.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.server.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server did not stop within 30 s of SIGTERM");
+        }
+    }
+
+    /// Kills the server (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.server.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// Sends raw bytes to the server.
+    pub fn raw(&self, request: &[u8]) -> Response {
+        http::send(&self.addr, request).unwrap_or_else(|e| panic!("request failed: {e}"))
+    }
+
+    /// Sends a request with the right Host header, an optional key and an optional JSON body.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> Response {
+        self.request_with(method, path, key, body, &[])
+    }
+
+    /// Like [`Quarry::request`], with extra headers.
+    pub fn request_with(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Response {
+        let auth = key.map(|k| format!("Bearer {k}"));
+        let mut all: Vec<(&str, &str)> = headers.to_vec();
+        if let Some(auth) = &auth {
+            all.push(("Authorization", auth));
+        }
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        if !body.is_empty() {
+            all.push(("Content-Type", "application/json"));
+        }
+        self.raw(&http::build(
+            method,
+            path,
+            &self.addr,
+            &all,
+            body.as_bytes(),
+        ))
+    }
+
+    /// `POST /api/v1/search` with `body`.
+    pub fn search(&self, key: &str, body: Value) -> Response {
+        self.request("POST", "/api/v1/search", Some(key), Some(&body))
+    }
+
+    /// The connectors as `quarry connector list --json` shows them.
+    pub fn connectors(&self) -> Vec<Value> {
+        match self.cli_json(&["connector", "list", "--json"]) {
+            Value::Array(list) => list,
+            other => panic!("not a list: {other}"),
+        }
+    }
+
+    /// Waits until every connector has finished a sync and is idle.
+    pub fn wait_synced(&self) {
+        self.wait_for("every connector synced", |connectors| {
+            connectors
+                .iter()
+                .all(|c| c["status"] == "idle" && !c["last_sync_time"].is_null())
+        });
+    }
+
+    /// Waits (up to 60 s) until `done` holds for the connector list.
+    pub fn wait_for(&self, what: &str, done: impl Fn(&[Value]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let connectors = self.connectors();
+            if done(&connectors) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {connectors:?}\nserver log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Quarry {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
