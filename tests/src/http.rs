@@ -81,6 +81,28 @@ pub fn send(addr: &str, request: &[u8]) -> io::Result<Response> {
     parse(&raw)
 }
 
+/// Sends bytes that may not be HTTP at all, then closes the sending side, as a client that has
+/// nothing more to say; reads whatever comes back (waiting at most 10 s).
+pub fn send_and_close(addr: &str, request: &[u8]) -> io::Result<Response> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let _ = stream.write_all(request);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut raw = Vec::new();
+    match stream.read_to_end(&mut raw) {
+        Ok(_) => {}
+        Err(e) if !raw.is_empty() && e.kind() == io::ErrorKind::ConnectionReset => {}
+        Err(e) => return Err(e),
+    }
+    if raw.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "closed without an answer",
+        ));
+    }
+    parse(&raw)
+}
+
 /// Parses a whole response (fixed length or chunked body).
 pub fn parse(raw: &[u8]) -> io::Result<Response> {
     let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());

@@ -1,0 +1,219 @@
+//! The `quarry` command line: the forms scripts rely on, with and without a running server, and
+//! a running server picking up what the CLI changes.
+
+use std::time::{Duration, Instant};
+
+use quarry_tests::corpus;
+use quarry_tests::quarry::Quarry;
+use serde_json::{Value, json};
+
+fn names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .expect("a list")
+        .iter()
+        .map(|v| v["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn every_command_works_without_a_server() {
+    let q = Quarry::new();
+    let notes = q.scratch("notes");
+    corpus::write(&notes, &corpus::notes());
+
+    let added = q.cli_json(&[
+        "connector",
+        "add",
+        "folder",
+        &notes.to_string_lossy(),
+        "--name",
+        "Notes",
+        "--json",
+    ]);
+    assert!(
+        added["connector_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("cn_")),
+        "{added}"
+    );
+    assert_eq!(added["name"], "Notes");
+    let dup = q.cli(&[
+        "connector",
+        "add",
+        "folder",
+        &notes.to_string_lossy(),
+        "--name",
+        "NOTES",
+    ]);
+    assert!(
+        !dup.ok && dup.stderr.contains("already exists"),
+        "{}",
+        dup.stderr
+    );
+    let missing = q.cli(&[
+        "connector",
+        "add",
+        "folder",
+        "/no/such/folder",
+        "--name",
+        "Ghost",
+    ]);
+    assert!(
+        !missing.ok && missing.stderr.contains("/no/such/folder"),
+        "{}",
+        missing.stderr
+    );
+
+    let synced = q.cli_ok(&["connector", "sync", "Notes", "--wait"]);
+    assert!(synced.contains("6 listed, 6 indexed"), "{synced}");
+    let list = q.cli_json(&["connector", "list", "--json"]);
+    assert_eq!(list[0]["doc_count"], 6);
+    assert_eq!(list[0]["status"], "idle");
+
+    let created = q.cli_json(&[
+        "integration",
+        "create",
+        "Claude",
+        "--share",
+        "all",
+        "--json",
+    ]);
+    let keys: Vec<&str> = created
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["integration_id", "name", "api_key"]);
+    assert!(
+        created["api_key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("qry_"))
+    );
+    let human = q.cli_ok(&[
+        "integration",
+        "create",
+        "Script",
+        "--share",
+        "notes",
+        "--quota",
+        "500",
+    ]);
+    assert!(
+        human.contains("qry_") && human.contains("shown only now"),
+        "{human}"
+    );
+    let unknown = q.cli(&["integration", "create", "Bad", "--share", "Nope"]);
+    assert!(
+        !unknown.ok && unknown.stderr.contains("known: Notes"),
+        "{}",
+        unknown.stderr
+    );
+    let bad_quota = q.cli(&[
+        "integration",
+        "create",
+        "Bad",
+        "--share",
+        "all",
+        "--quota",
+        "lots",
+    ]);
+    assert!(
+        !bad_quota.ok && bad_quota.stderr.contains("whole number or unlimited"),
+        "{}",
+        bad_quota.stderr
+    );
+
+    let integrations = q.cli_json(&["integration", "list", "--json"]);
+    assert_eq!(names(&integrations), ["Claude", "Script"]);
+    assert_eq!(integrations[1]["sharing"], json!(["Notes"]));
+    assert_eq!(integrations[1]["monthly_quota"], 500);
+    assert!(
+        !q.cli_ok(&["integration", "list"]).contains("qry_"),
+        "keys are never listed"
+    );
+
+    let rotated = q.cli_json(&["integration", "rotate", "claude", "--json"]);
+    assert_ne!(rotated["api_key"], created["api_key"]);
+    q.cli_ok(&["integration", "share", "Claude", "none"]);
+    q.cli_ok(&["integration", "quota", "Claude", "unlimited"]);
+    let claude = &q.cli_json(&["integration", "list", "--json"])[0];
+    assert_eq!(
+        (claude["sharing"].clone(), claude["monthly_quota"].clone()),
+        (json!("none"), json!("unlimited"))
+    );
+    assert!(
+        q.cli_ok(&["integration", "revoke", "Claude"])
+            .contains("Revoked 1 key")
+    );
+    assert_eq!(
+        q.cli_json(&["integration", "list", "--json"])[0]["active_keys"],
+        0
+    );
+
+    let found = q.cli_json(&["search", "revenue costs", "--json", "--limit", "3"]);
+    assert_eq!(found["results"].as_array().map(Vec::len), Some(3));
+    assert_eq!(found["total"], 4);
+    assert!(q.cli_ok(&["search", "crème"]).contains("café menu.txt"));
+
+    assert!(
+        q.cli_ok(&["connector", "remove", "notes"])
+            .contains("and its documents")
+    );
+    assert_eq!(q.cli_json(&["search", "revenue", "--json"])["total"], 0);
+    assert_eq!(q.cli_json(&["connector", "list", "--json"]), json!([]));
+}
+
+#[test]
+fn a_running_server_picks_up_cli_changes_within_two_seconds() {
+    let mut q = Quarry::new();
+    let notes = q.scratch("notes");
+    corpus::write(&notes, &corpus::notes());
+    q.start();
+    let key = q.integration("Agent", "all", &[]);
+    let search = |query: &str| q.search(&key, json!({"query": query, "limit": 100}));
+
+    // A connector added while the server runs is synced at once.
+    let started = Instant::now();
+    q.add_folder("Notes", &notes);
+    q.wait_for("the new connector synced", |c| {
+        c.first()
+            .is_some_and(|c| c["doc_count"] == 6 && c["status"] == "idle")
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(search("revenue").json()["total"], 4);
+
+    // `connector sync --wait` asks the server and waits for it.
+    std::fs::write(notes.join("new.txt"), "a brand new zebra note").expect("write");
+    let out = q.cli_ok(&["connector", "sync", "Notes", "--wait"]);
+    assert!(out.contains("7 documents"), "{out}");
+    assert_eq!(search("zebra").json()["total"], 1);
+    // The CLI reads the index while the server writes it.
+    assert_eq!(q.cli_json(&["search", "zebra", "--json"])["total"], 1);
+
+    // A revoked key stops working on its next request; a rotated one works at once.
+    let rotated = q.cli_json(&["integration", "rotate", "Agent", "--json"]);
+    assert_eq!(search("zebra").status, 401);
+    let new_key = rotated["api_key"].as_str().expect("key").to_owned();
+    assert_eq!(q.search(&new_key, json!({"query": "zebra"})).status, 200);
+
+    // A removed connector disappears from search at once and is purged from the index.
+    q.cli_ok(&["connector", "remove", "Notes"]);
+    assert_eq!(
+        q.search(&new_key, json!({"query": "zebra"})).json()["total"],
+        0
+    );
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let listed = q.cli_json(&["search", "zebra", "--json"]);
+        if listed["total"] == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "purged within 2 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
