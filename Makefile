@@ -15,8 +15,6 @@ export QUARRY_TEST_PLUGINS_DIR ?= $(CURDIR)/target/test-plugins
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 
-SETUP_STAMP := $(CACHE)/setup.stamp
-
 .PHONY: help setup plugins build test lint fmt run bench clean
 
 help:
@@ -26,16 +24,11 @@ help:
 	@echo "make bench  benchmarks"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools)"
 
-# `setup` always checks; other targets run it once per change of the script.
+# Installs only what is missing; about a second when nothing is.
 setup:
 	@scripts/setup.sh
-	@mkdir -p $(CACHE) && touch $(SETUP_STAMP)
 
-$(SETUP_STAMP): scripts/setup.sh
-	@scripts/setup.sh
-	@mkdir -p $(CACHE) && touch $@
-
-plugins: $(SETUP_STAMP)
+plugins: setup
 	@OUT=$(PLUGINS_OUT) scripts/build-plugins.sh
 
 build: plugins
@@ -45,7 +38,7 @@ test: build
 	cargo test --workspace --locked
 	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --lib
 
-lint: $(SETUP_STAMP)
+lint: setup
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cd plugins && cargo fmt --all -- --check
@@ -57,10 +50,13 @@ fmt:
 
 run: plugins
 	cargo build --locked -p quarry-server
-	$(CARGO_TARGET_DIR)/debug/quarry scan docs
+	@scripts/run.sh
 
+# Release builds; each benchmark prints its figures beside a baseline measured in the same run.
 bench: plugins
+	cargo build --locked --release -p quarry-server
 	cargo bench --locked -p quarry-runtime --bench folder
+	cargo bench --locked -p quarry-tests --bench search
 
 clean:
 	rm -rf target $(CARGO_TARGET_DIR) $(WASM_TARGET_DIR) $(QUARRY_COMPONENT_CACHE)
