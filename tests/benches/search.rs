@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId};
-use quarry_index::{DocInfo, Filters, IndexDoc, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch};
+use quarry_index::{
+    DocInfo, Filters, IndexDoc, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
+};
 use quarry_store::{NewConnector, Store};
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
@@ -37,7 +39,10 @@ impl Rng {
 }
 
 fn vocabulary(n: usize) -> Vec<String> {
-    let syllables = ["ka", "lo", "mi", "ra", "ten", "vo", "su", "pe", "dor", "ix", "an", "qu", "zel", "bo", "fi", "nu"];
+    let syllables = [
+        "ka", "lo", "mi", "ra", "ten", "vo", "su", "pe", "dor", "ix", "an", "qu", "zel", "bo",
+        "fi", "nu",
+    ];
     (0..n)
         .map(|i| {
             let mut word = String::new();
@@ -70,8 +75,12 @@ fn main() {
             let upserts = chunk
                 .iter()
                 .map(|&i| {
-                    let title: Vec<&str> = (0..4).map(|_| words[rng.zipf(words.len())].as_str()).collect();
-                    let body: Vec<&str> = (0..150).map(|_| words[rng.zipf(words.len())].as_str()).collect();
+                    let title: Vec<&str> = (0..4)
+                        .map(|_| words[rng.zipf(words.len())].as_str())
+                        .collect();
+                    let body: Vec<&str> = (0..150)
+                        .map(|_| words[rng.zipf(words.len())].as_str())
+                        .collect();
                     let ext = exts[i % exts.len()];
                     IndexDoc {
                         info: DocInfo {
@@ -142,14 +151,23 @@ fn main() {
     let http_single = measure_http(1, rounds, &queries, &http);
     let http_loaded = measure_http(clients, rounds, &queries, &http);
 
-    println!("{:<40} {:>9} {:>9} {:>10}", "path", "p50 ms", "p99 ms", "req/s");
+    println!(
+        "{:<40} {:>9} {:>9} {:>10}",
+        "path", "p50 ms", "p99 ms", "req/s"
+    );
     for (name, m) in [
         ("direct on the index, 1 client", &direct_single),
         ("HTTP API, 1 client", &http_single),
-        (&*format!("direct on the index, {clients} clients"), &direct_loaded),
+        (
+            &*format!("direct on the index, {clients} clients"),
+            &direct_loaded,
+        ),
         (&*format!("HTTP API, {clients} clients"), &http_loaded),
     ] {
-        println!("{name:<40} {:>9.2} {:>9.2} {:>10.0}", m.p50_ms, m.p99_ms, m.per_second);
+        println!(
+            "{name:<40} {:>9.2} {:>9.2} {:>10.0}",
+            m.p50_ms, m.p99_ms, m.per_second
+        );
     }
     println!(
         "ratio HTTP / direct: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x (1 client); p50 {:.2}x, throughput {:.2}x ({clients} clients)",
@@ -162,7 +180,10 @@ fn main() {
 }
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A store with one connector whose plugin is not installed (its sync fails at once and leaves
@@ -171,14 +192,19 @@ fn prepare(q: &Quarry, folder: &std::path::Path) -> String {
     let runtime = tokio::runtime::Runtime::new().expect("tokio");
     runtime.block_on(async {
         std::fs::create_dir_all(q.data_dir()).expect("data dir");
-        let store = Store::open(&q.data_dir().join("quarry.db")).await.expect("store");
+        let store = Store::open(&q.data_dir().join("quarry.db"))
+            .await
+            .expect("store");
         let connector = store
             .add_connector(
                 &NewConnector {
                     name: "Generated".into(),
                     plugin_id: "generated".into(),
                     plugin_version: "0".into(),
-                    config: BTreeMap::from([("folder".into(), folder.to_string_lossy().into_owned())]),
+                    config: BTreeMap::from([(
+                        "folder".into(),
+                        folder.to_string_lossy().into_owned(),
+                    )]),
                     grant_dirs: BTreeMap::new(),
                 },
                 quarry_store::now_ms(),
@@ -196,8 +222,11 @@ fn queries(words: &[String]) -> Vec<Value> {
     (0..200)
         .map(|i| {
             let n = 1 + i % 3;
-            let picked: Vec<&str> = (0..n).map(|_| words[rng.zipf(words.len() / 4)].as_str()).collect();
-            let mut body = json!({"query": picked.join(" "), "limit": 10, "semantic_search": false});
+            let picked: Vec<&str> = (0..n)
+                .map(|_| words[rng.zipf(words.len() / 4)].as_str())
+                .collect();
+            let mut body =
+                json!({"query": picked.join(" "), "limit": 10, "semantic_search": false});
             match i % 10 {
                 7 => body["query"] = json!(format!("\"{} {}\"", picked[0], words[rng.zipf(50)])),
                 8 => body["file_extensions_filter"] = json!(["pdf", "md"]),
@@ -217,13 +246,21 @@ fn to_request(body: &Value, connector: &ConnectorId) -> SearchRequest {
         query: body["query"].as_str().unwrap_or_default().to_owned(),
         filters: Filters {
             connectors: vec![connector.clone()],
-            updated_from_ms: body["update_time_filter"]["from"].as_str().map(|_| START_MS + 151 * DAY_MS),
+            updated_from_ms: body["update_time_filter"]["from"]
+                .as_str()
+                .map(|_| START_MS + 151 * DAY_MS),
             updated_to_ms: None,
             extensions: body["file_extensions_filter"].as_array().map(|a| {
-                a.iter().filter_map(|e| e.as_str().map(str::to_owned)).collect()
+                a.iter()
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect()
             }),
         },
-        sort_by: if body["sort_by"] == "update_time" { SortBy::UpdateTime } else { SortBy::Relevance },
+        sort_by: if body["sort_by"] == "update_time" {
+            SortBy::UpdateTime
+        } else {
+            SortBy::Relevance
+        },
         order: SortOrder::Descending,
         offset: 0,
         limit: 10,
@@ -270,7 +307,10 @@ fn measure(
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("joins")).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("joins"))
+            .collect()
     });
     summarize(latencies, started.elapsed())
 }
@@ -299,7 +339,10 @@ fn measure_http(
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("joins")).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("joins"))
+            .collect()
     });
     summarize(latencies, started.elapsed())
 }
@@ -322,10 +365,17 @@ impl Client {
             s.set_nodelay(true).expect("nodelay");
             BufReader::new(s)
         });
-        stream.get_mut().write_all(request.as_bytes()).expect("send");
+        stream
+            .get_mut()
+            .write_all(request.as_bytes())
+            .expect("send");
         let mut status_line = String::new();
         stream.read_line(&mut status_line).expect("status");
-        let status: u16 = status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status code");
+        let status: u16 = status_line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("status code");
         let mut length = 0usize;
         loop {
             let mut line = String::new();
