@@ -60,7 +60,7 @@ impl Fields {
             path: builder.add_text_field("path", words.clone()),
             body: builder.add_text_field("body", words),
             ext: builder.add_text_field("ext", STRING | FAST | STORED),
-            mime: builder.add_text_field("mime", STORED),
+            mime: builder.add_text_field("mime", STRING | FAST | STORED),
             url: builder.add_text_field("url", STORED),
             size: builder.add_u64_field("size", FAST | STORED),
             updated: builder.add_i64_field("updated", INDEXED | FAST | STORED),
