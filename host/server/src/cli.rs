@@ -49,6 +49,8 @@ pub enum Command {
     Connector(ConnectorCommand),
     /// Search from the terminal (keyword search over every connector).
     Search(SearchArgs),
+    /// Show which integration read what, when, and how much (newest first).
+    Activity(ActivityArgs),
 }
 
 /// Arguments of `quarry serve`.
@@ -175,6 +177,26 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
     /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `quarry activity`.
+#[derive(Debug, Args)]
+pub struct ActivityArgs {
+    /// Only this integration.
+    #[arg(long)]
+    pub integration: Option<String>,
+    /// Only this connector.
+    #[arg(long)]
+    pub connector: Option<String>,
+    /// Only requests at or after this date (2026-11-01) or RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Entries to show at most.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -1,6 +1,7 @@
 //! `quarry`: Quarry's command line. Serves the API, and manages integrations and connectors
 //! whether or not a server is running (they share the data folder).
 
+mod activity;
 mod cli;
 mod connector;
 mod integration;
@@ -61,6 +62,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Search(args) => {
             let store = open_store(&paths).await?;
             search::run(&paths, &store, &args).await
+        }
+        Command::Activity(args) => {
+            let store = open_store(&paths).await?;
+            activity::run(&store, &args).await
         }
     }
 }
