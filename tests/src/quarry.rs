@@ -150,12 +150,18 @@ impl Quarry {
 
     /// Starts `quarry serve` on a free port and waits until it answers.
     pub fn start(&mut self) {
+        self.start_with_env(&[]);
+    }
+
+    /// Like [`Quarry::start`], with extra environment variables for the server.
+    pub fn start_with_env(&mut self, env: &[(&str, &str)]) {
         assert!(self.server.is_none(), "already started");
         let log = std::fs::File::create(self.dir.path().join("server.log")).expect("log file");
         let mut child = self
             .command()
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("QUARRY_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()

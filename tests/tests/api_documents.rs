@@ -306,3 +306,85 @@ fn connectors_show_their_status_and_counts() {
         w.q.request("GET", "/api/v1/connectors?x=1", Some(&w.key), None);
     assert_eq!(with_query.status, 400);
 }
+
+#[test]
+fn an_internal_error_is_answered_generically_and_logged_in_full() {
+    let mut w = world();
+    let report = w.id("revenue", "report.pdf");
+    // Restart without any plugin: the folder connector's files cannot be read any more.
+    w.q.stop();
+    let empty = w.q.scratch("no-plugins");
+    w.q.start_with_env(&[("QUARRY_PLUGINS_DIR", &empty.to_string_lossy())]);
+    let response = w.file(&report, &[]);
+    assert_eq!(response.status, 500);
+    let body = response.json();
+    assert_eq!(body["error"]["code"], "INTERNAL_ERROR");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        !message.contains("plugin") && !message.contains("folder"),
+        "{message}"
+    );
+    assert!(body["error"].get("details").is_none());
+    let id = response.header("x-request-id").expect("id").to_owned();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let log = w.q.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("is not installed"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("\"folder\""), "{line}");
+    assert!(log.contains(&id), "the request's id is in the log");
+    // The stored text still serves: no plugin is needed for it.
+    assert_eq!(w.doc(&report, "").0, 200);
+}
+
+#[test]
+fn the_audit_log_records_who_read_what() {
+    let w = world();
+    let report = w.id("revenue", "report.pdf");
+    let file = w.file(&report, &[("Range", "bytes=0-99")]);
+    assert_eq!(file.status, 206);
+    let (status, _) = w.doc(&report, "?max_chars=5");
+    assert_eq!(status, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let entries = loop {
+        let entries =
+            w.q.cli_json(&["activity", "--integration", "Reader", "--json"]);
+        if entries.as_array().map_or(0, Vec::len) >= 3 {
+            break entries;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "audit entries written: {entries}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let newest = &entries[0];
+    assert_eq!(newest["integration"], "Reader");
+    assert_eq!(
+        newest["endpoint"],
+        "GET /api/v1/connectors/{connector_id}/docs/{doc_id}"
+    );
+    assert_eq!(newest["connector"], "Notes");
+    assert_eq!(newest["doc_id"], report.as_str());
+    assert_eq!(newest["status"], 200);
+    assert!(newest["bytes"].as_u64().unwrap_or(0) > 0);
+    let download = &entries[1];
+    assert_eq!(
+        download["endpoint"],
+        "GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file"
+    );
+    assert_eq!(
+        (download["status"].clone(), download["bytes"].clone()),
+        (json!(206), json!(100))
+    );
+    assert_eq!(entries[2]["endpoint"], "POST /api/v1/search");
+    let by_connector =
+        w.q.cli_json(&["activity", "--connector", "notes", "--json"]);
+    assert_eq!(
+        by_connector.as_array().map(Vec::len),
+        Some(2),
+        "searches name no connector"
+    );
+    assert!(w.q.cli_ok(&["activity"]).contains("Reader"));
+}
