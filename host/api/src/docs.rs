@@ -15,9 +15,9 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::frame::{RequestId, json};
 use crate::guard::{Read, guarded};
-use crate::input::{Problems, param_integer, query_params};
-use crate::{AppState, PathIds};
-use quarry_core::times::rfc3339;
+use crate::input::param_integer;
+use crate::shape::doc_fields;
+use crate::{AppState, PathIds, known_connector};
 
 /// Largest value of `page_start`, `page_end` and `max_chars` accepted.
 const MAX_PARAM: u64 = 1 << 31;
@@ -39,27 +39,24 @@ pub(crate) async fn get(
         endpoint,
         connector.as_deref(),
         |_, state| async move {
-            let params = query_params(query.as_deref(), &["page_start", "page_end", "max_chars"])?;
-            let mut problems = Problems::default();
-            let page_start = param_integer(&params, "page_start", 1, MAX_PARAM, &mut problems);
-            let page_end = param_integer(&params, "page_end", 1, MAX_PARAM, &mut problems);
-            let max_chars = param_integer(&params, "max_chars", 1, MAX_PARAM, &mut problems);
-            if let (Some(a), Some(b)) = (page_start, page_end)
-                && a > b
-            {
-                problems.add(
-                    "page_end",
-                    "must not be before page_start",
-                    format!("page_end ({b}) must not be before page_start ({a})"),
-                );
-            }
-            let parsed = ids.parse(&mut problems);
-            problems.finish()?;
-            let (connector_id, doc_id) = parsed.ok_or_else(PathIds::unchecked)?;
-            let read = Read {
-                connector_id: Some(connector_id.to_string()),
-                doc_id: Some(doc_id.to_string()),
-            };
+            let allowed = ["page_start", "page_end", "max_chars"];
+            let (connector_id, doc_id, (page_start, page_end, max_chars)) =
+                ids.check(query.as_deref(), &allowed, |params, problems| {
+                    let page_start = param_integer(params, "page_start", 1, MAX_PARAM, problems);
+                    let page_end = param_integer(params, "page_end", 1, MAX_PARAM, problems);
+                    let max_chars = param_integer(params, "max_chars", 1, MAX_PARAM, problems);
+                    if let (Some(a), Some(b)) = (page_start, page_end)
+                        && a > b
+                    {
+                        problems.add(
+                            "page_end",
+                            "must not be before page_start",
+                            format!("page_end ({b}) must not be before page_start ({a})"),
+                        );
+                    }
+                    (page_start, page_end, max_chars)
+                })?;
+            let read = Read::document(&connector_id, &doc_id);
             let doc = find(&state, &connector_id, &doc_id).await?;
             let body = render(&doc, page_start, page_end, max_chars)?;
             Ok((json(StatusCode::OK, &body), read))
@@ -74,17 +71,7 @@ async fn find(
     connector: &ConnectorId,
     doc: &DocId,
 ) -> Result<IndexDoc, ApiError> {
-    let known = state
-        .store
-        .connector(connector)
-        .await
-        .map_err(|e| ApiError::internal("reading a connector", &e))?;
-    if known.is_none() {
-        return Err(ApiError::new(
-            ErrorKind::NotFound,
-            format!("no connector with id {connector}; GET /api/v1/connectors lists them"),
-        ));
-    }
+    known_connector(state, connector).await?;
     let index = state.index.clone();
     let (c, d) = (connector.clone(), doc.clone());
     tokio::task::spawn_blocking(move || index.document(&c, &d))
@@ -130,27 +117,22 @@ fn render(
         ),
         _ => (selected, false),
     };
-    let info = &doc.info;
     let metadata: BTreeMap<&str, &str> = doc
         .metadata
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    Ok(json!({
-        "connector_id": info.connector.as_str(),
-        "doc_id": info.doc_id.as_str(),
-        "title": info.title,
-        "path": info.path,
-        "url": info.url,
-        "mime_type": info.mime_type,
-        "size_bytes": info.size_bytes,
-        "update_time": rfc3339(info.update_time_ms),
-        "content": content,
-        "metadata": metadata,
-        "page_count": page_count,
-        "page_start": first,
-        "page_end": last,
-        "total_chars": total_chars,
-        "truncated": truncated,
-    }))
+    let mut fields = doc_fields(&doc.info, None);
+    for (name, value) in [
+        ("content", json!(content)),
+        ("metadata", json!(metadata)),
+        ("page_count", json!(page_count)),
+        ("page_start", json!(first)),
+        ("page_end", json!(last)),
+        ("total_chars", json!(total_chars)),
+        ("truncated", json!(truncated)),
+    ] {
+        fields.insert(name.into(), value);
+    }
+    Ok(serde_json::Value::Object(fields))
 }

@@ -2,7 +2,6 @@
 //! the plugin chunk by chunk (never held whole), with `Range` (one range; `206`), `ETag` and
 //! `If-None-Match` (`304`), `Last-Modified` and `Content-Disposition`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Extension;
@@ -21,9 +20,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use crate::error::ApiError;
 use crate::frame::RequestId;
 use crate::guard::{Read, guarded};
-use crate::input::{Problems, query_params};
 use crate::times::http_date;
-use crate::{AppState, PathIds};
+use crate::{AppState, PathIds, known_connector};
 
 /// Bytes asked of the plugin per call.
 const CHUNK_BYTES: u32 = 256 << 10;
@@ -62,15 +60,8 @@ pub(crate) async fn get(
         endpoint,
         connector.as_deref(),
         |_, state| async move {
-            query_params(query.as_deref(), &[])?;
-            let mut problems = Problems::default();
-            let parsed = ids.parse(&mut problems);
-            problems.finish()?;
-            let (connector_id, doc_id) = parsed.ok_or_else(PathIds::unchecked)?;
-            let read = Read {
-                connector_id: Some(connector_id.to_string()),
-                doc_id: Some(doc_id.to_string()),
-            };
+            let (connector_id, doc_id, ()) = ids.check(query.as_deref(), &[], |_, _| ())?;
+            let read = Read::document(&connector_id, &doc_id);
             let response = download(&state, &headers, &connector_id, &doc_id).await?;
             Ok((response, read))
         },
@@ -84,23 +75,12 @@ async fn download(
     connector_id: &ConnectorId,
     doc_id: &DocId,
 ) -> Result<Response, ApiError> {
-    let store_error = |e: quarry_store::StoreError| ApiError::internal("reading the catalog", &e);
-    let connector = state
-        .store
-        .connector(connector_id)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::NotFound,
-                format!("no connector with id {connector_id}; GET /api/v1/connectors lists them"),
-            )
-        })?;
+    let connector = known_connector(state, connector_id).await?;
     let doc = state
         .store
         .catalog_doc(connector_id, doc_id)
         .await
-        .map_err(store_error)?
+        .map_err(|e| ApiError::internal("reading the catalog", &e))?
         .ok_or_else(|| {
             ApiError::new(
                 ErrorKind::NotFound,
@@ -165,7 +145,7 @@ async fn download(
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_str(&doc.mime_type)
+        HeaderValue::from_str(&doc.meta.mime_type)
             .unwrap_or(HeaderValue::from_static("application/octet-stream")),
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
@@ -176,7 +156,7 @@ async fn download(
     h.insert(header::ETAG, etag);
     h.insert(
         header::LAST_MODIFIED,
-        header_value(&http_date(doc.update_time_ms)),
+        header_value(&http_date(doc.meta.update_time_ms)),
     );
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     h.insert(
@@ -235,13 +215,7 @@ fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiE
             &format!("plugin {:?} is not installed", connector.plugin_id),
         )
     })?;
-    let grant = Grant {
-        directories: connector
-            .grant_dirs
-            .iter()
-            .map(|(k, v)| (k.clone(), PathBuf::from(v)))
-            .collect(),
-    };
+    let grant = Grant::from_dirs(&connector.grant_dirs);
     plugin
         .session(&connector.config, &grant, None)
         .map_err(|e| ApiError::internal("opening a plugin session", &e))
@@ -279,11 +253,12 @@ fn if_none_match(headers: &HeaderMap, etag: &HeaderValue) -> bool {
 /// `attachment; filename*=UTF-8''<name>` with the file's name percent-encoded.
 fn disposition(doc: &CatalogDoc) -> String {
     let name = doc
+        .meta
         .path
         .as_deref()
         .and_then(|p| p.rsplit('/').next())
         .filter(|n| !n.is_empty())
-        .unwrap_or(&doc.title);
+        .unwrap_or(&doc.meta.title);
     format!(
         "attachment; filename*=UTF-8''{}",
         utf8_percent_encode(name, ATTR_CHAR)

@@ -32,6 +32,16 @@ pub(crate) struct Read {
     pub doc_id: Option<String>,
 }
 
+impl Read {
+    /// A read of one document.
+    pub(crate) fn document(connector: &ConnectorId, doc: &quarry_core::DocId) -> Read {
+        Read {
+            connector_id: Some(connector.to_string()),
+            doc_id: Some(doc.to_string()),
+        }
+    }
+}
+
 /// Answers a request: authenticates and counts it, checks sharing (for `connector`, when the
 /// route names one) and quota, then runs `handler`. The answer carries the quota headers.
 pub(crate) async fn guarded<F, Fut>(

@@ -15,8 +15,10 @@ mod guard;
 mod input;
 mod openapi;
 mod search;
+mod shape;
 mod times;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -169,6 +171,24 @@ pub(crate) async fn visible_connectors(
     Ok(all.into_iter().filter(|c| sharing.allows(&c.id)).collect())
 }
 
+/// The connector with this id, or 404 when it does not exist (or was removed).
+pub(crate) async fn known_connector(
+    state: &AppState,
+    id: &ConnectorId,
+) -> Result<Connector, ApiError> {
+    state
+        .store
+        .connector(id)
+        .await
+        .map_err(|e| ApiError::internal("reading a connector", &e))?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("no connector with id {id}; GET /api/v1/connectors lists them"),
+            )
+        })
+}
+
 /// The ids in a document route's path, checked in the validation step.
 pub(crate) struct PathIds {
     /// The connector id as sent (empty when the path could not be decoded).
@@ -192,8 +212,17 @@ impl From<Result<Path<(String, String)>, PathRejection>> for PathIds {
 }
 
 impl PathIds {
-    /// Both ids, or the problems with them.
-    pub(crate) fn parse(&self, problems: &mut Problems) -> Option<(ConnectorId, DocId)> {
+    /// The validation step of a document route: the query string (only `allowed` parameters),
+    /// `extra` checks on them, and both ids. Every problem is reported together.
+    pub(crate) fn check<T>(
+        &self,
+        query: Option<&str>,
+        allowed: &[&str],
+        extra: impl FnOnce(&BTreeMap<String, String>, &mut Problems) -> T,
+    ) -> Result<(ConnectorId, DocId, T), ApiError> {
+        let params = input::query_params(query, allowed)?;
+        let mut problems = Problems::default();
+        let checked = extra(&params, &mut problems);
         let issue = "must be 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'";
         let connector = match self.connector.as_deref().map(ConnectorId::parse) {
             Some(Ok(id)) => Some(id),
@@ -213,11 +242,13 @@ impl PathIds {
                 None
             }
         };
-        connector.zip(doc)
-    }
-
-    /// The error for ids used without being checked (a bug, never a client's fault).
-    pub(crate) fn unchecked() -> ApiError {
-        ApiError::internal("path ids", &"used before validation")
+        problems.finish()?;
+        match (connector, doc) {
+            (Some(connector), Some(doc)) => Ok((connector, doc, checked)),
+            _ => Err(ApiError::internal(
+                "path ids",
+                &"checked without problems, yet missing",
+            )),
+        }
     }
 }

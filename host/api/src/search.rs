@@ -16,8 +16,9 @@ use crate::error::ApiError;
 use crate::frame::{RequestId, json};
 use crate::guard::{Read, guarded};
 use crate::input::{Fields, json_object};
+use crate::shape::doc_fields;
 use crate::{AppState, visible_connectors};
-use quarry_core::times::{parse_instant, rfc3339};
+use quarry_core::times::parse_instant;
 
 /// The fields a search request may have.
 const FIELDS: [&str; 9] = [
@@ -286,24 +287,22 @@ pub fn hits_json(hits: Vec<Hit>, connectors: &[Connector]) -> Vec<Value> {
     };
     hits.into_iter()
         .map(|hit| {
-            let info = hit.info;
-            json!({
-                "connector_id": info.connector.as_str(),
-                "connector_name": name_of(&info.connector),
-                "doc_id": info.doc_id.as_str(),
-                "title": info.title,
-                "path": info.path,
-                "url": info.url,
-                "mime_type": info.mime_type,
-                "size_bytes": info.size_bytes,
-                "update_time": rfc3339(info.update_time_ms),
-                // Four decimals, without f32 noise.
-                "score": (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
-                "snippet": hit.snippet.text,
-                "highlights": hit.snippet.highlights.iter()
-                    .map(|(start, end)| json!({ "start": start, "end": end }))
-                    .collect::<Vec<_>>(),
-            })
+            let name = name_of(&hit.info.connector);
+            let mut fields = doc_fields(&hit.info, Some(&name));
+            // Four decimals, without f32 noise.
+            fields.insert(
+                "score".into(),
+                json!((f64::from(hit.score) * 10_000.0).round() / 10_000.0),
+            );
+            fields.insert("snippet".into(), json!(hit.snippet.text));
+            let highlights: Vec<Value> = hit
+                .snippet
+                .highlights
+                .iter()
+                .map(|(start, end)| json!({ "start": start, "end": end }))
+                .collect();
+            fields.insert("highlights".into(), json!(highlights));
+            Value::Object(fields)
         })
         .collect()
 }

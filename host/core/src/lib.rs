@@ -12,4 +12,6 @@ pub mod times;
 pub use api_error::{ApiCode, ErrorKind};
 pub use error::CoreError;
 pub use ids::{ConnectorId, DocId, MAX_ID_LEN, is_valid_id};
-pub use source::{Coverage, ExtractedText, FileChunk, SourceBatch, SourceDoc, split_pages};
+pub use source::{
+    Coverage, DocMeta, ExtractedText, FileChunk, SourceBatch, SourceDoc, extension_of, split_pages,
+};

@@ -2,13 +2,10 @@
 
 use crate::DocId;
 
-/// A document as a connector lists it (WIT `doc-meta`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceDoc {
-    /// Stable id within the connector.
-    pub id: DocId,
-    /// Connector-private address, passed back on fetches.
-    pub locator: String,
+/// What describes a document to people, wherever it is kept: the listing, the index, the
+/// catalog all carry these.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DocMeta {
     /// Human-readable title.
     pub title: String,
     /// Path shown to users, relative to the source.
@@ -21,6 +18,40 @@ pub struct SourceDoc {
     pub size_bytes: u64,
     /// Last modification, milliseconds since the Unix epoch.
     pub update_time_ms: i64,
+}
+
+impl DocMeta {
+    /// The lowercase extension of its file name (from the path, else the title), without the
+    /// dot; empty when there is none.
+    pub fn extension(&self) -> String {
+        extension_of(self.path.as_deref().unwrap_or(&self.title))
+    }
+}
+
+/// The extension of a file name: after its last dot, 1 to 16 letters or digits, lowercased.
+pub fn extension_of(name: &str) -> String {
+    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    match file.rsplit_once('.') {
+        Some((stem, ext))
+            if !stem.is_empty()
+                && (1..=16).contains(&ext.len())
+                && ext.chars().all(char::is_alphanumeric) =>
+        {
+            ext.to_lowercase()
+        }
+        _ => String::new(),
+    }
+}
+
+/// A document as a connector lists it (WIT `doc-meta`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceDoc {
+    /// Stable id within the connector.
+    pub id: DocId,
+    /// Connector-private address, passed back on fetches.
+    pub locator: String,
+    /// What describes it.
+    pub meta: DocMeta,
     /// Changes whenever the content changes.
     pub version: String,
     /// False when there is no text to fetch (metadata only).
@@ -96,6 +127,16 @@ pub struct FileChunk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extensions_come_from_the_file_name() {
+        assert_eq!(extension_of("reports/2026/Q3 Report.PDF"), "pdf");
+        assert_eq!(extension_of("notes.tar.gz"), "gz");
+        assert_eq!(extension_of("Makefile"), "");
+        assert_eq!(extension_of(".bashrc"), "");
+        assert_eq!(extension_of("dir.d/file"), "");
+        assert_eq!(extension_of("weird.ext with space"), "");
+    }
 
     #[test]
     fn pages_split_at_page_starts() {

@@ -1,30 +1,20 @@
 //! Documents as they go into the index and come back out.
 
-use quarry_core::{ConnectorId, DocId};
+use quarry_core::{ConnectorId, DocId, DocMeta};
 use tantivy::TantivyDocument;
 use tantivy::schema::Value;
 
 use crate::schema::Fields;
 
-/// What describes a document, without its text.
+/// Which document, and what describes it (without its text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocInfo {
     /// The connector it belongs to.
     pub connector: ConnectorId,
     /// Its id within the connector.
     pub doc_id: DocId,
-    /// Title.
-    pub title: String,
-    /// Path within the source.
-    pub path: Option<String>,
-    /// Link in its own application.
-    pub url: Option<String>,
-    /// MIME type of the original.
-    pub mime_type: String,
-    /// Size of the original in bytes.
-    pub size_bytes: u64,
-    /// Last modification, milliseconds since the Unix epoch.
-    pub update_time_ms: i64,
+    /// Title, path, link, type, size, time.
+    pub meta: DocMeta,
 }
 
 /// A document to index: its metadata and its extracted text.
@@ -40,33 +30,25 @@ pub struct IndexDoc {
     pub metadata: Vec<(String, String)>,
 }
 
-impl DocInfo {
-    /// The lowercase extension of its file name (from the path, else the title), without the
-    /// dot; empty when there is none.
-    pub fn extension(&self) -> String {
-        extension_of(self.path.as_deref().unwrap_or(&self.title))
-    }
-}
-
 impl IndexDoc {
     pub(crate) fn to_tantivy(&self, f: &Fields) -> TantivyDocument {
-        let info = &self.info;
+        let (info, meta) = (&self.info, &self.info.meta);
         let mut doc = TantivyDocument::new();
         doc.add_text(f.key, key(&info.connector, &info.doc_id));
         doc.add_text(f.connector, info.connector.as_str());
         doc.add_text(f.doc_id, info.doc_id.as_str());
-        doc.add_text(f.title, &info.title);
-        if let Some(path) = &info.path {
+        doc.add_text(f.title, &meta.title);
+        if let Some(path) = &meta.path {
             doc.add_text(f.path, path);
         }
-        if let Some(url) = &info.url {
+        if let Some(url) = &meta.url {
             doc.add_text(f.url, url);
         }
         doc.add_text(f.body, &self.text);
-        doc.add_text(f.ext, info.extension());
-        doc.add_text(f.mime, &info.mime_type);
-        doc.add_u64(f.size, info.size_bytes);
-        doc.add_i64(f.updated, info.update_time_ms);
+        doc.add_text(f.ext, meta.extension());
+        doc.add_text(f.mime, &meta.mime_type);
+        doc.add_u64(f.size, meta.size_bytes);
+        doc.add_i64(f.updated, meta.update_time_ms);
         let pages: Vec<u8> = self
             .page_starts
             .iter()
@@ -110,15 +92,17 @@ impl IndexDoc {
             info: DocInfo {
                 connector: ConnectorId::parse(text(f.connector)?).ok()?,
                 doc_id: DocId::parse(text(f.doc_id)?).ok()?,
-                title: text(f.title).unwrap_or_default(),
-                path: text(f.path),
-                url: text(f.url),
-                mime_type: text(f.mime).unwrap_or_default(),
-                size_bytes: doc.get_first(f.size).and_then(|v| v.as_u64()).unwrap_or(0),
-                update_time_ms: doc
-                    .get_first(f.updated)
-                    .and_then(|v| v.as_i64())
-                    .unwrap_or(0),
+                meta: DocMeta {
+                    title: text(f.title).unwrap_or_default(),
+                    path: text(f.path),
+                    url: text(f.url),
+                    mime_type: text(f.mime).unwrap_or_default(),
+                    size_bytes: doc.get_first(f.size).and_then(|v| v.as_u64()).unwrap_or(0),
+                    update_time_ms: doc
+                        .get_first(f.updated)
+                        .and_then(|v| v.as_i64())
+                        .unwrap_or(0),
+                },
             },
             text: text(f.body).unwrap_or_default(),
             page_starts,
@@ -130,34 +114,4 @@ impl IndexDoc {
 /// The index key of a document: ids cannot hold `/`, so this is unambiguous.
 pub(crate) fn key(connector: &ConnectorId, doc: &DocId) -> String {
     format!("{connector}/{doc}")
-}
-
-/// The extension of a file name: after its last dot, 1 to 16 letters or digits, lowercased.
-pub fn extension_of(name: &str) -> String {
-    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    match file.rsplit_once('.') {
-        Some((stem, ext))
-            if !stem.is_empty()
-                && (1..=16).contains(&ext.len())
-                && ext.chars().all(char::is_alphanumeric) =>
-        {
-            ext.to_lowercase()
-        }
-        _ => String::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn extensions_come_from_the_file_name() {
-        assert_eq!(extension_of("reports/2026/Q3 Report.PDF"), "pdf");
-        assert_eq!(extension_of("notes.tar.gz"), "gz");
-        assert_eq!(extension_of("Makefile"), "");
-        assert_eq!(extension_of(".bashrc"), "");
-        assert_eq!(extension_of("dir.d/file"), "");
-        assert_eq!(extension_of("weird.ext with space"), "");
-    }
 }

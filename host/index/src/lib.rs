@@ -26,7 +26,7 @@ use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
-pub use document::{DocInfo, IndexDoc, extension_of};
+pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
 pub use keyword::Filters;
 pub use query_syntax::{Part, parse as parse_query};

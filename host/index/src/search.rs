@@ -1,5 +1,6 @@
 //! Running keyword searches: ranking tiers, sorting, offset paging, exact totals, snippets.
 
+use quarry_core::ConnectorId;
 use tantivy::collector::sort_key::SortBySimilarityScore;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query};
@@ -46,6 +47,29 @@ pub struct SearchRequest {
     pub offset: usize,
     /// Results to return at most (at least 1).
     pub limit: usize,
+}
+
+impl SearchRequest {
+    /// A search of `connectors` for `query`: no other filter, best first, the first `limit`.
+    pub fn new(
+        query: impl Into<String>,
+        connectors: Vec<ConnectorId>,
+        limit: usize,
+    ) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            filters: Filters {
+                connectors,
+                updated_from_ms: None,
+                updated_to_ms: None,
+                extensions: None,
+            },
+            sort_by: SortBy::Relevance,
+            order: SortOrder::Descending,
+            offset: 0,
+            limit,
+        }
+    }
 }
 
 /// One result.

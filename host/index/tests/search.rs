@@ -1,9 +1,9 @@
 //! The index against real tantivy indexes in temporary folders.
 
-use quarry_core::{ConnectorId, DocId};
+use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{
-    DocInfo, Filters, IndexDoc, IndexError, SearchIndex, SearchRequest, SearchResults, SortBy,
-    SortOrder, WriteBatch,
+    DocInfo, IndexDoc, IndexError, SearchIndex, SearchRequest, SearchResults, SortBy, SortOrder,
+    WriteBatch,
 };
 
 const DAY: i64 = 86_400_000;
@@ -18,12 +18,14 @@ fn doc(connector: &str, id: &str, path: &str, text: &str, day: i64) -> IndexDoc 
         info: DocInfo {
             connector: cn(connector),
             doc_id: DocId::parse(id).expect("valid doc id"),
-            title: path.rsplit('/').next().unwrap_or(path).to_owned(),
-            path: Some(path.to_owned()),
-            url: None,
-            mime_type: "text/plain".to_owned(),
-            size_bytes: text.len() as u64,
-            update_time_ms: T0 + day * DAY,
+            meta: DocMeta {
+                title: path.rsplit('/').next().unwrap_or(path).to_owned(),
+                path: Some(path.to_owned()),
+                url: None,
+                mime_type: "text/plain".to_owned(),
+                size_bytes: text.len() as u64,
+                update_time_ms: T0 + day * DAY,
+            },
         },
         text: text.to_owned(),
         page_starts: vec![],
@@ -32,19 +34,7 @@ fn doc(connector: &str, id: &str, path: &str, text: &str, day: i64) -> IndexDoc 
 }
 
 fn request(query: &str) -> SearchRequest {
-    SearchRequest {
-        query: query.to_owned(),
-        filters: Filters {
-            connectors: vec![cn("cn_a"), cn("cn_b")],
-            updated_from_ms: None,
-            updated_to_ms: None,
-            extensions: None,
-        },
-        sort_by: SortBy::Relevance,
-        order: SortOrder::Descending,
-        offset: 0,
-        limit: 100,
-    }
+    SearchRequest::new(query, vec![cn("cn_a"), cn("cn_b")], 100)
 }
 
 fn ids(results: &SearchResults) -> Vec<String> {

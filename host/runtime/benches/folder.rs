@@ -198,7 +198,7 @@ fn run_component(plugin: &quarry_runtime::Plugin, root: &Path, extract: bool) ->
                     .expect("extract");
                 pass.bytes += text.text.len() as u64;
             } else {
-                pass.bytes += doc.size_bytes;
+                pass.bytes += doc.meta.size_bytes;
             }
         }
         if !batch.more {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use quarry_core::{Coverage, DocId, ExtractedText, FileChunk, SourceBatch, SourceDoc};
+use quarry_core::{Coverage, DocId, DocMeta, ExtractedText, FileChunk, SourceBatch, SourceDoc};
 
 use crate::GuestError;
 use crate::bindings::v0_1_0::quarry::connector::types as wit;
@@ -62,12 +62,14 @@ fn doc(meta: wit::DocMeta) -> Result<SourceDoc, String> {
     Ok(SourceDoc {
         id,
         locator: meta.locator,
-        title: meta.title,
-        path: meta.path,
-        url: meta.url,
-        mime_type: meta.mime_type,
-        size_bytes: meta.size_bytes,
-        update_time_ms: meta.update_time_ms,
+        meta: DocMeta {
+            title: meta.title,
+            path: meta.path,
+            url: meta.url,
+            mime_type: meta.mime_type,
+            size_bytes: meta.size_bytes,
+            update_time_ms: meta.update_time_ms,
+        },
         version: meta.version,
         has_text: meta.has_text,
     })

@@ -15,6 +15,16 @@ pub struct Grant {
 }
 
 impl Grant {
+    /// A grant of folders kept as text: directory field -> host folder.
+    pub fn from_dirs(dirs: &BTreeMap<String, String>) -> Grant {
+        Grant {
+            directories: dirs
+                .iter()
+                .map(|(field, folder)| (field.clone(), PathBuf::from(folder)))
+                .collect(),
+        }
+    }
+
     /// The grant a user gives by approving every folder named in `values`' directory fields.
     pub fn for_directories(manifest: &Manifest, values: &BTreeMap<String, String>) -> Grant {
         let directories = manifest

@@ -136,7 +136,7 @@ fn lists_and_extracts_a_mixed_folder() {
     let (docs, _) = list_all(&mut session).expect("listing succeeds");
     let by_path: BTreeMap<String, SourceDoc> = docs
         .into_iter()
-        .map(|d| (d.path.clone().expect("folder docs have paths"), d))
+        .map(|d| (d.meta.path.clone().expect("folder docs have paths"), d))
         .collect();
     let listed: BTreeSet<String> = by_path.keys().cloned().collect();
     assert_eq!(listed, expected, "listing shows exactly the expected files");
@@ -144,8 +144,8 @@ fn lists_and_extracts_a_mixed_folder() {
     let doc = |p: &str| by_path.get(p).unwrap_or_else(|| panic!("{p} listed"));
     let mut text = |p: &str| text_of(&mut session, doc(p));
 
-    assert_eq!(doc("notes.txt").mime_type, "text/plain");
-    assert_eq!(doc("notes.txt").title, "notes.txt");
+    assert_eq!(doc("notes.txt").meta.mime_type, "text/plain");
+    assert_eq!(doc("notes.txt").meta.title, "notes.txt");
     assert_eq!(
         text("notes.txt").text,
         "Plain notes about sandboxes.\nSecond line, café."
@@ -155,7 +155,7 @@ fn lists_and_extracts_a_mixed_folder() {
         text("readme.md").text,
         "# Quarry\n\nSome *markdown* text.\n"
     );
-    assert_eq!(doc("readme.md").mime_type, "text/markdown");
+    assert_eq!(doc("readme.md").meta.mime_type, "text/markdown");
 
     let html = text("page.html");
     assert_eq!(html.text, "Hello\n\nWorld wide.");
@@ -184,7 +184,7 @@ fn lists_and_extracts_a_mixed_folder() {
         pdf.metadata
             .contains(&("title".into(), "Quarterly Report".into()))
     );
-    assert_eq!(doc("report.pdf").mime_type, "application/pdf");
+    assert_eq!(doc("report.pdf").meta.mime_type, "application/pdf");
 
     let docx = text("letter.docx");
     assert_eq!(
@@ -210,7 +210,7 @@ fn lists_and_extracts_a_mixed_folder() {
     }
     let big = doc("big.log");
     assert!(!big.has_text, "a file over the size limit is metadata only");
-    assert_eq!(big.size_bytes, BIG_FILE_BYTES);
+    assert_eq!(big.meta.size_bytes, BIG_FILE_BYTES);
     assert!(text("notes.txt").page_starts.is_empty());
 }
 
@@ -284,7 +284,7 @@ fn listing_resumes_from_checkpoints_without_loss_or_duplicates() {
         batches >= 3,
         "700 files take several batches, got {batches}"
     );
-    let paths: Vec<String> = docs.iter().filter_map(|d| d.path.clone()).collect();
+    let paths: Vec<String> = docs.iter().filter_map(|d| d.meta.path.clone()).collect();
     let unique: BTreeSet<String> = paths.iter().cloned().collect();
     assert_eq!(paths.len(), unique.len(), "no document listed twice");
     assert_eq!(unique, expected);
@@ -310,7 +310,7 @@ fn listing_resumes_from_checkpoints_without_loss_or_duplicates() {
     let (again, _) = list_all(&mut fresh).expect("second listing");
     let version = |docs: &[SourceDoc], p: &str| {
         docs.iter()
-            .find(|d| d.path.as_deref() == Some(p))
+            .find(|d| d.meta.path.as_deref() == Some(p))
             .map(|d| (d.id.clone(), d.version.clone()))
             .expect("listed")
     };

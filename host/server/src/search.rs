@@ -1,7 +1,7 @@
 //! `quarry search`: keyword search from the terminal, over every connector.
 
 use quarry_api::hits_json;
-use quarry_index::{Filters, SearchRequest, SortBy, SortOrder};
+use quarry_index::SearchRequest;
 use quarry_store::{ConnectorStatus, Store};
 use serde_json::json;
 
@@ -11,23 +11,12 @@ use crate::setup::{Paths, open_index};
 /// Runs a search and prints the results.
 pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Result<()> {
     let connectors = store.connectors().await?;
-    let request = SearchRequest {
-        query: args.query.clone(),
-        filters: Filters {
-            connectors: connectors
-                .iter()
-                .filter(|c| c.status != ConnectorStatus::Disabled)
-                .map(|c| c.id.clone())
-                .collect(),
-            updated_from_ms: None,
-            updated_to_ms: None,
-            extensions: None,
-        },
-        sort_by: SortBy::Relevance,
-        order: SortOrder::Descending,
-        offset: 0,
-        limit: args.limit.clamp(1, 100),
-    };
+    let searched = connectors
+        .iter()
+        .filter(|c| c.status != ConnectorStatus::Disabled)
+        .map(|c| c.id.clone())
+        .collect();
+    let request = SearchRequest::new(args.query.clone(), searched, args.limit.clamp(1, 100));
     // Read-only: works while a server holds the index.
     let index = open_index(paths, false)?;
     let results = tokio::task::spawn_blocking(move || index.search(&request)).await??;
@@ -55,8 +44,8 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
         println!(
             "{:>2}. {}  [{connector}] {}",
             i + 1,
-            hit.info.title,
-            hit.info.path.as_deref().unwrap_or("")
+            hit.info.meta.title,
+            hit.info.meta.path.as_deref().unwrap_or("")
         );
         if !hit.snippet.text.is_empty() {
             println!("    {}", hit.snippet.text);

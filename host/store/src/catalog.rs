@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use quarry_core::{ConnectorId, DocId};
+use quarry_core::{ConnectorId, DocId, DocMeta};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row, Sqlite};
 
@@ -25,18 +25,8 @@ pub struct CatalogDoc {
     pub locator: String,
     /// The version indexed; empty when its text must be fetched again.
     pub version: String,
-    /// Title.
-    pub title: String,
-    /// Path within the source.
-    pub path: Option<String>,
-    /// Link in its own application.
-    pub url: Option<String>,
-    /// MIME type of the original.
-    pub mime_type: String,
-    /// Size of the original.
-    pub size_bytes: u64,
-    /// Last modification, milliseconds since the Unix epoch.
-    pub update_time_ms: i64,
+    /// Title, path, link, type, size, time.
+    pub meta: DocMeta,
     /// Whether the connector has text for it.
     pub has_text: bool,
     /// Why its text could not be extracted, if it could not.
@@ -154,12 +144,12 @@ impl Store {
             .bind(doc.doc_id.as_str())
             .bind(&doc.locator)
             .bind(&doc.version)
-            .bind(&doc.title)
-            .bind(&doc.path)
-            .bind(&doc.url)
-            .bind(&doc.mime_type)
-            .bind(to_i64(doc.size_bytes))
-            .bind(doc.update_time_ms)
+            .bind(&doc.meta.title)
+            .bind(&doc.meta.path)
+            .bind(&doc.meta.url)
+            .bind(&doc.meta.mime_type)
+            .bind(to_i64(doc.meta.size_bytes))
+            .bind(doc.meta.update_time_ms)
             .bind(doc.has_text)
             .bind(batch.generation)
             .bind(now_ms)
@@ -223,12 +213,14 @@ fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
         doc_id: DocId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
         locator: row.try_get("locator")?,
         version: row.try_get("version")?,
-        title: row.try_get("title")?,
-        path: row.try_get("path")?,
-        url: row.try_get("url")?,
-        mime_type: row.try_get("mime_type")?,
-        size_bytes: u64::try_from(row.try_get::<i64, _>("size_bytes")?).unwrap_or(0),
-        update_time_ms: row.try_get("update_time_ms")?,
+        meta: DocMeta {
+            title: row.try_get("title")?,
+            path: row.try_get("path")?,
+            url: row.try_get("url")?,
+            mime_type: row.try_get("mime_type")?,
+            size_bytes: u64::try_from(row.try_get::<i64, _>("size_bytes")?).unwrap_or(0),
+            update_time_ms: row.try_get("update_time_ms")?,
+        },
         has_text: row.try_get("has_text")?,
         error: row.try_get("error")?,
     })

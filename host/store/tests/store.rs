@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use quarry_core::DocId;
+use quarry_core::{DocId, DocMeta};
 use quarry_store::{
     AuditEntry, AuditFilter, CatalogDoc, CommitBatch, ConnectorStatus, NewConnector, Quota,
     Sharing, Store, StoreError, SyncProgress, UsageMonth,
@@ -31,12 +31,14 @@ fn doc(id: &str, version: &str) -> CatalogDoc {
         doc_id: DocId::parse(id).expect("valid id"),
         locator: format!("{id}.txt"),
         version: version.to_owned(),
-        title: format!("{id}.txt"),
-        path: Some(format!("{id}.txt")),
-        url: None,
-        mime_type: "text/plain".to_owned(),
-        size_bytes: 10,
-        update_time_ms: NOW,
+        meta: DocMeta {
+            title: format!("{id}.txt"),
+            path: Some(format!("{id}.txt")),
+            url: None,
+            mime_type: "text/plain".to_owned(),
+            size_bytes: 10,
+            update_time_ms: NOW,
+        },
         has_text: true,
         error: None,
     }

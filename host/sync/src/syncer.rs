@@ -8,7 +8,6 @@
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -115,13 +114,7 @@ impl Syncer {
             .plugins
             .get(&connector.plugin_id)
             .ok_or_else(|| SyncError::PluginMissing(connector.plugin_id.clone()))?;
-        let grant = Grant {
-            directories: connector
-                .grant_dirs
-                .iter()
-                .map(|(k, v)| (k.clone(), PathBuf::from(v)))
-                .collect(),
-        };
+        let grant = Grant::from_dirs(&connector.grant_dirs);
         let name = connector.name.clone();
         let progress: ProgressFn = Arc::new(move |p: Progress| {
             tracing::debug!(connector = %name, done = p.done, total = ?p.total, "{}", p.message);
@@ -257,12 +250,7 @@ impl Syncer {
             info: DocInfo {
                 connector: connector.id.clone(),
                 doc_id: doc.id.clone(),
-                title: doc.title.clone(),
-                path: doc.path.clone(),
-                url: doc.url.clone(),
-                mime_type: doc.mime_type.clone(),
-                size_bytes: doc.size_bytes,
-                update_time_ms: doc.update_time_ms,
+                meta: doc.meta.clone(),
             },
             text: content.text,
             page_starts: content.page_starts,
@@ -272,12 +260,7 @@ impl Syncer {
             doc_id: doc.id,
             locator: doc.locator,
             version,
-            title: doc.title,
-            path: doc.path,
-            url: doc.url,
-            mime_type: doc.mime_type,
-            size_bytes: doc.size_bytes,
-            update_time_ms: doc.update_time_ms,
+            meta: doc.meta,
             has_text: doc.has_text,
             error,
         };

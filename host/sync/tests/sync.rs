@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use quarry_core::{ConnectorId, DocId};
-use quarry_index::{Filters, Hit, SearchIndex, SearchRequest, SortBy, SortOrder};
+use quarry_index::{Hit, SearchIndex, SearchRequest};
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
 use quarry_store::{ConnectorStatus, NewConnector, Store, now_ms};
 use quarry_sync::{SyncError, SyncReport, Syncer};
@@ -81,7 +81,7 @@ impl World {
     fn found(&self, query: &str) -> BTreeSet<String> {
         self.hits(query)
             .into_iter()
-            .filter_map(|h| h.info.path)
+            .filter_map(|h| h.info.meta.path)
             .collect()
     }
 
@@ -89,26 +89,18 @@ impl World {
     fn id_of(&self, query: &str, path: &str) -> DocId {
         self.hits(query)
             .into_iter()
-            .find(|h| h.info.path.as_deref() == Some(path))
+            .find(|h| h.info.meta.path.as_deref() == Some(path))
             .map(|h| h.info.doc_id)
             .unwrap_or_else(|| panic!("{path} found by {query}"))
     }
 
     fn hits(&self, query: &str) -> Vec<Hit> {
         self.index
-            .search(&SearchRequest {
-                query: query.into(),
-                filters: Filters {
-                    connectors: vec![self.connector.clone()],
-                    updated_from_ms: None,
-                    updated_to_ms: None,
-                    extensions: None,
-                },
-                sort_by: SortBy::Relevance,
-                order: SortOrder::Descending,
-                offset: 0,
-                limit: 100,
-            })
+            .search(&SearchRequest::new(
+                query,
+                vec![self.connector.clone()],
+                100,
+            ))
             .expect("search")
             .hits
     }
