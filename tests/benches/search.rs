@@ -10,33 +10,17 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quarry_core::{ConnectorId, DocId};
+use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{
     DocInfo, Filters, IndexDoc, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
 };
 use quarry_store::{NewConnector, Store};
 use quarry_tests::quarry::Quarry;
+use quarry_tests::rng::Rng;
 use serde_json::{Value, json};
 
 const DAY_MS: i64 = 86_400_000;
 const START_MS: i64 = 1_735_689_600_000; // 2025-01-01
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A Zipf-like pick from `n` items: low indexes are much more frequent.
-    fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        ((n as f64).powf(u) - 1.0) as usize % n
-    }
-}
 
 fn vocabulary(n: usize) -> Vec<String> {
     let syllables = [
@@ -86,12 +70,14 @@ fn main() {
                         info: DocInfo {
                             connector: connector.clone(),
                             doc_id: DocId::parse(format!("d{i}")).expect("id"),
-                            title: format!("{}.{ext}", title.join(" ")),
-                            path: Some(format!("folder{}/{}.{ext}", i % 50, title.join(" "))),
-                            url: None,
-                            mime_type: "text/plain".into(),
-                            size_bytes: 1000,
-                            update_time_ms: START_MS + (rng.next() % 600) as i64 * DAY_MS,
+                            meta: DocMeta {
+                                title: format!("{}.{ext}", title.join(" ")),
+                                path: Some(format!("folder{}/{}.{ext}", i % 50, title.join(" "))),
+                                url: None,
+                                mime_type: "text/plain".into(),
+                                size_bytes: 1000,
+                                update_time_ms: START_MS + (rng.next_u64() % 600) as i64 * DAY_MS,
+                            },
                         },
                         text: body.join(" "),
                         page_starts: vec![],
@@ -146,10 +132,10 @@ fn main() {
     }
 
     let rounds = 5;
-    let direct_single = measure(1, rounds, &queries, |_, body| direct(body));
-    let direct_loaded = measure(clients, rounds, &queries, |_, body| direct(body));
-    let http_single = measure_http(1, rounds, &queries, &http);
-    let http_loaded = measure_http(clients, rounds, &queries, &http);
+    let direct_single = measure(1, rounds, &queries, || (), |_, body| direct(body));
+    let direct_loaded = measure(clients, rounds, &queries, || (), |_, body| direct(body));
+    let http_single = measure(1, rounds, &queries, Client::default, &http);
+    let http_loaded = measure(clients, rounds, &queries, Client::default, &http);
 
     println!(
         "{:<40} {:>9} {:>9} {:>10}",
@@ -283,55 +269,27 @@ fn summarize(mut latencies: Vec<Duration>, wall: Duration) -> Measurement {
     }
 }
 
-fn measure(
+/// Runs every query `rounds` times, spread over `threads` clients, each with its own state
+/// (a connection, say), and summarizes the latencies.
+fn measure<S>(
     threads: usize,
     rounds: usize,
     queries: &[Value],
-    run: impl Fn(usize, &Value) -> Duration + Sync,
+    state: impl Fn() -> S + Sync,
+    run: impl Fn(&mut S, &Value) -> Duration + Sync,
 ) -> Measurement {
     let started = Instant::now();
     let latencies: Vec<Duration> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let run = &run;
+                let (state, run) = (&state, &run);
                 scope.spawn(move || {
+                    let mut own = state();
                     let mut out = Vec::new();
                     for r in 0..rounds {
                         for (i, body) in queries.iter().enumerate() {
                             if (i + r) % threads == t {
-                                out.push(run(t, body));
-                            }
-                        }
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("joins"))
-            .collect()
-    });
-    summarize(latencies, started.elapsed())
-}
-
-fn measure_http(
-    threads: usize,
-    rounds: usize,
-    queries: &[Value],
-    run: &(impl Fn(&mut Client, &Value) -> Duration + Sync),
-) -> Measurement {
-    let started = Instant::now();
-    let latencies: Vec<Duration> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    let mut client = Client::default();
-                    let mut out = Vec::new();
-                    for r in 0..rounds {
-                        for (i, body) in queries.iter().enumerate() {
-                            if (i + r) % threads == t {
-                                out.push(run(&mut client, body));
+                                out.push(run(&mut own, body));
                             }
                         }
                     }

@@ -7,6 +7,7 @@ pub mod docx;
 pub mod http;
 pub mod pdf;
 pub mod quarry;
+pub mod rng;
 
 use std::path::PathBuf;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::corpus::{self, FixtureFile};
 use crate::http::{self, Response};
 
 /// The `quarry` binary cargo built beside the test binaries.
@@ -146,6 +147,22 @@ impl Quarry {
         args.extend_from_slice(extra);
         let out = self.cli_json(&args);
         out["api_key"].as_str().expect("api_key").to_owned()
+    }
+
+    /// Writes each fixture folder, adds a folder connector for it, starts the server and waits
+    /// until every connector is synced. Returns the connectors' ids, in order.
+    pub fn serve_folders(&mut self, folders: &[(&str, Vec<FixtureFile>)]) -> Vec<String> {
+        let ids = folders
+            .iter()
+            .map(|(name, files)| {
+                let dir = self.scratch(&name.to_lowercase());
+                corpus::write(&dir, files);
+                self.add_folder(name, &dir)
+            })
+            .collect();
+        self.start();
+        self.wait_synced();
+        ids
     }
 
     /// Starts `quarry serve` on a free port and waits until it answers.

@@ -12,15 +12,8 @@ use time::{Month, OffsetDateTime};
 /// A server over a "Notes" and a "Mail" folder, synced.
 fn world() -> (Quarry, String, String) {
     let mut q = Quarry::new();
-    let notes = q.scratch("notes");
-    let mail = q.scratch("mail");
-    corpus::write(&notes, &corpus::notes());
-    corpus::write(&mail, &corpus::mail());
-    let notes_id = q.add_folder("Notes", &notes);
-    let mail_id = q.add_folder("Mail", &mail);
-    q.start();
-    q.wait_synced();
-    (q, notes_id, mail_id)
+    let ids = q.serve_folders(&[("Notes", corpus::notes()), ("Mail", corpus::mail())]);
+    (q, ids[0].clone(), ids[1].clone())
 }
 
 /// Asserts an error answer in the contract's envelope; returns its `error` object.

@@ -17,11 +17,8 @@ struct World {
 
 fn world() -> World {
     let mut q = Quarry::new();
+    let notes = q.serve_folders(&[("Notes", corpus::notes())]).remove(0);
     let folder = q.scratch("notes");
-    corpus::write(&folder, &corpus::notes());
-    let notes = q.add_folder("Notes", &folder);
-    q.start();
-    q.wait_synced();
     let key = q.integration("Reader", "all", &["--quota", "unlimited"]);
     World {
         q,

@@ -6,6 +6,7 @@
 use quarry_tests::corpus;
 use quarry_tests::http::{self, Response};
 use quarry_tests::quarry::Quarry;
+use quarry_tests::rng::Rng;
 use serde_json::{Value, json};
 
 /// Requests of each kind. `QUARRY_FUZZ_CASES` raises it for longer runs.
@@ -16,32 +17,17 @@ fn cases() -> usize {
         .unwrap_or(3000)
 }
 
-/// xorshift64*: deterministic, so a failure can be replayed with the same seed.
-struct Rng(u64);
+/// Random request parts.
+trait Fuzz {
+    fn bytes(&mut self, max: usize) -> Vec<u8>;
+    fn string(&mut self, max: usize) -> String;
+    fn json(&mut self, depth: usize) -> Value;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
+impl Fuzz for Rng {
     fn bytes(&mut self, max: usize) -> Vec<u8> {
         let n = self.below(max + 1);
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.next_u64() as u8).collect()
     }
 
     fn string(&mut self, max: usize) -> String {
@@ -57,8 +43,8 @@ impl Rng {
         match self.below(if depth > 3 { 6 } else { 8 }) {
             0 => Value::Null,
             1 => json!(self.chance(50)),
-            2 => json!(self.next() as i64 >> self.below(63)),
-            3 => json!((self.next() as f64) / (self.next() as f64 + 1.0) - 0.5),
+            2 => json!(self.next_u64() as i64 >> self.below(63)),
+            3 => json!((self.next_u64() as f64) / (self.next_u64() as f64 + 1.0) - 0.5),
             4 => json!(*self.pick(&[0, 1, -1, 100, 101, 10_000, 10_001, i64::MAX, i64::MIN])),
             5 => json!(self.string(40)),
             6 => Value::Array((0..self.below(4)).map(|_| self.json(depth + 1)).collect()),
@@ -158,11 +144,7 @@ fn well_formed(method: &str, request: &str, response: &Response) {
 #[test]
 fn random_and_malformed_requests_get_well_formed_answers() {
     let mut q = Quarry::new();
-    let notes = q.scratch("notes");
-    corpus::write(&notes, &corpus::notes());
-    let connector = q.add_folder("Notes", &notes);
-    q.start();
-    q.wait_synced();
+    let connector = q.serve_folders(&[("Notes", corpus::notes())]).remove(0);
     let key = q.integration("Fuzzer", "all", &["--quota", "unlimited"]);
     let reference = json!({"query": "revenue costs", "limit": 100, "semantic_search": false});
     let before = q.search(&key, reference.clone()).json()["results"].clone();

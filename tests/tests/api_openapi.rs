@@ -94,14 +94,8 @@ impl Spec {
 #[test]
 fn real_answers_match_the_openapi_document() {
     let mut q = Quarry::new();
-    let notes = q.scratch("notes");
-    let mail = q.scratch("mail");
-    corpus::write(&notes, &corpus::notes());
-    corpus::write(&mail, &corpus::mail());
-    let notes_id = q.add_folder("Notes", &notes);
-    let mail_id = q.add_folder("Mail", &mail);
-    q.start();
-    q.wait_synced();
+    let ids = q.serve_folders(&[("Notes", corpus::notes()), ("Mail", corpus::mail())]);
+    let (notes_id, mail_id) = (ids[0].clone(), ids[1].clone());
 
     let served = q.request("GET", "/api/v1/openapi.json", None, None);
     assert_eq!(served.status, 200, "served without a key");

@@ -12,14 +12,7 @@ struct World {
 
 fn world() -> World {
     let mut q = Quarry::new();
-    let notes = q.scratch("notes");
-    let mail = q.scratch("mail");
-    corpus::write(&notes, &corpus::notes());
-    corpus::write(&mail, &corpus::mail());
-    q.add_folder("Notes", &notes);
-    q.add_folder("Mail", &mail);
-    q.start();
-    q.wait_synced();
+    q.serve_folders(&[("Notes", corpus::notes()), ("Mail", corpus::mail())]);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     World { q, key }
 }
