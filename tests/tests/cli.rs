@@ -171,7 +171,12 @@ fn a_running_server_picks_up_cli_changes_within_two_seconds() {
     corpus::write(&notes, &corpus::notes());
     q.start();
     let key = q.integration("Agent", "all", &[]);
-    let search = |query: &str| q.search(&key, json!({"query": query, "limit": 100}));
+    let search = |query: &str| {
+        q.search(
+            &key,
+            json!({"query": query, "limit": 100, "semantic_search": false}),
+        )
+    };
 
     // A connector added while the server runs is synced at once.
     let started = Instant::now();

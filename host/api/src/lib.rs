@@ -30,6 +30,7 @@ use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use quarry_core::{ConnectorId, DocId, ErrorKind};
+use quarry_embed::Embedder;
 use quarry_index::SearchIndex;
 use quarry_runtime::PluginSet;
 use quarry_store::{Connector, Sharing, Store};
@@ -90,6 +91,8 @@ pub struct AppState {
     pub plugins: PluginSet,
     /// How the service is reached.
     pub config: ApiConfig,
+    /// The embedding model for semantic search; `None` runs semantic requests as keyword ones.
+    pub embedder: Option<Arc<Embedder>>,
     audit: AuditSink,
 }
 
@@ -100,6 +103,7 @@ impl AppState {
         index: Arc<SearchIndex>,
         plugins: PluginSet,
         config: ApiConfig,
+        embedder: Option<Arc<Embedder>>,
     ) -> Arc<AppState> {
         let audit = AuditSink::start(store.clone());
         Arc::new(AppState {
@@ -107,6 +111,7 @@ impl AppState {
             index,
             plugins,
             config,
+            embedder,
             audit,
         })
     }

@@ -8,7 +8,10 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quarry_index::{Filters, Hit, SearchRequest, SearchResults, SortBy, SortOrder};
+use quarry_embed::Embedder;
+use quarry_index::{
+    Filters, Fusion, Hit, Ranking, SearchRequest, SearchResults, SemanticQuery, SortBy, SortOrder,
+};
 use quarry_store::{Connector, ConnectorStatus};
 use serde_json::{Map, Value, json};
 
@@ -62,13 +65,25 @@ pub(crate) async fn search(
             let params = parse(&object, &connectors)?;
             let started = Instant::now();
             let index = state.index.clone();
-            let request = params.request.clone();
-            let results = tokio::task::spawn_blocking(move || index.search(&request))
-                .await
-                .map_err(|e| ApiError::internal("search task", &e))?
-                .map_err(|e| ApiError::internal("search", &e))?;
+            let embedder = state.embedder.clone();
+            let (semantic, mut request) = (params.semantic, params.request);
+            let (results, fallback) = tokio::task::spawn_blocking(move || {
+                let fallback = if semantic {
+                    use_semantic(embedder.as_deref(), &mut request)
+                } else {
+                    None
+                };
+                index.search(&request).map(|r| (r, fallback))
+            })
+            .await
+            .map_err(|e| ApiError::internal("search task", &e))?
+            .map_err(|e| ApiError::internal("search", &e))?;
             let took_ms = started.elapsed().as_millis() as u64;
-            let body = render(results, &connectors, params.semantic, took_ms);
+            let mode = match (semantic, &fallback) {
+                (true, None) => Mode::Semantic,
+                _ => Mode::Keyword,
+            };
+            let body = render(results, &connectors, mode, fallback, took_ms);
             Ok((json(StatusCode::OK, &body), Read::default()))
         },
     )
@@ -139,6 +154,7 @@ fn parse(object: &Map<String, Value>, connectors: &[Connector]) -> Result<Params
             order,
             offset: usize::try_from(offset).unwrap_or(0),
             limit: usize::try_from(limit).unwrap_or(10),
+            ranking: Ranking::Keyword,
         },
         semantic,
     })
@@ -259,18 +275,56 @@ fn extension_filter(f: &mut Fields<'_>) -> Option<Vec<String>> {
     Some(out)
 }
 
-fn render(results: SearchResults, connectors: &[Connector], semantic: bool, took_ms: u64) -> Value {
-    let mut warnings = results.warnings;
-    if semantic {
-        warnings.push(
+/// What ranking ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Keyword,
+    Semantic,
+}
+
+/// Makes `request` semantic (fused with keyword ranking); returns why it stays keyword-only
+/// instead, as the warning the caller sees.
+fn use_semantic(embedder: Option<&Embedder>, request: &mut SearchRequest) -> Option<String> {
+    let Some(embedder) = embedder else {
+        return Some(
             "semantic search is not available: no embedding model is loaded; keyword search ran instead"
                 .to_owned(),
         );
+    };
+    match embedder.embed_query(&request.query) {
+        Ok(vector) => {
+            request.ranking = Ranking::Fused(
+                SemanticQuery {
+                    model: embedder.id().to_owned(),
+                    vector,
+                },
+                Fusion::HYBRID,
+            );
+            None
+        }
+        Err(e) => {
+            tracing::error!("query embedding: {e}");
+            Some("semantic search failed for this query (see the server log); keyword search ran instead".to_owned())
+        }
     }
+}
+
+fn render(
+    results: SearchResults,
+    connectors: &[Connector],
+    mode: Mode,
+    fallback: Option<String>,
+    took_ms: u64,
+) -> Value {
+    let mut warnings = results.warnings;
+    warnings.extend(fallback);
     json!({
         "results": hits_json(results.hits, connectors),
         "total": results.total,
-        "mode": "keyword",
+        "mode": match mode {
+            Mode::Keyword => "keyword",
+            Mode::Semantic => "semantic",
+        },
         "took_ms": took_ms,
         "warnings": warnings,
     })

@@ -5,6 +5,7 @@ use tantivy::TantivyDocument;
 use tantivy::schema::Value;
 
 use crate::schema::Fields;
+use crate::vectors::Embedding;
 
 /// Which document, and what describes it (without its text).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub struct IndexDoc {
     pub page_starts: Vec<u32>,
     /// Connector metadata.
     pub metadata: Vec<(String, String)>,
+    /// Its passages' vectors; `None` when no model was loaded. Written, never read back.
+    pub embedding: Option<Embedding>,
 }
 
 impl IndexDoc {
@@ -61,6 +64,17 @@ impl IndexDoc {
             .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
             .collect();
         doc.add_text(f.meta, serde_json::Value::Object(meta).to_string());
+        if let Some(embedding) = self.embedding.as_ref().filter(|e| !e.is_empty()) {
+            doc.add_bytes(f.vectors, &embedding.encode());
+            let ranges: Vec<u8> = embedding
+                .passages
+                .iter()
+                .flat_map(|&(s, e)| [s.to_le_bytes(), e.to_le_bytes()])
+                .flatten()
+                .collect();
+            doc.add_bytes(f.passages, &ranges);
+            doc.add_text(f.model, &embedding.model);
+        }
         doc
     }
 
@@ -107,6 +121,7 @@ impl IndexDoc {
             text: text(f.body).unwrap_or_default(),
             page_starts,
             metadata,
+            embedding: None,
         })
     }
 }
@@ -114,4 +129,20 @@ impl IndexDoc {
 /// The index key of a document: ids cannot hold `/`, so this is unambiguous.
 pub(crate) fn key(connector: &ConnectorId, doc: &DocId) -> String {
     format!("{connector}/{doc}")
+}
+
+/// The byte ranges of a stored document's passages.
+pub(crate) fn passages(doc: &TantivyDocument, f: &Fields) -> Vec<(usize, usize)> {
+    doc.get_first(f.passages)
+        .and_then(|v| v.as_bytes())
+        .map(|b| {
+            b.chunks_exact(8)
+                .map(|c| {
+                    let start = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    let end = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+                    (start as usize, end as usize)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -38,6 +38,9 @@ pub(crate) struct Compiled {
     pub any: Box<dyn Query>,
     /// Documents with every word. `None` when that is the same set as `any`.
     pub all: Option<Box<dyn Query>>,
+    /// Documents that pass the filters, contain every phrase and no exclusion, whatever their
+    /// words: the documents semantic ranking may return.
+    pub allowed: Box<dyn Query>,
 }
 
 /// Compiles the parts of a query; `None` when nothing positive is left to look for (only
@@ -99,7 +102,8 @@ pub(crate) fn compile(
                 .collect(),
         )
     });
-    Some(Compiled { any, all })
+    let allowed = with_common(Vec::new());
+    Some(Compiled { any, all, allowed })
 }
 
 /// One word (one token) or phrase (several), looked for in every searched field; the best

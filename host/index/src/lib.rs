@@ -2,18 +2,21 @@
 //!
 //! One index holds every connector's documents: title, path and body as words (lowercased,
 //! accents folded), connector, extension, size and update time as fast fields, and the extracted
-//! text with its pages and metadata stored, so reading a document needs no plugin call. One
+//! text with its pages and metadata stored, so reading a document needs no plugin call. Passage
+//! vectors live in the same documents (see `vectors`), so they commit and vanish with them. One
 //! writer thread applies batches and commits ([`SearchIndex::write`]); searches use a reader
 //! that sees every acknowledged commit. A process that only reads (the CLI while a server runs)
 //! opens the index read-only and follows the writer's commits.
 
 mod document;
 mod error;
+mod hybrid;
 mod keyword;
 mod query_syntax;
 mod schema;
 mod search;
 mod snippet;
+mod vectors;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -28,13 +31,16 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, T
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
+pub use hybrid::{Fusion, POOL, RRF_K};
 pub use keyword::Filters;
 pub use query_syntax::{Part, parse as parse_query};
-pub use search::{Hit, SearchRequest, SearchResults, SortBy, SortOrder};
+pub use search::{Hit, Ranking, SearchRequest, SearchResults, SemanticQuery, SortBy, SortOrder};
 pub use snippet::Snippet;
+pub use vectors::Embedding;
 pub use writer::WriteBatch;
 
 use crate::schema::{ANALYZER, Fields, analyzer};
+use crate::vectors::VectorCache;
 use crate::writer::Writer;
 
 /// Memory the writer may use for documents not yet committed.
@@ -45,6 +51,7 @@ pub struct SearchIndex {
     reader: IndexReader,
     fields: Fields,
     writer: Option<Writer>,
+    vectors: VectorCache,
 }
 
 impl SearchIndex {
@@ -86,6 +93,7 @@ impl SearchIndex {
             reader,
             fields,
             writer,
+            vectors: VectorCache::default(),
         })
     }
 
@@ -105,9 +113,19 @@ impl SearchIndex {
             .write(batch)
     }
 
-    /// Runs a keyword search.
+    /// Runs a search: keyword, or fused with semantic ranking as `request.ranking` says.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, IndexError> {
-        search::run(&self.reader.searcher(), &self.fields, request)
+        search::run(
+            &self.reader.searcher(),
+            &self.fields,
+            &self.vectors,
+            request,
+        )
+    }
+
+    /// Bytes of memory held by passage vectors (one copy per segment, loaded on first use).
+    pub fn vector_memory(&self) -> usize {
+        self.vectors.size()
     }
 
     /// A stored document, with its text.

@@ -41,6 +41,12 @@ pub(crate) struct Fields {
     pub pages: Field,
     /// Connector metadata, a JSON object of strings.
     pub meta: Field,
+    /// The passages' vectors, quantised ([`crate::vectors::Embedding`]'s encoding).
+    pub vectors: Field,
+    /// The passages' byte ranges in the text, as little-endian u32 pairs.
+    pub passages: Field,
+    /// The id of the model that made `vectors` (absent when the document has none).
+    pub model: Field,
 }
 
 impl Fields {
@@ -66,6 +72,9 @@ impl Fields {
             updated: builder.add_i64_field("updated", INDEXED | FAST | STORED),
             pages: builder.add_bytes_field("pages", STORED),
             meta: builder.add_text_field("meta", STORED),
+            vectors: builder.add_bytes_field("vectors", FAST),
+            passages: builder.add_bytes_field("passages", STORED),
+            model: builder.add_text_field("model", STRING),
         };
         (builder.build(), fields)
     }

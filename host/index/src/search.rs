@@ -1,5 +1,7 @@
 //! Running keyword searches: ranking tiers, sorting, offset paging, exact totals, snippets.
 
+use std::sync::Arc;
+
 use quarry_core::ConnectorId;
 use tantivy::collector::sort_key::SortBySimilarityScore;
 use tantivy::collector::{Count, TopDocs};
@@ -9,10 +11,12 @@ use tantivy::{DocAddress, DocSet, Order, Searcher, TantivyDocument};
 
 use crate::IndexError;
 use crate::document::{DocInfo, IndexDoc};
+use crate::hybrid::{self, Fusion};
 use crate::keyword::{Compiled, Filters, compile};
 use crate::query_syntax::parse;
 use crate::schema::{Fields, analyzer};
 use crate::snippet::{SNIPPET_CHARS, Snippet, make};
+use crate::vectors::VectorCache;
 
 /// What results are ordered by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +36,26 @@ pub enum SortOrder {
     Ascending,
 }
 
-/// A keyword search, already validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The query's embedding, from the model whose vectors it is compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticQuery {
+    /// The model's id ([`crate::Embedding::model`] of the documents it can be compared with).
+    pub model: String,
+    /// The query's unit-length vector.
+    pub vector: Arc<Vec<f32>>,
+}
+
+/// How results are ranked for relevance.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ranking {
+    /// Keyword only (`semantic_search: false`).
+    Keyword,
+    /// Semantic and keyword rankings fused with these weights.
+    Fused(SemanticQuery, Fusion),
+}
+
+/// A search, already validated.
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchRequest {
     /// The query text (words, "phrases", -exclusions).
     pub query: String,
@@ -47,6 +69,8 @@ pub struct SearchRequest {
     pub offset: usize,
     /// Results to return at most (at least 1).
     pub limit: usize,
+    /// Keyword, or fused with semantic.
+    pub ranking: Ranking,
 }
 
 impl SearchRequest {
@@ -68,6 +92,7 @@ impl SearchRequest {
             order: SortOrder::Descending,
             offset: 0,
             limit,
+            ranking: Ranking::Keyword,
         }
     }
 }
@@ -100,6 +125,7 @@ const SCORE_HALF: f32 = 8.0;
 pub(crate) fn run(
     searcher: &Searcher,
     fields: &Fields,
+    vectors: &VectorCache,
     request: &SearchRequest,
 ) -> Result<SearchResults, IndexError> {
     let Some(compiled) = compile(
@@ -115,6 +141,11 @@ pub(crate) fn run(
             ..SearchResults::default()
         });
     };
+    if let Ranking::Fused(semantic, fusion) = &request.ranking {
+        return hybrid::run(
+            searcher, fields, vectors, request, &compiled, semantic, *fusion,
+        );
+    }
     let total = searcher.search(&*compiled.any, &Count)?;
     let limit = request.limit.max(1);
     let ranked: Vec<(DocAddress, f32)> = match request.sort_by {
@@ -152,7 +183,7 @@ pub(crate) fn run(
 /// The window `[offset, offset + limit)` of the relevance order: documents with every word
 /// first (tier 1), then the others (tier 2), each by BM25. Ascending order is the same order
 /// reversed, so its window is taken from the other end.
-fn by_relevance(
+pub(crate) fn by_relevance(
     searcher: &Searcher,
     compiled: &Compiled,
     total: usize,

@@ -30,6 +30,7 @@ fn doc(connector: &str, id: &str, path: &str, text: &str, day: i64) -> IndexDoc 
         text: text.to_owned(),
         page_starts: vec![],
         metadata: vec![],
+        embedding: None,
     }
 }
 

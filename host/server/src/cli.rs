@@ -15,6 +15,8 @@ pub struct Cli {
     pub data_dir: Option<PathBuf>,
     #[command(flatten)]
     pub plugins: PluginOptions,
+    #[command(flatten)]
+    pub model: ModelOptions,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -34,6 +36,31 @@ pub struct PluginOptions {
     /// Where compiled components are cached [default: ~/.cache/quarry/components].
     #[arg(long, env = "QUARRY_COMPONENT_CACHE", global = true)]
     pub component_cache: Option<PathBuf>,
+}
+
+/// The embedding model for semantic search.
+#[derive(Debug, Args)]
+pub struct ModelOptions {
+    /// A sentence-embedding model folder (tokenizer.json and onnx/model.onnx), or `none` for
+    /// keyword search only; `make setup` installs all-MiniLM-L6-v2 into models/.
+    #[arg(
+        long,
+        env = "QUARRY_MODEL_DIR",
+        global = true,
+        default_value = "models/all-MiniLM-L6-v2"
+    )]
+    pub model_dir: PathBuf,
+    /// ONNX Runtime's shared library, which runs the model.
+    #[arg(
+        long,
+        env = "QUARRY_ORT_LIB",
+        global = true,
+        default_value = "models/onnxruntime/libonnxruntime.so"
+    )]
+    pub ort_lib: PathBuf,
+    /// Threads that embed documents while indexing [default: the number of cores].
+    #[arg(long, env = "QUARRY_EMBED_THREADS", global = true)]
+    pub embed_threads: Option<usize>,
 }
 
 /// What to do.

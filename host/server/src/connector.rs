@@ -17,7 +17,7 @@ use quarry_sync::Syncer;
 use serde_json::json;
 
 use crate::cli::{AddConnector, ConnectorCommand};
-use crate::setup::{Paths, load_plugins, open_index};
+use crate::setup::{Paths, load_embedder, load_plugins, open_index};
 
 /// Runs a connector command.
 pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> anyhow::Result<()> {
@@ -162,7 +162,8 @@ async fn sync_here(
         Arc::new(index),
         plugins,
         tokio::runtime::Handle::current(),
-    );
+    )
+    .with_embedder(load_embedder(paths));
     let id = connector.id.clone();
     let started = Instant::now();
     let task = tokio::task::spawn_blocking(move || syncer.sync(&id, &AtomicBool::new(false)));

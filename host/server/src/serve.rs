@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::cli::ServeArgs;
-use crate::setup::{Paths, load_plugins, open_index, open_store};
+use crate::setup::{Paths, load_embedder, load_plugins, open_index, open_store};
 
 /// Serves until interrupted (Ctrl-C or SIGTERM), then stops syncs at their next batch boundary,
 /// finishes answering, and writes the audit log.
@@ -25,12 +25,16 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let plugins = load_plugins(paths)?;
-    let syncer = Arc::new(Syncer::new(
-        store.clone(),
-        index.clone(),
-        plugins.clone(),
-        tokio::runtime::Handle::current(),
-    ));
+    let embedder = load_embedder(paths);
+    let syncer = Arc::new(
+        Syncer::new(
+            store.clone(),
+            index.clone(),
+            plugins.clone(),
+            tokio::runtime::Handle::current(),
+        )
+        .with_embedder(embedder.clone()),
+    );
     let scheduler = Arc::new(Scheduler::new(syncer, args.parallel_syncs));
     scheduler.start().await?;
 
@@ -39,7 +43,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     let config = ApiConfig::new(address, args.public_url.as_deref());
-    let state = AppState::new(store.clone(), index, plugins, config.clone());
+    let state = AppState::new(store.clone(), index, plugins, config.clone(), embedder);
     // Scripts and tests read this line to find the service.
     println!("Quarry is serving {}", config.public_url);
     println!("data: {}", paths.data_dir.display());

@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use anyhow::Context;
+use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::SearchIndex;
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
 use quarry_store::{DB_FILE, Store};
@@ -19,6 +22,8 @@ pub struct Paths {
     pub plugin_dirs: Vec<PathBuf>,
     /// Compiled components.
     pub component_cache: PathBuf,
+    /// The embedding model; `None` for keyword search only.
+    pub model: Option<EmbedConfig>,
 }
 
 impl Paths {
@@ -36,10 +41,18 @@ impl Paths {
                 .unwrap_or_else(std::env::temp_dir)
                 .join("quarry/components"),
         };
+        let model = (cli.model.model_dir.as_os_str() != "none").then(|| EmbedConfig {
+            model_dir: cli.model.model_dir.clone(),
+            runtime_library: cli.model.ort_lib.clone(),
+            threads: cli.model.embed_threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            }),
+        });
         Ok(Paths {
             plugin_dirs: vec![cli.plugins.plugins_dir.clone(), data_dir.join("plugins")],
             data_dir,
             component_cache,
+            model,
         })
     }
 
@@ -83,6 +96,29 @@ pub fn load_plugins(paths: &Paths) -> anyhow::Result<PluginSet> {
         );
     }
     Ok(plugins)
+}
+
+/// Loads the embedding model; without one (none configured, or it fails to load, which is
+/// logged) search is keyword-only.
+pub fn load_embedder(paths: &Paths) -> Option<Arc<Embedder>> {
+    let Some(config) = &paths.model else {
+        tracing::info!("semantic search is off (--model-dir none)");
+        return None;
+    };
+    match Embedder::load(config) {
+        Ok(embedder) => {
+            tracing::info!(
+                model = embedder.id(),
+                dims = embedder.dims(),
+                "semantic search is on"
+            );
+            Some(Arc::new(embedder))
+        }
+        Err(e) => {
+            tracing::warn!("semantic search is off, searches run as keyword searches: {e}");
+            None
+        }
+    }
 }
 
 fn create_private_dir(dir: &Path) -> anyhow::Result<()> {

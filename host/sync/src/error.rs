@@ -19,6 +19,9 @@ pub enum SyncError {
     /// The index failed.
     #[error("{0}")]
     Index(#[from] IndexError),
+    /// The embedding model failed on this batch (the batch is retried at the next sync).
+    #[error("embedding failed: {0}")]
+    Embed(String),
     /// The connector was removed while it synced.
     #[error("the connector was removed")]
     Gone,

@@ -4,6 +4,7 @@
 //! runs syncs and purges in a server as the store asks for them (a new connector, a request from
 //! the CLI or the settings page, a removal).
 
+mod embed;
 mod error;
 mod scheduler;
 mod syncer;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use quarry_core::{ConnectorId, Coverage, DocId, SourceDoc};
+use quarry_embed::Embedder;
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
 use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session};
 use quarry_store::{
@@ -20,6 +21,7 @@ use quarry_store::{
 use tokio::runtime::Handle;
 
 use crate::SyncError;
+use crate::embed::embed_docs;
 
 /// Extracted text held before it is written to the index, at most.
 const FLUSH_TEXT_BYTES: usize = 32 << 20;
@@ -45,6 +47,7 @@ pub struct Syncer {
     index: Arc<SearchIndex>,
     plugins: PluginSet,
     runtime: Handle,
+    embedder: Option<Arc<Embedder>>,
 }
 
 impl Syncer {
@@ -61,7 +64,14 @@ impl Syncer {
             index,
             plugins,
             runtime,
+            embedder: None,
         }
+    }
+
+    /// Embeds every document it indexes with `embedder`, for semantic search.
+    pub fn with_embedder(mut self, embedder: Option<Arc<Embedder>>) -> Syncer {
+        self.embedder = embedder;
+        self
     }
 
     /// The store.
@@ -176,7 +186,7 @@ impl Syncer {
             commit.changed.push(catalog_doc);
             if pending_bytes > FLUSH_TEXT_BYTES {
                 // Bounded memory: write what is held; the catalog still waits for the batch.
-                self.index.write(WriteBatch {
+                self.write(WriteBatch {
                     upserts: std::mem::take(&mut pending),
                     ..WriteBatch::default()
                 })?;
@@ -196,7 +206,7 @@ impl Syncer {
             commit.deleted.extend(gone);
         }
         report.deleted += commit.deleted.len() as u64;
-        self.index.write(WriteBatch {
+        self.write(WriteBatch {
             upserts: pending,
             deletes: commit
                 .deleted
@@ -217,6 +227,14 @@ impl Syncer {
             generation,
         };
         Ok(batch.more)
+    }
+
+    /// Embeds the batch's documents (when a model is loaded) and writes it to the index.
+    fn write(&self, mut batch: WriteBatch) -> Result<(), SyncError> {
+        if let Some(embedder) = &self.embedder {
+            embed_docs(embedder, &mut batch.upserts)?;
+        }
+        Ok(self.index.write(batch)?)
     }
 
     /// Fetches a changed document's text. A document whose text cannot be extracted is still
@@ -255,6 +273,7 @@ impl Syncer {
             text: content.text,
             page_starts: content.page_starts,
             metadata: content.metadata,
+            embedding: None,
         };
         let catalog_doc = CatalogDoc {
             doc_id: doc.id,

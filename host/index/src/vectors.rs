@@ -1,0 +1,346 @@
+//! Passage vectors: quantised to 8 bits, stored in the tantivy document they belong to (so they
+//! are committed, replaced and deleted with it, atomically), and scanned exactly at query time
+//! from a per-segment copy in memory that is built once per segment.
+//!
+//! Encoding of a document's vectors (a bytes fast field): `dims: u16`, `model: u64` (a hash of
+//! the model id), then per passage `scale: f32` and `dims` signed bytes; the vector is
+//! `scale * bytes`. All little-endian.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tantivy::index::SegmentId;
+use tantivy::{DocId, DocSet, SegmentReader, TERMINATED};
+
+use crate::IndexError;
+
+const HEADER: usize = 2 + 8;
+
+/// A document's passages and their vectors, as the sync writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Embedding {
+    /// Id of the model that made the vectors; only vectors of the query's model are compared.
+    pub model: String,
+    /// Each passage's byte range in the document's text.
+    pub passages: Vec<(u32, u32)>,
+    dims: usize,
+    /// Per passage: scale (f32 bits) and the quantised components.
+    quantised: Vec<(u32, Vec<i8>)>,
+}
+
+impl Embedding {
+    /// Quantises one vector per passage; `vectors` and `passages` pair up in order.
+    pub fn new(model: &str, passages: Vec<(u32, u32)>, vectors: &[Vec<f32>]) -> Embedding {
+        let dims = vectors.first().map_or(0, Vec::len);
+        let quantised = vectors
+            .iter()
+            .filter(|v| v.len() == dims)
+            .map(|v| {
+                let (scale, q) = quantise(v);
+                (scale.to_bits(), q)
+            })
+            .collect();
+        Embedding {
+            model: model.to_owned(),
+            passages,
+            dims,
+            quantised,
+        }
+    }
+
+    /// True when there is nothing to store.
+    pub fn is_empty(&self) -> bool {
+        self.dims == 0 || self.quantised.is_empty()
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER + self.quantised.len() * (4 + self.dims));
+        out.extend(u16::try_from(self.dims).unwrap_or(0).to_le_bytes());
+        out.extend(model_hash(&self.model).to_le_bytes());
+        for (scale, q) in &self.quantised {
+            out.extend(scale.to_le_bytes());
+            out.extend(q.iter().map(|&b| b.to_le_bytes()[0]));
+        }
+        out
+    }
+}
+
+/// Scales `v` so its largest component is 127 and rounds.
+pub(crate) fn quantise(v: &[f32]) -> (f32, Vec<i8>) {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / 127.0;
+    // In [-127, 127] by construction, so the cast cannot wrap.
+    let q = v.iter().map(|x| (x / scale).round() as i8).collect();
+    (scale, q)
+}
+
+/// A stable 64-bit hash of a model id.
+pub(crate) fn model_hash(model: &str) -> u64 {
+    // FNV-1a: stable across processes and Rust versions, unlike `DefaultHasher`.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in model.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// One segment's vectors of one model, in memory.
+pub(crate) struct SegmentVectors {
+    dims: usize,
+    /// Per document: the range of its passages in `scales`.
+    docs: Vec<(u32, u32)>,
+    scales: Vec<f32>,
+    data: Vec<i8>,
+}
+
+impl SegmentVectors {
+    fn load(segment: &SegmentReader, model: u64) -> Result<SegmentVectors, IndexError> {
+        let max_doc = segment.max_doc();
+        let mut out = SegmentVectors {
+            dims: 0,
+            docs: vec![(0, 0); max_doc as usize],
+            scales: Vec::new(),
+            data: Vec::new(),
+        };
+        let Some(column) = segment.fast_fields().bytes("vectors")? else {
+            return Ok(out);
+        };
+        let mut by_ord: Vec<(u64, DocId)> = (0..max_doc)
+            .filter_map(|doc| column.term_ords(doc).next().map(|ord| (ord, doc)))
+            .collect();
+        by_ord.sort_unstable();
+        let mut ords: Vec<u64> = by_ord.iter().map(|(o, _)| *o).collect();
+        ords.dedup();
+        // Passage ranges of each distinct value, in `ords` order.
+        let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(ords.len());
+        column
+            .dictionary()
+            .sorted_ords_to_term_cb(&ords, |bytes| {
+                ranges.push(out.append(bytes, model));
+            })
+            .map_err(|e| IndexError::Tantivy(format!("reading passage vectors: {e}")))?;
+        let mut next = 0usize;
+        for (ord, doc) in by_ord {
+            while ords.get(next).is_some_and(|&o| o < ord) {
+                next += 1;
+            }
+            if let Some(range) = ranges.get(next) {
+                out.docs[doc as usize] = *range;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Appends one encoded value; returns its passage range (empty for another model's vectors
+    /// or a malformed value).
+    fn append(&mut self, bytes: &[u8], model: u64) -> (u32, u32) {
+        let first = u32::try_from(self.scales.len()).unwrap_or(u32::MAX);
+        let Some(header) = bytes.get(..HEADER) else {
+            return (first, first);
+        };
+        let dims = usize::from(u16::from_le_bytes([header[0], header[1]]));
+        let mut hash = [0u8; 8];
+        hash.copy_from_slice(&header[2..HEADER]);
+        if dims == 0 || u64::from_le_bytes(hash) != model || (self.dims != 0 && dims != self.dims) {
+            return (first, first);
+        }
+        self.dims = dims;
+        for passage in bytes[HEADER..].chunks_exact(4 + dims) {
+            self.scales.push(f32::from_le_bytes([
+                passage[0], passage[1], passage[2], passage[3],
+            ]));
+            self.data
+                .extend(passage[4..].iter().map(|&b| i8::from_le_bytes([b])));
+        }
+        (first, u32::try_from(self.scales.len()).unwrap_or(u32::MAX))
+    }
+
+    /// Bytes of memory held.
+    fn size(&self) -> usize {
+        self.docs.len() * 8 + self.scales.len() * 4 + self.data.len()
+    }
+}
+
+/// The best passage of a document for a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Best {
+    pub doc: DocId,
+    pub similarity: f32,
+    pub passage: usize,
+}
+
+/// The query's vector, quantised like the passages' (the integer dot product is exact and fast).
+pub(crate) struct QueryVector {
+    model: u64,
+    scale: f32,
+    q: Vec<i8>,
+}
+
+impl QueryVector {
+    pub(crate) fn new(model: &str, vector: &[f32]) -> QueryVector {
+        let (scale, q) = quantise(vector);
+        QueryVector {
+            model: model_hash(model),
+            scale,
+            q,
+        }
+    }
+}
+
+/// Scans one segment: for every document of `docs` (a docset of the documents that pass the
+/// filters, alive ones only), the best passage; only those with vectors of the query's model.
+pub(crate) fn scan(
+    vectors: &SegmentVectors,
+    query: &QueryVector,
+    docs: &mut dyn DocSet,
+    alive: impl Fn(DocId) -> bool,
+    mut found: impl FnMut(Best),
+) {
+    if vectors.dims != query.q.len() {
+        return;
+    }
+    let dims = vectors.dims;
+    let mut doc = docs.doc();
+    while doc != TERMINATED {
+        let (start, end) = vectors.docs.get(doc as usize).copied().unwrap_or((0, 0));
+        if start < end && alive(doc) {
+            let mut best = Best {
+                doc,
+                similarity: f32::MIN,
+                passage: 0,
+            };
+            for p in start as usize..end as usize {
+                let row = &vectors.data[p * dims..(p + 1) * dims];
+                let similarity = dot(row, &query.q) as f32 * vectors.scales[p] * query.scale;
+                if similarity > best.similarity {
+                    best.similarity = similarity;
+                    best.passage = p - start as usize;
+                }
+            }
+            found(best);
+        }
+        doc = docs.advance();
+    }
+}
+
+/// Integer dot product (vectorises well: integer sums may be reordered).
+fn dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum()
+}
+
+/// Every live segment's vectors of the current model, loaded on first use.
+#[derive(Default)]
+pub(crate) struct VectorCache {
+    segments: Mutex<HashMap<(SegmentId, u64), Arc<SegmentVectors>>>,
+}
+
+impl VectorCache {
+    /// The vectors of `segment` for `query`'s model.
+    pub(crate) fn get(
+        &self,
+        segment: &SegmentReader,
+        query: &QueryVector,
+    ) -> Result<Arc<SegmentVectors>, IndexError> {
+        let key = (segment.segment_id(), query.model);
+        let mut segments = self.segments.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = segments.get(&key) {
+            return Ok(Arc::clone(v));
+        }
+        let loaded = Arc::new(SegmentVectors::load(segment, query.model)?);
+        segments.insert(key, Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// Forgets segments that are gone (merged or deleted) from the searcher's view.
+    pub(crate) fn retain(&self, live: &[SegmentId]) {
+        let mut segments = self.segments.lock().unwrap_or_else(|e| e.into_inner());
+        segments.retain(|(id, _), _| live.contains(id));
+    }
+
+    /// Bytes of memory the cache holds.
+    pub(crate) fn size(&self) -> usize {
+        let segments = self.segments.lock().unwrap_or_else(|e| e.into_inner());
+        segments.values().map(|s| s.size()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random unit vector.
+    fn vector(seed: u64, dims: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut v: Vec<f32> = (0..dims)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|a| *a /= n);
+        v
+    }
+
+    #[test]
+    fn quantised_ranking_keeps_the_exact_top_ten() {
+        let dims = 384;
+        let docs: Vec<Vec<f32>> = (0..2000).map(|i| vector(i + 1, dims)).collect();
+        let mut recall = 0.0;
+        for q in 0..20u64 {
+            // Queries near a document, as real queries are near their answers.
+            let mut query = vector(10_000 + q, dims);
+            let anchor = &docs[(q * 97 % 2000) as usize];
+            query
+                .iter_mut()
+                .zip(anchor)
+                .for_each(|(a, b)| *a = *a * 0.6 + b);
+            let exact_dot = |d: &Vec<f32>| d.iter().zip(&query).map(|(a, b)| a * b).sum::<f32>();
+            let qv = QueryVector::new("m", &query);
+            let approx = |d: &Vec<f32>| {
+                let (s, v) = quantise(d);
+                dot(&v, &qv.q) as f32 * s * qv.scale
+            };
+            let top = |f: &dyn Fn(&Vec<f32>) -> f32| {
+                let mut scored: Vec<(f32, usize)> =
+                    docs.iter().enumerate().map(|(i, d)| (f(d), i)).collect();
+                scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+                scored
+                    .into_iter()
+                    .take(10)
+                    .map(|(_, i)| i)
+                    .collect::<Vec<_>>()
+            };
+            let (e, a) = (top(&exact_dot), top(&approx));
+            recall += e.iter().filter(|i| a.contains(i)).count() as f64 / 10.0;
+        }
+        assert!(recall / 20.0 >= 0.98, "recall@10 {}", recall / 20.0);
+    }
+
+    #[test]
+    fn encoding_round_trips_through_a_segment_copy() {
+        let vectors = vec![vector(1, 8), vector(2, 8)];
+        let e = Embedding::new("model-a", vec![(0, 5), (5, 9)], &vectors);
+        let bytes = e.encode();
+        let mut s = SegmentVectors {
+            dims: 0,
+            docs: Vec::new(),
+            scales: Vec::new(),
+            data: Vec::new(),
+        };
+        assert_eq!(s.append(&bytes, model_hash("model-b")), (0, 0));
+        assert_eq!(s.append(&bytes, model_hash("model-a")), (0, 2));
+        let (scale, q) = quantise(&vectors[1]);
+        assert_eq!(s.scales[1], scale);
+        assert_eq!(&s.data[8..], q.as_slice());
+    }
+}

@@ -1,0 +1,47 @@
+//! Embedding documents before they are written: each document's passages (with its title, which
+//! often says what a passage is about) go through the model in one length-sorted pass per batch.
+
+use quarry_embed::{Embedder, chunk};
+use quarry_index::{Embedding, IndexDoc};
+
+use crate::SyncError;
+
+/// Sets the embedding of every document of `docs`. A document without text is embedded by its
+/// title (and path), so it can still be found by meaning.
+pub(crate) fn embed_docs(embedder: &Embedder, docs: &mut [IndexDoc]) -> Result<(), SyncError> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut ranges: Vec<Vec<(u32, u32)>> = Vec::with_capacity(docs.len());
+    for doc in docs.iter() {
+        let title = &doc.info.meta.title;
+        let heading = match &doc.info.meta.path {
+            Some(path) if path != title => format!("{title} ({path})"),
+            _ => title.clone(),
+        };
+        let passages = chunk(&doc.text, &doc.page_starts);
+        let mut doc_ranges = Vec::with_capacity(passages.len().max(1));
+        if passages.is_empty() {
+            texts.push(heading.clone());
+            doc_ranges.push((0, 0));
+        }
+        for p in passages {
+            texts.push(format!("{heading}\n{}", &doc.text[p.start..p.end]));
+            doc_ranges.push((offset(p.start), offset(p.end)));
+        }
+        ranges.push(doc_ranges);
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut vectors = embedder
+        .embed_passages(&refs)
+        .map_err(|e| SyncError::Embed(e.to_string()))?
+        .into_iter();
+    for (doc, doc_ranges) in docs.iter_mut().zip(ranges) {
+        let doc_vectors: Vec<Vec<f32>> = vectors.by_ref().take(doc_ranges.len()).collect();
+        doc.embedding = Some(Embedding::new(embedder.id(), doc_ranges, &doc_vectors));
+    }
+    Ok(())
+}
+
+/// Text offsets are below 4 GiB (documents are capped far lower).
+fn offset(byte: usize) -> u32 {
+    u32::try_from(byte).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,189 @@
+//! Semantic search against the real server with the real model (`make setup` installs it):
+//! meaning without shared words, filters and exclusions before ranking, snippets and highlights,
+//! and keyword mode with a warning when no model is loaded.
+
+use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS, MONTH_MS};
+use quarry_tests::quarry::Quarry;
+use serde_json::{Value, json};
+
+/// Short notes on unrelated subjects; each query below shares no word with its answer.
+fn topics() -> Vec<FixtureFile> {
+    let file = |path: &'static str, text: &str, months: i64| FixtureFile {
+        path,
+        bytes: text.as_bytes().to_vec(),
+        mtime_ms: MARCH_2026_MS + months * MONTH_MS,
+    };
+    vec![
+        file(
+            "pets.txt",
+            "My dog loves chasing the ball in the park every morning before breakfast.",
+            0,
+        ),
+        file(
+            "finance.md",
+            "Quarterly revenue grew eight percent while operating costs declined.",
+            1,
+        ),
+        file(
+            "baking.txt",
+            "Preheat the oven, knead the dough and bake the bread for forty minutes.",
+            2,
+        ),
+        file(
+            "travel.txt",
+            "The train to the mountains leaves at dawn; pack warm boots and a rain jacket.",
+            3,
+        ),
+    ]
+}
+
+fn paths(body: &Value) -> Vec<String> {
+    body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["path"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn search(q: &Quarry, key: &str, body: Value) -> Value {
+    let response = q.search(key, body.clone());
+    assert_eq!(response.status, 200, "{body} -> {}", response.text());
+    response.json()
+}
+
+#[test]
+fn a_query_finds_by_meaning_what_keyword_search_cannot() {
+    let mut q = Quarry::new();
+    q.serve_folders(&[("Topics", topics())]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+
+    let query = "puppy playing fetch outdoors";
+    let keyword = search(&q, &key, json!({"query": query, "semantic_search": false}));
+    assert_eq!(keyword["mode"], "keyword");
+    assert_eq!(keyword["total"], 0, "no word is shared: {keyword}");
+
+    let semantic = search(&q, &key, json!({ "query": query }));
+    assert_eq!(semantic["mode"], "semantic", "{semantic}");
+    assert_eq!(semantic["warnings"], json!([]));
+    assert_eq!(paths(&semantic)[0], "pets.txt", "{semantic}");
+    let first = &semantic["results"][0];
+    let score = first["score"].as_f64().expect("score");
+    assert!(score > 0.0 && score <= 1.0, "{first}");
+    assert!(
+        first["snippet"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("dog loves chasing"),
+        "{first}"
+    );
+    // Results carry the same fields as in keyword mode, scores never increase down the list.
+    let scores: Vec<f64> = semantic["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap_or(0.0))
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert_eq!(
+        semantic["total"], 4,
+        "every allowed document is a candidate"
+    );
+
+    let bread = search(
+        &q,
+        &key,
+        json!({"query": "how long should a loaf stay in the oven"}),
+    );
+    assert_eq!(paths(&bread)[0], "baking.txt", "{bread}");
+    // Highlights mark the query words the snippet contains (here: "the", "oven").
+    let first = &bread["results"][0];
+    let snippet: Vec<char> = first["snippet"]
+        .as_str()
+        .unwrap_or_default()
+        .chars()
+        .collect();
+    let marked: Vec<String> = first["highlights"]
+        .as_array()
+        .expect("highlights")
+        .iter()
+        .map(|h| {
+            let (s, e) = (
+                h["start"].as_u64().unwrap_or(0) as usize,
+                h["end"].as_u64().unwrap_or(0) as usize,
+            );
+            snippet[s..e].iter().collect::<String>().to_lowercase()
+        })
+        .collect();
+    assert!(marked.contains(&"oven".to_owned()), "{marked:?} in {first}");
+    assert!(
+        marked.iter().all(|w| [
+            "how", "long", "should", "a", "loaf", "stay", "in", "the", "oven"
+        ]
+        .contains(&w.as_str())),
+        "{marked:?}"
+    );
+}
+
+#[test]
+fn filters_and_exclusions_apply_before_semantic_ranking() {
+    let mut q = Quarry::new();
+    q.serve_folders(&[("Topics", topics())]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let query = "puppy playing fetch outdoors";
+
+    let texts_only = search(
+        &q,
+        &key,
+        json!({"query": query, "file_extensions_filter": ["md"]}),
+    );
+    assert_eq!(paths(&texts_only), ["finance.md"]);
+
+    let recent = search(
+        &q,
+        &key,
+        json!({"query": query, "update_time_filter": {"from": "2026-04-15"}}),
+    );
+    let mut got = paths(&recent);
+    got.sort();
+    assert_eq!(got, ["baking.txt", "travel.txt"]);
+
+    let excluded = search(&q, &key, json!({"query": format!("{query} -dog")}));
+    assert!(
+        !paths(&excluded).contains(&"pets.txt".to_owned()),
+        "{excluded}"
+    );
+
+    // Sorting by time orders the candidates by time, newest first.
+    let newest = search(&q, &key, json!({"query": query, "sort_by": "update_time"}));
+    assert_eq!(
+        paths(&newest),
+        ["travel.txt", "baking.txt", "finance.md", "pets.txt"]
+    );
+    // Paging walks the same order.
+    let second = search(&q, &key, json!({"query": query, "limit": 1, "offset": 1}));
+    let all = search(&q, &key, json!({ "query": query }));
+    assert_eq!(paths(&second)[0], paths(&all)[1]);
+}
+
+#[test]
+fn without_a_model_semantic_requests_run_as_keyword_with_a_warning() {
+    let mut q = Quarry::new();
+    let dir = q.scratch("topics");
+    quarry_tests::corpus::write(&dir, &topics());
+    q.add_folder("Topics", &dir);
+    q.start_with_env(&[("QUARRY_MODEL_DIR", "none")]);
+    q.wait_synced();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+
+    let body = search(&q, &key, json!({"query": "dog"}));
+    assert_eq!(body["mode"], "keyword");
+    assert_eq!(paths(&body), ["pets.txt"]);
+    assert!(
+        body["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no embedding model"),
+        "{body}"
+    );
+}
