@@ -18,13 +18,14 @@ export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 export QUARRY_MODEL_DIR ?= $(CURDIR)/models/all-MiniLM-L6-v2
 export QUARRY_ORT_LIB ?= $(CURDIR)/models/onnxruntime/libonnxruntime.so
 
-.PHONY: help setup plugins build test lint fmt run bench clean
+.PHONY: help setup plugins build test lint fmt run bench eval clean
 
 help:
 	@echo "make run    build everything and start Quarry"
 	@echo "make test   run every test (sets up the machine first)"
 	@echo "make lint   rustfmt and clippy, host and plugins"
 	@echo "make bench  benchmarks"
+	@echo "make eval   search relevance on ../shared/eval (nDCG@10, Recall@100)"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools)"
 
 # Installs only what is missing; about a second when nothing is.
@@ -60,6 +61,11 @@ bench: plugins
 	cargo build --locked --release -p quarry-server
 	cargo bench --locked -p quarry-runtime --bench folder
 	cargo bench --locked -p quarry-tests --bench search
+
+# Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
+# the reference BM25 row; indexes are kept under $(CACHE)/eval per model.
+eval: setup
+	cargo run --locked --release -p quarry-tests --example eval
 
 clean:
 	rm -rf target $(CARGO_TARGET_DIR) $(WASM_TARGET_DIR) $(QUARRY_COMPONENT_CACHE)

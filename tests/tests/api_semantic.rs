@@ -187,3 +187,34 @@ fn without_a_model_semantic_requests_run_as_keyword_with_a_warning() {
         "{body}"
     );
 }
+
+#[test]
+fn an_index_of_an_older_layout_is_rebuilt_from_the_sources_at_start() {
+    let mut q = Quarry::new();
+    q.serve_folders(&[("Topics", topics())]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.stop();
+    // What an index written before layout versions existed looks like.
+    std::fs::remove_file(q.data_dir().join("index/quarry-format")).expect("format file");
+    let search_cli = q.cli(&["search", "dog"]);
+    assert!(
+        !search_cli.ok && search_cli.stderr.contains("must be rebuilt"),
+        "{}",
+        search_cli.stderr
+    );
+
+    q.start();
+    q.wait_for("the rebuilt index synced", |c| {
+        c.first()
+            .is_some_and(|c| c["doc_count"] == 4 && c["status"] == "idle")
+    });
+    assert!(
+        q.log().contains("rebuilding it from the sources"),
+        "{}",
+        q.log()
+    );
+    let body = search(&q, &key, json!({"query": "puppy playing fetch outdoors"}));
+    assert_eq!(body["mode"], "semantic");
+    assert_eq!(paths(&body)[0], "pets.txt", "{body}");
+    assert_eq!(body["total"], 4);
+}

@@ -48,6 +48,8 @@ impl IndexDoc {
             doc.add_text(f.url, url);
         }
         doc.add_text(f.body, &self.text);
+        doc.add_text(f.stems, &meta.title);
+        doc.add_text(f.stems, &self.text);
         doc.add_text(f.ext, meta.extension());
         doc.add_text(f.mime, &meta.mime_type);
         doc.add_u64(f.size, meta.size_bytes);

@@ -13,6 +13,17 @@ pub enum IndexError {
         /// Why.
         message: String,
     },
+    /// The index was written by a version of Quarry with another layout; it must be rebuilt
+    /// from the sources (`quarry serve` does so).
+    #[error("the index in {} has layout {found}, this Quarry uses {expected}; it must be rebuilt from the sources, which `quarry serve` does when it starts", path.display())]
+    Outdated {
+        /// The folder.
+        path: PathBuf,
+        /// Its layout version (0: from before versions were recorded).
+        found: u32,
+        /// This build's.
+        expected: u32,
+    },
     /// Another process (a running `quarry serve`) holds the index's writer.
     #[error("the index is being written by another Quarry process")]
     Busy,

@@ -14,7 +14,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::query_syntax::Part;
-use crate::schema::{Fields, words};
+use crate::schema::{Fields, only_stop_words, stems_analyzer, words};
 
 /// How much a match in a second field adds to the best field's score.
 const TIE_BREAKER: f32 = 0.3;
@@ -34,17 +34,25 @@ pub struct Filters {
 
 /// A query compiled into the two tantivy queries of the ranking tiers.
 pub(crate) struct Compiled {
-    /// Documents with at least one word (and every phrase, no exclusion, the filters).
+    /// Documents with at least one word (and every phrase, no exclusion, the filters), scored
+    /// for ranking.
     pub any: Box<dyn Query>,
-    /// Documents with every word. `None` when that is the same set as `any`.
+    /// Documents with every word, scored the same way. `None` when that is the same set as `any`.
     pub all: Option<Box<dyn Query>>,
     /// Documents that pass the filters, contain every phrase and no exclusion, whatever their
     /// words: the documents semantic ranking may return.
     pub allowed: Box<dyn Query>,
+    /// The words as written (what snippets highlight).
+    pub literal: Box<dyn Query>,
 }
 
 /// Compiles the parts of a query; `None` when nothing positive is left to look for (only
 /// exclusions, or words the analyzer drops such as punctuation).
+///
+/// Matching is literal: a result contains a query word as written (case and accents aside).
+/// English stop words (`the`, `of`, `what`...) neither make a document match nor are needed for
+/// the all-words tier, unless the query has nothing else. Within a tier, documents are ranked
+/// by BM25 over the stems of title and text (one field), so `flows` also counts for `flow`.
 pub(crate) fn compile(
     parts: &[Part],
     filters: &Filters,
@@ -54,20 +62,40 @@ pub(crate) fn compile(
     let mut optional = Vec::new();
     let mut required = Vec::new();
     let mut excluded = Vec::new();
+    // Stems and how often the query has them (a repeated word weighs more, as in BM25).
+    let mut stems: Vec<(String, f32)> = Vec::new();
+    let mut stemmer = stems_analyzer();
     for part in parts {
-        let (text, target) = match part {
-            Part::Word(t) => (t, &mut optional),
-            Part::Phrase(t) => (t, &mut required),
-            Part::Exclude(t) => (t, &mut excluded),
+        let text = match part {
+            Part::Word(t) | Part::Phrase(t) | Part::Exclude(t) => t,
         };
         let tokens = words(analyzer, text);
-        if !tokens.is_empty() {
-            target.push(tokens);
+        if tokens.is_empty() {
+            continue;
+        }
+        if !matches!(part, Part::Exclude(_)) {
+            for stem in words(&mut stemmer, text) {
+                match stems.iter_mut().find(|(s, _)| *s == stem) {
+                    Some((_, n)) => *n += 1.0,
+                    None => stems.push((stem, 1.0)),
+                }
+            }
+        }
+        match part {
+            Part::Word(_) => optional.push((tokens, only_stop_words(text))),
+            Part::Phrase(_) => required.push(tokens),
+            Part::Exclude(_) => excluded.push(tokens),
         }
     }
     if optional.is_empty() && required.is_empty() {
         return None;
     }
+    let has_content = !required.is_empty() || optional.iter().any(|(_, stop)| !stop);
+    let optional: Vec<Vec<String>> = optional
+        .into_iter()
+        .filter(|(_, stop)| !has_content || !stop)
+        .map(|(tokens, _)| tokens)
+        .collect();
     let mut common: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for tokens in &required {
         common.push((Occur::Must, unit(fields, tokens)));
@@ -83,7 +111,7 @@ pub(crate) fn compile(
         clauses.extend(common.iter().map(|(o, q)| (*o, q.box_clone())));
         Box::new(BooleanQuery::new(clauses))
     };
-    let any = match optional.len() {
+    let literal = match optional.len() {
         0 => with_common(Vec::new()),
         1 => with_common(vec![(Occur::Must, unit(fields, &optional[0]))]),
         _ => {
@@ -102,8 +130,35 @@ pub(crate) fn compile(
                 .collect(),
         )
     });
-    let allowed = with_common(Vec::new());
-    Some(Compiled { any, all, allowed })
+    // Scored by the stems: the literal query decides which documents match, adding nothing.
+    let ranked = |matching: Box<dyn Query>| -> Box<dyn Query> {
+        if stems.is_empty() {
+            return matching;
+        }
+        let by_stems: Vec<(Occur, Box<dyn Query>)> = stems
+            .iter()
+            .map(|(stem, count)| {
+                let term: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(fields.stems, stem),
+                    IndexRecordOption::WithFreqs,
+                ));
+                (
+                    Occur::Should,
+                    Box::new(BoostQuery::new(term, *count)) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        Box::new(BooleanQuery::new(vec![
+            (Occur::Must, Box::new(ConstScoreQuery::new(matching, 0.0))),
+            (Occur::Should, Box::new(BooleanQuery::new(by_stems))),
+        ]))
+    };
+    Some(Compiled {
+        any: ranked(literal.box_clone()),
+        all: all.map(ranked),
+        allowed: with_common(Vec::new()),
+        literal,
+    })
 }
 
 /// One word (one token) or phrase (several), looked for in every searched field; the best

@@ -31,7 +31,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, T
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
-pub use hybrid::{Fusion, POOL, RRF_K};
+pub use hybrid::{Fusion, POOL};
 pub use keyword::Filters;
 pub use query_syntax::{Part, parse as parse_query};
 pub use search::{Hit, Ranking, SearchRequest, SearchResults, SemanticQuery, SortBy, SortOrder};
@@ -39,9 +39,15 @@ pub use snippet::Snippet;
 pub use vectors::Embedding;
 pub use writer::WriteBatch;
 
-use crate::schema::{ANALYZER, Fields, analyzer};
+use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
 use crate::vectors::VectorCache;
 use crate::writer::Writer;
+
+/// Version of the index's layout (schema and analyzers). An index of another version is not
+/// opened ([`IndexError::Outdated`]): it is rebuilt from the sources.
+pub const FORMAT: u32 = 2;
+/// The file in the index folder that records its [`FORMAT`].
+const FORMAT_FILE: &str = "quarry-format";
 
 /// Memory the writer may use for documents not yet committed.
 const WRITER_HEAP_BYTES: usize = 96 << 20;
@@ -63,10 +69,29 @@ impl SearchIndex {
             message: e.to_string(),
         };
         std::fs::create_dir_all(dir).map_err(|e| open_error(&e))?;
+        let format_file = dir.join(FORMAT_FILE);
+        if dir.join("meta.json").is_file() {
+            let found = std::fs::read_to_string(&format_file)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                .unwrap_or(0);
+            if found != FORMAT {
+                return Err(IndexError::Outdated {
+                    path: dir.to_owned(),
+                    found,
+                    expected: FORMAT,
+                });
+            }
+        } else {
+            std::fs::write(&format_file, FORMAT.to_string()).map_err(|e| open_error(&e))?;
+        }
         let (schema, fields) = Fields::schema();
         let directory = MmapDirectory::open(dir).map_err(|e| open_error(&e))?;
         let index = Index::open_or_create(directory, schema).map_err(|e| open_error(&e))?;
         index.tokenizers().register(ANALYZER, analyzer());
+        index
+            .tokenizers()
+            .register(STEMS_ANALYZER, stems_analyzer());
         let policy = if writable {
             ReloadPolicy::Manual
         } else {

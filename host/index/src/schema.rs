@@ -4,7 +4,8 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    StopWordFilter, TextAnalyzer,
 };
 
 /// Name under which [`analyzer`] is registered with the index.
@@ -18,6 +19,31 @@ pub(crate) fn analyzer() -> TextAnalyzer {
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .build()
+}
+
+/// Name under which [`stems_analyzer`] is registered with the index.
+pub(crate) const STEMS_ANALYZER: &str = "quarry_stems";
+
+/// Words for ranking: as [`analyzer`], without English stop words, reduced to their stems
+/// (Snowball), so `flows` counts towards `flow`.
+pub(crate) fn stems_analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .dynamic();
+    let builder = match StopWordFilter::new(Language::English) {
+        Some(stop) => builder.filter_dynamic(stop),
+        None => builder,
+    };
+    builder
+        .filter_dynamic(Stemmer::new(Language::English))
+        .build()
+}
+
+/// True when every word of `text` is an English stop word (and it has words).
+pub(crate) fn only_stop_words(text: &str) -> bool {
+    !words(&mut analyzer(), text).is_empty() && words(&mut stems_analyzer(), text).is_empty()
 }
 
 /// The fields of the schema.
@@ -47,6 +73,8 @@ pub(crate) struct Fields {
     pub passages: Field,
     /// The id of the model that made `vectors` (absent when the document has none).
     pub model: Field,
+    /// Title and body as stems, for ranking (not stored).
+    pub stems: Field,
 }
 
 impl Fields {
@@ -75,6 +103,14 @@ impl Fields {
             vectors: builder.add_bytes_field("vectors", FAST),
             passages: builder.add_bytes_field("passages", STORED),
             model: builder.add_text_field("model", STRING),
+            stems: builder.add_text_field(
+                "stems",
+                TextOptions::default().set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer(STEMS_ANALYZER)
+                        .set_index_option(IndexRecordOption::WithFreqs),
+                ),
+            ),
         };
         (builder.build(), fields)
     }
@@ -107,5 +143,16 @@ mod tests {
             ["cafe", "creme", "e", "mail", "2026"]
         );
         assert!(words(&mut a, "--- ...").is_empty());
+    }
+
+    #[test]
+    fn stems_drop_stop_words_and_endings() {
+        assert_eq!(
+            words(&mut stems_analyzer(), "The flows of Heated plates"),
+            ["flow", "heat", "plate"]
+        );
+        assert!(only_stop_words("it is the"));
+        assert!(!only_stop_words("what flows"));
+        assert!(!only_stop_words("..."));
     }
 }

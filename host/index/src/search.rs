@@ -159,7 +159,7 @@ pub(crate) fn run(
         )?,
         SortBy::UpdateTime => by_time(searcher, &compiled, request.offset, limit, request.order)?,
     };
-    let mut generator = SnippetGenerator::create(searcher, &*compiled.any, fields.body)?;
+    let mut generator = SnippetGenerator::create(searcher, &*compiled.literal, fields.body)?;
     generator.set_max_num_chars(SNIPPET_CHARS);
     let mut hits = Vec::with_capacity(ranked.len());
     for (address, score) in ranked {

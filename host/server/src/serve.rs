@@ -18,6 +18,19 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let store = open_store(paths).await?;
     let index = match open_index(paths, true) {
         Ok(index) => Arc::new(index),
+        Err(IndexError::Outdated {
+            found, expected, ..
+        }) => {
+            tracing::warn!(
+                "the index has layout {found}, this Quarry uses {expected}: rebuilding it from the sources"
+            );
+            // The catalog first: should this stop half-way, the next start rebuilds again
+            // instead of trusting a catalog that describes documents the index lacks.
+            store.forget_index(quarry_store::now_ms()).await?;
+            std::fs::remove_dir_all(paths.index())
+                .with_context(|| format!("cannot remove {}", paths.index().display()))?;
+            Arc::new(open_index(paths, true)?)
+        }
         Err(IndexError::Busy) => bail!(
             "another `quarry serve` is using {}; stop it first, or pass another --data-dir",
             paths.data_dir.display()

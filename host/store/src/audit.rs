@@ -42,7 +42,7 @@ pub struct AuditFilter {
 impl Store {
     /// Appends entries in one transaction.
     pub async fn record_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for e in entries {
             sqlx::query(
                 "INSERT INTO audit_log (time_ms, request_id, integration_id, endpoint,

@@ -116,7 +116,7 @@ impl Store {
         batch: &CommitBatch,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let mut added: i64 = 0;
         for doc in &batch.changed {
             let existed: Option<i64> =

@@ -214,6 +214,24 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets what was indexed, for an index rebuilt from scratch: the catalog is emptied and
+    /// every connector's listing starts over, with a sync requested.
+    pub async fn forget_index(&self, now_ms: i64) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM documents")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "UPDATE connectors SET checkpoint = NULL, listing_more = 0, doc_count = 0, \
+             sync_requested_ms = ? WHERE removed_ms IS NULL",
+        )
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Asks for a sync of the connector; a running server starts it within a couple of seconds.
     pub async fn request_sync(&self, id: &ConnectorId, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(

@@ -106,7 +106,7 @@ impl Store {
     ) -> Result<(Integration, ApiKey), StoreError> {
         let name = check_name(name, "integration")?;
         let id = keys::random_id("in_")?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let inserted = sqlx::query(
             "INSERT INTO integrations (id, name, created_ms, plan, monthly_quota, sharing)
              VALUES (?, ?, ?, ?, ?, ?)",
@@ -187,7 +187,7 @@ impl Store {
     /// Changes what an integration may see; takes effect on its next request.
     pub async fn set_sharing(&self, name: &str, sharing: &Sharing) -> Result<(), StoreError> {
         let integration = self.integration(name).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query("UPDATE integrations SET sharing = ? WHERE id = ?")
             .bind(sharing.column())
             .bind(&integration.id)
@@ -218,7 +218,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<ApiKey, StoreError> {
         let integration = self.integration(name).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         revoke_all(&mut tx, &integration.id, now_ms).await?;
         let key = insert_key(&mut tx, &integration.id, key_expires_ms, now_ms).await?;
         tx.commit().await?;
@@ -228,7 +228,7 @@ impl Store {
     /// Revokes every key of the integration; returns how many were active.
     pub async fn revoke_keys(&self, name: &str, now_ms: i64) -> Result<u64, StoreError> {
         let integration = self.integration(name).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let revoked = revoke_all(&mut tx, &integration.id, now_ms).await?;
         tx.commit().await?;
         Ok(revoked)
@@ -269,7 +269,7 @@ impl Store {
 
     /// Records when keys were last used: (lookup, time) pairs.
     pub async fn touch_keys(&self, uses: &[(String, i64)]) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for (lookup, time_ms) in uses {
             sqlx::query(
                 "UPDATE api_keys SET last_used_ms = max(coalesce(last_used_ms, 0), ?)

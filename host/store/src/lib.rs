@@ -21,6 +21,7 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{Sqlite, Transaction};
 
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch};
@@ -68,6 +69,13 @@ impl Store {
                 message: format!("migrating the schema: {e}"),
             })?;
         Ok(Store { pool })
+    }
+
+    /// Begins a transaction that writes. It takes the write lock at once (`BEGIN IMMEDIATE`),
+    /// waiting for it under the busy timeout: a deferred transaction that reads first and then
+    /// writes fails with "database is locked" when another writer committed in between.
+    pub(crate) async fn write_tx(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// Closes every connection, waiting for running queries.

@@ -8,7 +8,7 @@ use crate::SyncError;
 
 /// Sets the embedding of every document of `docs`. A document without text is embedded by its
 /// title (and path), so it can still be found by meaning.
-pub(crate) fn embed_docs(embedder: &Embedder, docs: &mut [IndexDoc]) -> Result<(), SyncError> {
+pub fn embed_docs(embedder: &Embedder, docs: &mut [IndexDoc]) -> Result<(), SyncError> {
     let mut texts: Vec<String> = Vec::new();
     let mut ranges: Vec<Vec<(u32, u32)>> = Vec::with_capacity(docs.len());
     for doc in docs.iter() {

@@ -9,6 +9,7 @@ mod error;
 mod scheduler;
 mod syncer;
 
+pub use embed::embed_docs;
 pub use error::SyncError;
 pub use scheduler::{Scheduler, TICK};
 pub use syncer::{SyncReport, Syncer};
