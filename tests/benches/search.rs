@@ -15,31 +15,13 @@ use quarry_index::{
     DocInfo, Filters, IndexDoc, Ranking, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
 };
 use quarry_store::{NewConnector, Store};
+use quarry_tests::generated::vocabulary;
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
 use serde_json::{Value, json};
 
 const DAY_MS: i64 = 86_400_000;
 const START_MS: i64 = 1_735_689_600_000; // 2025-01-01
-
-fn vocabulary(n: usize) -> Vec<String> {
-    let syllables = [
-        "ka", "lo", "mi", "ra", "ten", "vo", "su", "pe", "dor", "ix", "an", "qu", "zel", "bo",
-        "fi", "nu",
-    ];
-    (0..n)
-        .map(|i| {
-            let mut word = String::new();
-            let mut x = i + 17;
-            for _ in 0..3 {
-                word.push_str(syllables[x % syllables.len()]);
-                x /= syllables.len();
-            }
-            word.push_str(&(i % 7).to_string());
-            word
-        })
-        .collect()
-}
 
 fn main() {
     let docs: usize = env("QUARRY_BENCH_DOCS", 50_000);

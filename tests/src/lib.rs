@@ -4,6 +4,7 @@
 
 pub mod corpus;
 pub mod docx;
+pub mod generated;
 pub mod http;
 pub mod pdf;
 pub mod quarry;

@@ -189,6 +189,12 @@ impl Embedder {
         Ok(out)
     }
 
+    /// Embeds `texts` as one batch, in order (no sorting, no splitting): for measuring batch
+    /// sizes; the sync uses [`Embedder::embed_passages`].
+    pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.run(&self.passages, texts)
+    }
+
     /// Embeds a search query on the query session (never behind an indexing batch); recent
     /// queries come from a cache.
     pub fn embed_query(&self, query: &str) -> Result<Arc<Vec<f32>>, EmbedError> {

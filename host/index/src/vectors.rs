@@ -227,12 +227,24 @@ pub(crate) fn scan(
     }
 }
 
-/// Integer dot product (vectorises well: integer sums may be reordered).
+/// Integer dot product. Written as 16 independent lanes of i16 products summed into i32, the
+/// shape the compiler turns into SIMD multiply-adds with the baseline x86-64 instruction set.
 fn dot(a: &[i8], b: &[i8]) -> i32 {
-    a.iter()
-        .zip(b)
+    const LANES: usize = 16;
+    let mut lanes = [0i32; LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: i32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
         .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum()
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for i in 0..LANES {
+            lanes[i] += i32::from(i16::from(x[i]) * i16::from(y[i]));
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
 }
 
 /// Every live segment's vectors of the current model, loaded on first use.
