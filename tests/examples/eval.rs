@@ -180,9 +180,10 @@ fn build_index(
         .unwrap_or_else(std::env::temp_dir)
         .join(".cache/quarry/eval");
     let dir = base.join(format!(
-        "{}-{}",
+        "{}-{}-v{}",
         collection.name,
-        embedder.id().replace(['@', '/'], "-")
+        embedder.id().replace(['@', '/'], "-"),
+        quarry_index::FORMAT
     ));
     let marker = dir.join("complete");
     if marker.is_file() {
