@@ -167,7 +167,7 @@ fn filters_and_exclusions_apply_before_semantic_ranking() {
 }
 
 #[test]
-fn without_a_model_semantic_requests_run_as_keyword_with_a_warning() {
+fn without_a_model_search_is_keyword_and_a_model_added_later_covers_every_document() {
     let mut q = Quarry::new();
     let dir = q.scratch("topics");
     quarry_tests::corpus::write(&dir, &topics());
@@ -186,6 +186,27 @@ fn without_a_model_semantic_requests_run_as_keyword_with_a_warning() {
             .contains("no embedding model"),
         "{body}"
     );
+
+    // With the model back, the documents indexed without vectors are indexed again.
+    q.stop();
+    q.start();
+    let query = json!({"query": "puppy playing fetch outdoors"});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let body = search(&q, &key, query.clone());
+        if body["mode"] == "semantic"
+            && paths(&body).first().map(String::as_str) == Some("pets.txt")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "semantic search never found pets.txt: {body}\n{}",
+            q.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(q.log().contains("documents without vectors"), "{}", q.log());
 }
 
 #[test]

@@ -22,10 +22,10 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 use quarry_core::{ConnectorId, DocId};
-use tantivy::collector::TopDocs;
+use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
-use tantivy::query::TermQuery;
+use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
@@ -136,6 +136,40 @@ impl SearchIndex {
             .as_ref()
             .ok_or(IndexError::ReadOnly)?
             .write(batch)
+    }
+
+    /// The documents that have no vectors of `model` (indexed without a model, or with another
+    /// one), by connector.
+    pub fn docs_without_vectors(
+        &self,
+        model: &str,
+    ) -> Result<Vec<(ConnectorId, Vec<DocId>)>, IndexError> {
+        let searcher = self.reader.searcher();
+        let query = BooleanQuery::new(vec![
+            (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+            (
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.model, model),
+                    IndexRecordOption::Basic,
+                )),
+            ),
+        ]);
+        let mut by_connector: Vec<(ConnectorId, Vec<DocId>)> = Vec::new();
+        for address in searcher.search(&query, &DocSetCollector)? {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let Some(doc) = IndexDoc::from_tantivy(&doc, &self.fields) else {
+                continue;
+            };
+            match by_connector
+                .iter_mut()
+                .find(|(c, _)| *c == doc.info.connector)
+            {
+                Some((_, ids)) => ids.push(doc.info.doc_id),
+                None => by_connector.push((doc.info.connector, vec![doc.info.doc_id])),
+            }
+        }
+        Ok(by_connector)
     }
 
     /// Runs a search: keyword, or fused with semantic ranking as `request.ranking` says.

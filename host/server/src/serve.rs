@@ -12,6 +12,25 @@ use tokio::sync::watch;
 use crate::cli::ServeArgs;
 use crate::setup::{Paths, load_embedder, load_plugins, open_index, open_store};
 
+/// Has the next sync redo the documents that lack vectors of the loaded model (indexed while no
+/// model, or another one, was loaded), so semantic search covers every document.
+async fn refetch_docs_without_vectors(
+    store: &quarry_store::Store,
+    index: &quarry_index::SearchIndex,
+    model: &str,
+) -> anyhow::Result<()> {
+    let now = quarry_store::now_ms();
+    for (connector, docs) in index.docs_without_vectors(model)? {
+        tracing::info!(
+            connector = %connector,
+            documents = docs.len(),
+            "documents without vectors of {model}: the next sync indexes them again"
+        );
+        store.refetch(&connector, &docs, now).await?;
+    }
+    Ok(())
+}
+
 /// Serves until interrupted (Ctrl-C or SIGTERM), then stops syncs at their next batch boundary,
 /// finishes answering, and writes the audit log.
 pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
@@ -39,6 +58,9 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     };
     let plugins = load_plugins(paths)?;
     let embedder = load_embedder(paths);
+    if let Some(embedder) = &embedder {
+        refetch_docs_without_vectors(&store, &index, embedder.id()).await?;
+    }
     let syncer = Arc::new(
         Syncer::new(
             store.clone(),

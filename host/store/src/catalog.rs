@@ -75,6 +75,34 @@ impl Store {
         Ok(versions)
     }
 
+    /// Marks documents to be fetched again by the next sync (their version is forgotten), and
+    /// asks for that sync. For documents whose index entry must be redone, such as ones indexed
+    /// before an embedding model was installed.
+    pub async fn refetch(
+        &self,
+        connector: &ConnectorId,
+        ids: &[DocId],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let mut query: QueryBuilder<Sqlite> =
+                QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
+            query.push_bind(connector.as_str());
+            push_ids(&mut query, chunk);
+            query.build().execute(&mut *tx).await?;
+        }
+        sqlx::query(
+            "UPDATE connectors SET sync_requested_ms = ? WHERE id = ? AND removed_ms IS NULL",
+        )
+        .bind(now_ms)
+        .bind(connector.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Documents of the connector not seen by the listing of `generation`.
     pub async fn unseen_docs(
         &self,
