@@ -52,8 +52,8 @@ fmt:
 	cargo fmt --all
 	cd plugins && cargo fmt --all
 
-run: plugins
-	cargo build --locked -p quarry-server
+# The same build as `make test` (one set of features: nothing is compiled twice).
+run: build
 	@scripts/run.sh
 
 # Release builds; each benchmark prints its figures beside a baseline measured in the same run.
