@@ -12,6 +12,9 @@ const OVERLAP_WORDS: usize = 40;
 /// Passages embedded per document at most (about 46,000 words); the rest of a very long
 /// document is still found by keyword.
 pub const MAX_PASSAGES: usize = 256;
+/// Bytes of a text looked at, at most: far more than [`MAX_PASSAGES`] passages of ordinary
+/// text need, so a huge document costs no more than that.
+const MAX_SCAN_BYTES: usize = 4 << 20;
 
 /// A passage: a byte range of the document's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,15 +28,19 @@ pub struct Passage {
 /// The passages of `text`, whose pages start at the byte offsets `page_starts` (empty when it
 /// has no pages). Empty for a text without words.
 pub fn chunk(text: &str, page_starts: &[u32]) -> Vec<Passage> {
+    let mut end = text.len().min(MAX_SCAN_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
     let mut bounds: Vec<usize> = page_starts
         .iter()
         .filter_map(|&p| usize::try_from(p).ok())
-        .filter(|&p| p > 0 && p < text.len() && text.is_char_boundary(p))
+        .filter(|&p| p > 0 && p < end && text.is_char_boundary(p))
         .collect();
     bounds.sort_unstable();
     bounds.dedup();
     bounds.insert(0, 0);
-    bounds.push(text.len());
+    bounds.push(end);
     let mut out = Vec::new();
     for page in bounds.windows(2) {
         chunk_page(text, page[0]..page[1], &mut out);
@@ -45,7 +52,7 @@ pub fn chunk(text: &str, page_starts: &[u32]) -> Vec<Passage> {
     out
 }
 
-/// A paragraph: its byte range and its words' byte ranges.
+/// A paragraph: its words' byte ranges.
 struct Paragraph {
     words: Vec<Range<usize>>,
 }
@@ -54,49 +61,50 @@ fn chunk_page(text: &str, page: Range<usize>, out: &mut Vec<Passage>) {
     let paragraphs = paragraphs(text, page);
     let mut current: Vec<&Paragraph> = Vec::new();
     let mut words = 0usize;
-    let flush = |current: &mut Vec<&Paragraph>, words: &mut usize, out: &mut Vec<Passage>| {
-        if let (Some(first), Some(last)) = (current.first(), current.last())
-            && let (Some(a), Some(b)) = (first.words.first(), last.words.last())
-        {
-            out.push(Passage {
-                start: a.start,
-                end: b.end,
-            });
-        }
-        // A short last paragraph (often a heading or a linking sentence) opens the next one too.
-        let carry = current
-            .last()
-            .filter(|p| current.len() > 1 && p.words.len() <= OVERLAP_WORDS)
-            .copied();
-        current.clear();
-        *words = 0;
-        if let Some(p) = carry {
-            current.push(p);
-            *words = p.words.len();
-        }
-    };
+    // Paragraphs of `current` that no passage holds yet (the others were carried over).
+    let mut fresh = 0usize;
     for p in &paragraphs {
         if p.words.len() > TARGET_WORDS {
-            flush(&mut current, &mut words, out);
-            current.clear();
-            words = 0;
+            if fresh > 0 {
+                push_passage(&current, out);
+            }
+            (current, words, fresh) = (Vec::new(), 0, 0);
             windows(p, out);
             continue;
         }
-        if words + p.words.len() > TARGET_WORDS && !current.is_empty() {
-            flush(&mut current, &mut words, out);
+        if words + p.words.len() > TARGET_WORDS {
+            // A short last paragraph (a heading, a linking sentence) opens the next one too.
+            let carry = current
+                .last()
+                .copied()
+                .filter(|last| fresh > 0 && current.len() > 1 && last.words.len() <= OVERLAP_WORDS);
+            if fresh > 0 {
+                push_passage(&current, out);
+            }
+            (current, words, fresh) = (Vec::new(), 0, 0);
+            if let Some(last) = carry {
+                current.push(last);
+                words = last.words.len();
+            }
         }
         current.push(p);
         words += p.words.len();
+        fresh += 1;
     }
-    if current.iter().any(|p| !p.words.is_empty()) {
-        let only_carry = out
-            .last()
-            .zip(current.first().and_then(|p| p.words.last()))
-            .is_some_and(|(last, w)| current.len() == 1 && w.end <= last.end);
-        if !only_carry {
-            flush(&mut current, &mut words, out);
-        }
+    if fresh > 0 {
+        push_passage(&current, out);
+    }
+}
+
+/// The passage from the first word of `paragraphs` to the last.
+fn push_passage(paragraphs: &[&Paragraph], out: &mut Vec<Passage>) {
+    let first = paragraphs.first().and_then(|p| p.words.first());
+    let last = paragraphs.last().and_then(|p| p.words.last());
+    if let (Some(a), Some(b)) = (first, last) {
+        out.push(Passage {
+            start: a.start,
+            end: b.end,
+        });
     }
 }
 
@@ -196,6 +204,17 @@ mod tests {
                 .all(|p| p.split_whitespace().count() <= TARGET_WORDS)
         );
         assert_eq!(got[0], format!("{}\n\n{}", paragraphs[0], paragraphs[1]));
+    }
+
+    #[test]
+    fn a_short_paragraph_between_passages_is_carried_into_the_next() {
+        let (a, heading, b) = (words(150, "a"), words(10, "h"), words(100, "b"));
+        let text = format!("{a}\n\n{heading}\n\n{b}");
+        let got = texts(&text, &chunk(&text, &[]));
+        assert_eq!(
+            got,
+            vec![format!("{a}\n\n{heading}"), format!("{heading}\n\n{b}")]
+        );
     }
 
     #[test]
