@@ -90,6 +90,11 @@ fn a_query_finds_by_meaning_what_keyword_search_cannot() {
         "every allowed document is a candidate"
     );
 
+    // The terminal's search does the same with --semantic.
+    let cli = q.cli_json(&["search", query, "--semantic", "--json"]);
+    assert_eq!(paths(&cli)[0], "pets.txt", "{cli}");
+    assert_eq!(q.cli_json(&["search", query, "--json"])["total"], 0);
+
     let bread = search(
         &q,
         &key,

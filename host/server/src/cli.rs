@@ -74,7 +74,7 @@ pub enum Command {
     /// Add and manage connectors: the sources that are indexed.
     #[command(subcommand)]
     Connector(ConnectorCommand),
-    /// Search from the terminal (keyword search over every connector).
+    /// Search from the terminal over every connector (keyword; --semantic as the API).
     Search(SearchArgs),
     /// Show which integration read what, when, and how much (newest first).
     Activity(ActivityArgs),
@@ -206,6 +206,9 @@ pub struct SearchArgs {
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Search by meaning too, as the API does by default (loads the embedding model).
+    #[arg(long)]
+    pub semantic: bool,
 }
 
 /// Arguments of `quarry activity`.

@@ -1,12 +1,14 @@
-//! `quarry search`: keyword search from the terminal, over every connector.
+//! `quarry search`: search from the terminal, over every connector: keyword, or with
+//! `--semantic` fused with semantic ranking as the API's default.
 
+use anyhow::Context;
 use quarry_api::hits_json;
-use quarry_index::SearchRequest;
+use quarry_index::{Fusion, Ranking, SearchRequest, SemanticQuery};
 use quarry_store::{ConnectorStatus, Store};
 use serde_json::json;
 
 use crate::cli::SearchArgs;
-use crate::setup::{Paths, open_index};
+use crate::setup::{Paths, load_embedder, open_index};
 
 /// Runs a search and prints the results.
 pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Result<()> {
@@ -16,10 +18,29 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
         .filter(|c| c.status != ConnectorStatus::Disabled)
         .map(|c| c.id.clone())
         .collect();
-    let request = SearchRequest::new(args.query.clone(), searched, args.limit.clamp(1, 100));
+    let mut request = SearchRequest::new(args.query.clone(), searched, args.limit.clamp(1, 100));
     // Read-only: works while a server holds the index.
     let index = open_index(paths, false)?;
-    let results = tokio::task::spawn_blocking(move || index.search(&request)).await??;
+    let embedder = if args.semantic {
+        Some(load_embedder(paths).context(
+            "--semantic needs the embedding model: run `make setup`, or pass --model-dir",
+        )?)
+    } else {
+        None
+    };
+    let results = tokio::task::spawn_blocking(move || {
+        if let Some(embedder) = embedder {
+            request.ranking = Ranking::Fused(
+                SemanticQuery {
+                    model: embedder.id().to_owned(),
+                    vector: embedder.embed_query(&request.query)?,
+                },
+                Fusion::HYBRID,
+            );
+        }
+        anyhow::Ok(index.search(&request)?)
+    })
+    .await??;
     if args.json {
         println!(
             "{}",
@@ -34,7 +55,14 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
     for warning in &results.warnings {
         eprintln!("note: {warning}");
     }
-    println!("{} matching document(s)", results.total);
+    if args.semantic {
+        println!(
+            "{} candidate document(s), by meaning and words",
+            results.total
+        );
+    } else {
+        println!("{} matching document(s)", results.total);
+    }
     for (i, hit) in results.hits.iter().enumerate() {
         let connector = connectors
             .iter()
