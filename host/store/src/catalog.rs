@@ -1,10 +1,13 @@
 //! The document catalog: what each connector listed, with versions for change detection,
 //! locators for downloads, and listing generations for pruning what vanished.
 //!
-//! A batch of a sync is committed here in one transaction, together with the checkpoint that
-//! follows it, and only after the index holds the batch: a crash re-does at most one batch.
+//! A batch of a sync is first prepared here (the documents it will write or delete are marked to
+//! be fetched again, new ones registered), then written to the index, then committed here in
+//! one transaction together with the checkpoint that follows it. A crash between the steps
+//! re-does at most one batch, and can leave nothing in the index that the catalog does not know
+//! (and so would never remove) nor a catalog version the index does not hold.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use sqlx::sqlite::SqliteRow;
@@ -48,8 +51,23 @@ pub struct CommitBatch {
     pub checkpoint: String,
     /// True when `checkpoint` continues the listing.
     pub more: bool,
+    /// True when the batch is the first of a full listing.
+    pub starts_full: bool,
+    /// True when the batch completes a full listing.
+    pub ends_full: bool,
     /// Counts so far.
     pub progress: SyncProgress,
+}
+
+/// A document of the catalog whose text could not be extracted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDoc {
+    /// Its id.
+    pub doc_id: DocId,
+    /// Its path (or title, when it has no path).
+    pub path: String,
+    /// Why.
+    pub error: String,
 }
 
 impl Store {
@@ -103,6 +121,79 @@ impl Store {
         Ok(())
     }
 
+    /// Prepares a batch before the index is written: `changed` (as listed, to be written) are
+    /// registered if new, with no version and a generation no listing has, and `deleted` lose
+    /// their version. Should the process stop before [`Store::commit_batch`], the next sync
+    /// fetches them again, or removes them if the source no longer has them.
+    pub async fn prepare_batch(
+        &self,
+        connector: &ConnectorId,
+        changed: &[CatalogDoc],
+        deleted: &[DocId],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        if changed.is_empty() && deleted.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.write_tx().await?;
+        let ids: Vec<DocId> = changed.iter().map(|d| d.doc_id.clone()).collect();
+        let mut known = HashSet::with_capacity(ids.len());
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let mut query: QueryBuilder<Sqlite> =
+                QueryBuilder::new("SELECT doc_id FROM documents WHERE connector_id = ");
+            query.push_bind(connector.as_str());
+            push_ids(&mut query, chunk);
+            for row in query.build().fetch_all(&mut *tx).await? {
+                known.insert(row.try_get::<String, _>("doc_id")?);
+            }
+        }
+        let mut added: i64 = 0;
+        for doc in changed
+            .iter()
+            .filter(|d| !known.contains(d.doc_id.as_str()))
+        {
+            sqlx::query(
+                "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url,
+                     mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms)
+                 VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            )
+            .bind(connector.as_str())
+            .bind(doc.doc_id.as_str())
+            .bind(&doc.locator)
+            .bind(&doc.meta.title)
+            .bind(&doc.meta.path)
+            .bind(&doc.meta.url)
+            .bind(&doc.meta.mime_type)
+            .bind(to_i64(doc.meta.size_bytes))
+            .bind(doc.meta.update_time_ms)
+            .bind(doc.has_text)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+            added += 1;
+        }
+        let forget: Vec<DocId> = changed
+            .iter()
+            .filter(|d| known.contains(d.doc_id.as_str()))
+            .map(|d| d.doc_id.clone())
+            .chain(deleted.iter().cloned())
+            .collect();
+        for chunk in forget.chunks(IDS_PER_QUERY) {
+            let mut query: QueryBuilder<Sqlite> =
+                QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
+            query.push_bind(connector.as_str());
+            push_ids(&mut query, chunk);
+            query.build().execute(&mut *tx).await?;
+        }
+        sqlx::query("UPDATE connectors SET doc_count = doc_count + ? WHERE id = ?")
+            .bind(added)
+            .bind(connector.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Documents of the connector not seen by the listing of `generation`.
     pub async fn unseen_docs(
         &self,
@@ -120,6 +211,33 @@ impl Store {
             .into_iter()
             .filter_map(|id| DocId::parse(id).ok())
             .collect())
+    }
+
+    /// Documents of the connector whose text could not be extracted, with the reasons, by path;
+    /// at most `limit`.
+    pub async fn failed_docs(
+        &self,
+        connector: &ConnectorId,
+        limit: u32,
+    ) -> Result<Vec<FailedDoc>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT doc_id, coalesce(path, title) AS shown, error FROM documents
+             WHERE connector_id = ? AND error IS NOT NULL ORDER BY shown LIMIT ?",
+        )
+        .bind(connector.as_str())
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut failed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id: String = row.try_get("doc_id")?;
+            failed.push(FailedDoc {
+                doc_id: DocId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+                path: row.try_get("shown")?,
+                error: row.try_get("error")?,
+            });
+        }
+        Ok(failed)
     }
 
     /// One document of the catalog.
@@ -204,9 +322,17 @@ impl Store {
             removed +=
                 i64::try_from(query.build().execute(&mut *tx).await?.rows_affected()).unwrap_or(0);
         }
+        // Every expression of an UPDATE reads the row as it was: `expected` takes the count
+        // before this batch, which is the previous listing's.
         sqlx::query(
             "UPDATE connectors SET checkpoint = ?, listing_more = ?, generation = ?,
                                    doc_count = max(0, doc_count + ?),
+                                   expected = CASE WHEN ? THEN NULL
+                                                   WHEN ? AND last_full_ms IS NOT NULL THEN doc_count
+                                                   WHEN ? THEN NULL
+                                                   ELSE expected END,
+                                   full_requested = CASE WHEN ? THEN 0 ELSE full_requested END,
+                                   last_full_ms = CASE WHEN ? THEN ? ELSE last_full_ms END,
                                    listed = ?, indexed = ?, failed = ?
              WHERE id = ?",
         )
@@ -214,6 +340,12 @@ impl Store {
         .bind(batch.more)
         .bind(batch.generation)
         .bind(added - removed)
+        .bind(batch.ends_full)
+        .bind(batch.starts_full)
+        .bind(batch.starts_full)
+        .bind(batch.starts_full)
+        .bind(batch.ends_full)
+        .bind(now_ms)
         .bind(to_i64(batch.progress.listed))
         .bind(to_i64(batch.progress.indexed))
         .bind(to_i64(batch.progress.failed))

@@ -53,6 +53,10 @@ pub struct SyncProgress {
     pub indexed: u64,
     /// Documents whose text could not be extracted (indexed by title and path only).
     pub failed: u64,
+    /// While a full listing runs: the documents it is still expected to list (the previous
+    /// full listing's count minus those listed so far). `None` when unknown (a first listing, a
+    /// listing of changes) or when no sync runs.
+    pub remaining: Option<u64>,
 }
 
 /// A connector to add.
@@ -105,6 +109,14 @@ pub struct Connector {
     pub progress: SyncProgress,
     /// Documents in the catalog.
     pub doc_count: u64,
+    /// When the last full listing (every document of the source) completed.
+    pub last_full_ms: Option<i64>,
+    /// True when the next sync starts a full listing.
+    pub full_requested: bool,
+    /// How often it syncs, if set for this connector (else the plugin manifest's default).
+    pub sync_interval_s: Option<i64>,
+    /// How often it runs a full listing, if set for this connector (else the manifest's).
+    pub full_interval_s: Option<i64>,
 }
 
 impl Store {
@@ -244,6 +256,42 @@ impl Store {
         Ok(())
     }
 
+    /// Asks for a sync that lists the whole source again (and so removes whatever vanished
+    /// without the connector reporting it).
+    pub async fn request_full_sync(&self, id: &ConnectorId, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE connectors SET sync_requested_ms = ?, full_requested = 1
+             WHERE id = ? AND removed_ms IS NULL",
+        )
+        .bind(now_ms)
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Sets how often the connector syncs and runs a full listing, in seconds (`None` leaves a
+    /// value as it is).
+    pub async fn set_intervals(
+        &self,
+        name: &str,
+        sync_interval_s: Option<i64>,
+        full_interval_s: Option<i64>,
+    ) -> Result<Connector, StoreError> {
+        let connector = self.connector_by_name(name).await?;
+        sqlx::query(
+            "UPDATE connectors SET sync_interval_s = coalesce(?, sync_interval_s),
+                                   full_interval_s = coalesce(?, full_interval_s)
+             WHERE id = ?",
+        )
+        .bind(sync_interval_s)
+        .bind(full_interval_s)
+        .bind(connector.id.as_str())
+        .execute(&self.pool)
+        .await?;
+        self.connector_by_name(name).await
+    }
+
     /// Switches a connector off (not synced, not searched) or back on (a sync is requested).
     pub async fn set_disabled(
         &self,
@@ -266,11 +314,14 @@ impl Store {
         Ok(connector)
     }
 
-    /// Marks the start of a sync: status `syncing`, counts from zero, the request taken.
+    /// Marks the start of a sync: status `syncing`, the request taken, counts from zero unless
+    /// the sync resumes a listing (then they go on from where it stopped).
     pub async fn sync_started(&self, id: &ConnectorId) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE connectors SET status = 'syncing', sync_requested_ms = NULL,
-                                   listed = 0, indexed = 0, failed = 0
+                                   listed = CASE WHEN listing_more THEN listed ELSE 0 END,
+                                   indexed = CASE WHEN listing_more THEN indexed ELSE 0 END,
+                                   failed = CASE WHEN listing_more THEN failed ELSE 0 END
              WHERE id = ? AND status != 'disabled'",
         )
         .bind(id.as_str())
@@ -346,6 +397,12 @@ fn connector_from_row(row: &SqliteRow) -> Result<Connector, StoreError> {
             .map_err(|e| StoreError::Db(format!("connectors.{column} is not a JSON object: {e}")))
     };
     let id: String = row.try_get("id")?;
+    let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
+    let listed = to_u64(row.try_get("listed")?);
+    let expected: Option<i64> = row.try_get("expected")?;
+    let remaining = expected
+        .filter(|_| status == ConnectorStatus::Syncing)
+        .map(|e| to_u64(e).saturating_sub(listed));
     Ok(Connector {
         id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
         name: row.try_get("name")?,
@@ -354,7 +411,7 @@ fn connector_from_row(row: &SqliteRow) -> Result<Connector, StoreError> {
         config: map("config")?,
         grant_dirs: map("grant_dirs")?,
         created_ms: row.try_get("created_ms")?,
-        status: ConnectorStatus::parse(&row.try_get::<String, _>("status")?),
+        status,
         last_sync_ms: row.try_get("last_sync_ms")?,
         last_error: row.try_get("last_error")?,
         sync_requested_ms: row.try_get("sync_requested_ms")?,
@@ -362,10 +419,15 @@ fn connector_from_row(row: &SqliteRow) -> Result<Connector, StoreError> {
         listing_more: row.try_get::<i64, _>("listing_more")? != 0,
         generation: row.try_get("generation")?,
         progress: SyncProgress {
-            listed: to_u64(row.try_get("listed")?),
+            listed,
             indexed: to_u64(row.try_get("indexed")?),
             failed: to_u64(row.try_get("failed")?),
+            remaining,
         },
         doc_count: to_u64(row.try_get("doc_count")?),
+        last_full_ms: row.try_get("last_full_ms")?,
+        full_requested: row.try_get::<i64, _>("full_requested")? != 0,
+        sync_interval_s: row.try_get("sync_interval_s")?,
+        full_interval_s: row.try_get("full_interval_s")?,
     })
 }

@@ -24,7 +24,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, Transaction};
 
 pub use audit::{AuditEntry, AuditFilter};
-pub use catalog::{CatalogDoc, CommitBatch};
+pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
 pub use connectors::{Connector, ConnectorStatus, NewConnector, SyncProgress};
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};

@@ -237,6 +237,7 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
             listed: 3,
             indexed: 3,
             failed: 0,
+            remaining: None,
         },
         ..CommitBatch::default()
     };
@@ -271,6 +272,7 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
             listed: 3,
             indexed: 2,
             failed: 0,
+            remaining: None,
         },
         ..CommitBatch::default()
     };
@@ -285,6 +287,7 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
             listed: 3,
             indexed: 2,
             failed: 0,
+            remaining: None,
         },
         ..CommitBatch::default()
     };

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, Coverage, DocId, SourceDoc};
 use quarry_embed::Embedder;
@@ -26,7 +27,16 @@ use crate::embed::embed_docs;
 /// Extracted text held before it is written to the index, at most.
 const FLUSH_TEXT_BYTES: usize = 32 << 20;
 
-/// What a finished sync did.
+/// Documents embedded and written together at most when a model is loaded: 64 take a few
+/// seconds, so searches follow a long batch as it goes. Without a model a batch is written at
+/// once (each write is an index commit).
+const EMBED_GROUP: usize = 64;
+
+/// How often the counts of a running sync are written for the API and the CLI.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// What a finished sync did: the counts of its listing (of the last one, when a resumed listing
+/// was followed by a full one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncReport {
     /// Batches listed.
@@ -77,6 +87,11 @@ impl Syncer {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The installed plugins.
+    pub fn plugins(&self) -> &PluginSet {
+        &self.plugins
     }
 
     /// Syncs a connector, resuming where its last sync stopped. Marks it `syncing` while it
@@ -130,12 +145,22 @@ impl Syncer {
             tracing::debug!(connector = %name, done = p.done, total = ?p.total, "{}", p.message);
         });
         let mut session = plugin.session(&connector.config, &grant, Some(progress))?;
+        // A full listing asked for starts from scratch, unless a listing is half-way: that one
+        // goes on (it may be full already; if not, the request stays for the next sync).
+        let from_scratch = connector.full_requested && !connector.listing_more;
         let mut listing = Listing {
-            checkpoint: connector.checkpoint.clone(),
+            checkpoint: connector.checkpoint.clone().filter(|_| !from_scratch),
             more: connector.listing_more,
             generation: connector.generation,
         };
+        // A resumed listing goes on counting from where it stopped; a new one counts from zero.
+        let mut resumed = connector.listing_more;
         let mut report = SyncReport::default();
+        if connector.listing_more {
+            report.listed = connector.progress.listed;
+            report.indexed = connector.progress.indexed;
+            report.failed = connector.progress.failed;
+        }
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Err(SyncError::Stopped);
@@ -143,7 +168,22 @@ impl Syncer {
             if self.block(self.store.connector(&connector.id))?.is_none() {
                 return Err(SyncError::Gone);
             }
-            let more = self.batch(connector, &mut session, &mut listing, &mut report)?;
+            if !listing.more {
+                // A new listing: the counts are those of the listing in progress.
+                report = SyncReport {
+                    batches: report.batches,
+                    ..SyncReport::default()
+                };
+            }
+            let more = self.batch(connector, &mut session, &mut listing, &mut report, stop)?;
+            if !more && resumed && connector.full_requested {
+                // The resumed listing has not seen what changed, while it was stopped, in the
+                // part it had already listed: list everything once more.
+                resumed = false;
+                listing.checkpoint = None;
+                listing.more = false;
+                continue;
+            }
             if !more {
                 return Ok(report);
             }
@@ -157,11 +197,13 @@ impl Syncer {
         session: &mut Session,
         listing: &mut Listing,
         report: &mut SyncReport,
+        stop: &AtomicBool,
     ) -> Result<bool, SyncError> {
         let batch = session.list_docs(listing.checkpoint.as_deref())?;
         report.batches += 1;
-        let starts_full_listing = !listing.more && batch.coverage == Coverage::Full;
-        let generation = listing.generation + i64::from(starts_full_listing);
+        let starts_full = !listing.more && batch.coverage == Coverage::Full;
+        let ends_full = batch.coverage == Coverage::Full && !batch.more;
+        let generation = listing.generation + i64::from(starts_full);
         let ids: Vec<DocId> = batch.upserts.iter().map(|d| d.id.clone()).collect();
         let versions = self.block(self.store.catalog_versions(&connector.id, &ids))?;
 
@@ -169,36 +211,25 @@ impl Syncer {
             generation,
             checkpoint: batch.checkpoint.clone(),
             more: batch.more,
+            starts_full,
+            ends_full,
             ..CommitBatch::default()
         };
-        let mut pending = Vec::new();
-        let mut pending_bytes = 0usize;
+        let mut changed = Vec::new();
         for doc in batch.upserts {
             report.listed += 1;
             let known = versions.get(&doc.id);
             if known.is_some_and(|v| !v.is_empty() && *v == doc.version) {
                 commit.unchanged.push(doc.id);
-                continue;
-            }
-            let (index_doc, catalog_doc) = self.fetch(connector, session, doc, report);
-            pending_bytes += index_doc.text.len();
-            pending.push(index_doc);
-            commit.changed.push(catalog_doc);
-            if pending_bytes > FLUSH_TEXT_BYTES {
-                // Bounded memory: write what is held; the catalog still waits for the batch.
-                self.write(WriteBatch {
-                    upserts: std::mem::take(&mut pending),
-                    ..WriteBatch::default()
-                })?;
-                pending_bytes = 0;
+            } else {
+                changed.push(doc);
             }
         }
         commit.deleted = batch.deletes;
-        if batch.coverage == Coverage::Full && !batch.more {
-            let seen: HashSet<&DocId> = commit
-                .changed
+        if ends_full {
+            let seen: HashSet<&DocId> = changed
                 .iter()
-                .map(|d| &d.doc_id)
+                .map(|d| &d.id)
                 .chain(commit.unchanged.iter())
                 .collect();
             let unseen = self.block(self.store.unseen_docs(&connector.id, generation))?;
@@ -206,6 +237,40 @@ impl Syncer {
             commit.deleted.extend(gone);
         }
         report.deleted += commit.deleted.len() as u64;
+        // Write-ahead: the catalog learns what the index is about to get before it gets it.
+        let intents: Vec<CatalogDoc> = changed.iter().map(catalog_doc).collect();
+        self.block(
+            self.store
+                .prepare_batch(&connector.id, &intents, &commit.deleted, now_ms()),
+        )?;
+
+        let mut pending = Vec::new();
+        let mut pending_bytes = 0usize;
+        let mut reported = Instant::now();
+        for doc in changed {
+            let (index_doc, catalog_doc) = self.fetch(connector, session, doc, report);
+            pending_bytes += index_doc.text.len();
+            pending.push(index_doc);
+            commit.changed.push(catalog_doc);
+            if stop.load(Ordering::Relaxed) {
+                // Safe at any document: the catalog marked the batch to be fetched again.
+                return Err(SyncError::Stopped);
+            }
+            let group_full = self.embedder.is_some() && pending.len() >= EMBED_GROUP;
+            if pending_bytes > FLUSH_TEXT_BYTES || group_full {
+                // Bounded memory, and progress users can see: write what is held; the catalog
+                // still waits for the batch.
+                self.write(WriteBatch {
+                    upserts: std::mem::take(&mut pending),
+                    ..WriteBatch::default()
+                })?;
+                pending_bytes = 0;
+            }
+            if reported.elapsed() >= PROGRESS_EVERY {
+                self.block(self.store.sync_progress(&connector.id, report.progress()))?;
+                reported = Instant::now();
+            }
+        }
         self.write(WriteBatch {
             upserts: pending,
             deletes: commit
@@ -215,11 +280,7 @@ impl Syncer {
                 .collect(),
             ..WriteBatch::default()
         })?;
-        commit.progress = SyncProgress {
-            listed: report.listed,
-            indexed: report.indexed,
-            failed: report.failed,
-        };
+        commit.progress = report.progress();
         self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
         *listing = Listing {
             checkpoint: Some(batch.checkpoint),
@@ -291,6 +352,29 @@ impl Syncer {
         SyncError: From<E>,
     {
         Ok(self.runtime.block_on(future)?)
+    }
+}
+
+impl SyncReport {
+    fn progress(&self) -> SyncProgress {
+        SyncProgress {
+            listed: self.listed,
+            indexed: self.indexed,
+            failed: self.failed,
+            remaining: None,
+        }
+    }
+}
+
+/// The catalog's entry for a document as listed, before its text is fetched.
+fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
+    CatalogDoc {
+        doc_id: doc.id.clone(),
+        locator: doc.locator.clone(),
+        version: String::new(),
+        meta: doc.meta.clone(),
+        has_text: doc.has_text,
+        error: None,
     }
 }
 

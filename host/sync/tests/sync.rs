@@ -5,10 +5,10 @@ use std::fs;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use quarry_core::{ConnectorId, DocId};
-use quarry_index::{Hit, SearchIndex, SearchRequest};
+use quarry_core::{ConnectorId, DocId, DocMeta};
+use quarry_index::{DocInfo, Hit, IndexDoc, SearchIndex, SearchRequest, WriteBatch};
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
-use quarry_store::{ConnectorStatus, NewConnector, Store, now_ms};
+use quarry_store::{CatalogDoc, ConnectorStatus, NewConnector, Store, now_ms};
 use quarry_sync::{SyncError, SyncReport, Syncer};
 
 struct World {
@@ -194,10 +194,10 @@ fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
     if stopped_early {
         assert!(done_first < files, "the first sync stopped part way");
     }
+    // A resumed listing goes on counting from where it stopped: the count covers both syncs.
     assert_eq!(
-        done_first + second.indexed,
-        files,
-        "every document fetched exactly once across the two syncs"
+        second.indexed, files,
+        "every document fetched exactly once across the two syncs ({done_first} by the first)"
     );
     let results = w.found("common");
     assert_eq!(w.index.num_docs(), files);
@@ -284,4 +284,127 @@ fn removed_connectors_are_purged_and_missing_plugins_reported() {
             .expect("exists");
     assert_eq!(feed.status, ConnectorStatus::Error);
     assert_eq!(feed.last_error.as_deref(), Some(err.to_string().as_str()));
+}
+
+/// What a sync killed between writing the index and committing the catalog leaves behind: the
+/// batch prepared in the catalog and written to the index, nothing more.
+fn cut_short(w: &World, doc_id: &DocId, path: &str, text: &str) {
+    let meta = DocMeta {
+        title: path.to_owned(),
+        path: Some(path.to_owned()),
+        url: None,
+        mime_type: "text/plain".into(),
+        size_bytes: text.len() as u64,
+        update_time_ms: now_ms(),
+    };
+    let prepared = CatalogDoc {
+        doc_id: doc_id.clone(),
+        locator: path.to_owned(),
+        version: String::new(),
+        meta: meta.clone(),
+        has_text: true,
+        error: None,
+    };
+    w.rt.block_on(
+        w.store
+            .prepare_batch(&w.connector, &[prepared], &[], now_ms()),
+    )
+    .expect("prepare");
+    w.index
+        .write(WriteBatch {
+            upserts: vec![IndexDoc {
+                info: DocInfo {
+                    connector: w.connector.clone(),
+                    doc_id: doc_id.clone(),
+                    meta,
+                },
+                text: text.to_owned(),
+                page_starts: Vec::new(),
+                metadata: Vec::new(),
+                embedding: None,
+            }],
+            ..WriteBatch::default()
+        })
+        .expect("index write");
+}
+
+#[test]
+fn a_batch_cut_short_leaves_no_stale_document_once_synced_again() {
+    let w = world();
+    w.write("a.txt", "alpha");
+    w.sync();
+    let a = w.id_of("alpha", "a.txt");
+
+    // A new document written to the index whose file is gone by the next sync: the catalog
+    // knew of it before the index did, so the next full listing removes it.
+    let gone = DocId::parse("f_written_then_deleted").expect("id");
+    cut_short(&w, &gone, "b.txt", "bravo");
+    assert_eq!(w.found("bravo"), World::set(&["b.txt"]));
+    // A known document whose new text reached the index but not the catalog, and whose file
+    // then went back to the version the catalog has: it is fetched again, not trusted.
+    cut_short(&w, &a, "a.txt", "bogus");
+    assert!(w.found("alpha").is_empty());
+
+    let report = w.sync();
+    assert!(
+        w.found("bravo").is_empty(),
+        "the unlisted document is removed"
+    );
+    assert_eq!(
+        w.found("alpha"),
+        World::set(&["a.txt"]),
+        "the source's text"
+    );
+    assert!(w.found("bogus").is_empty());
+    assert_eq!(report.deleted, 1);
+    let connector =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists");
+    assert_eq!(connector.doc_count, 1);
+    assert_eq!(w.index.num_docs(), 1);
+}
+
+#[test]
+fn a_full_listing_reports_what_remains_and_when_it_completed() {
+    let w = world();
+    for i in 0..600 {
+        w.write(&format!("f{i:04}.txt"), &format!("word{i}"));
+    }
+    w.sync();
+    let first =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists");
+    let completed = first.last_full_ms.expect("the first listing was full");
+    assert_eq!(first.progress.remaining, None, "no sync runs");
+
+    // Stop the second sync after its first batch: a full listing is half-way, with a known size.
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(|| w.syncer.sync(&w.connector, &stop));
+        loop {
+            let c =
+                w.rt.block_on(w.store.connector(&w.connector))
+                    .expect("store")
+                    .expect("exists");
+            if c.progress.listed > 0 && c.status == ConnectorStatus::Syncing {
+                let remaining = c.progress.remaining.expect("known from the last listing");
+                assert_eq!(remaining, 600 - c.progress.listed);
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            if handle.is_finished() {
+                break;
+            }
+        }
+        let _ = handle.join().expect("joins");
+    });
+    w.sync();
+    let after =
+        w.rt.block_on(w.store.connector(&w.connector))
+            .expect("store")
+            .expect("exists");
+    assert!(after.last_full_ms.expect("completed") >= completed);
+    assert_eq!(after.doc_count, 600);
 }
