@@ -23,7 +23,7 @@ pub use engine::{Runtime, RuntimeConfig};
 pub use error::{GuestError, RuntimeError};
 pub use host_state::{Progress, ProgressFn};
 pub use limits::Limits;
-pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest};
+pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest, SyncSchedule};
 pub use plugin::{Plugin, Session};
 pub use plugin_set::PluginSet;
 pub use settings::Grant;

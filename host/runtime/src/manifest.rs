@@ -36,6 +36,43 @@ pub struct Manifest {
     /// What the plugin asks to be allowed to do besides reading its `directory` fields.
     #[serde(default)]
     pub capabilities: Capabilities,
+    /// How often the host syncs the plugin's connectors, unless the user set otherwise.
+    #[serde(default)]
+    pub sync: SyncSchedule,
+}
+
+/// Default sync intervals of a plugin's connectors (`[sync]` in the manifest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyncSchedule {
+    /// Minutes between syncs. Each sync lists what changed since the last (or everything, for
+    /// a source without a change log) and fetches only changed documents. Folders are also
+    /// synced as soon as their files change. At least 1; default 15.
+    #[serde(default = "SyncSchedule::default_interval")]
+    pub interval_minutes: u32,
+    /// Hours between full listings, which remove whatever a listing of changes missed. At least
+    /// 1; default 24.
+    #[serde(default = "SyncSchedule::default_full_interval")]
+    pub full_interval_hours: u32,
+}
+
+impl SyncSchedule {
+    fn default_interval() -> u32 {
+        15
+    }
+
+    fn default_full_interval() -> u32 {
+        24
+    }
+}
+
+impl Default for SyncSchedule {
+    fn default() -> Self {
+        SyncSchedule {
+            interval_minutes: SyncSchedule::default_interval(),
+            full_interval_hours: SyncSchedule::default_full_interval(),
+        }
+    }
 }
 
 /// One configuration field.
@@ -126,6 +163,11 @@ impl Manifest {
         }
         if self.name.trim().is_empty() {
             return Err("name must not be empty".into());
+        }
+        if self.sync.interval_minutes == 0 || self.sync.full_interval_hours == 0 {
+            return Err(
+                "[sync] interval_minutes and full_interval_hours must be at least 1".into(),
+            );
         }
         if !SUPPORTED_WIT_VERSIONS.contains(&self.wit.as_str()) {
             return Err(format!(

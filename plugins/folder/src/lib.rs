@@ -163,9 +163,11 @@ impl Folder {
 
 fn io_error(path: &Path, e: &std::io::Error) -> Error {
     let message = format!("{}: {e}", path.display());
+    // Everything but a missing file may pass (permissions given back, a disk mounted again):
+    // "unavailable" has the host try again at the next sync, which a watched folder gets as
+    // soon as the file's permissions change.
     match e.kind() {
         ErrorKind::NotFound => Error::NotFound(message),
-        ErrorKind::PermissionDenied => Error::Other(message),
         _ => Error::Unavailable(message),
     }
 }
