@@ -70,7 +70,9 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         )
         .with_embedder(embedder.clone()),
     );
-    let scheduler = Arc::new(Scheduler::new(syncer, args.parallel_syncs));
+    // Quarry's own files may sit inside a watched folder: their changes are not the user's.
+    let own_files = vec![paths.data_dir.clone(), paths.component_cache.clone()];
+    let scheduler = Arc::new(Scheduler::new(syncer, args.parallel_syncs).watching(own_files));
     scheduler.start().await?;
 
     let listener = TcpListener::bind(args.listen)

@@ -2,14 +2,17 @@
 //!
 //! [`Syncer::sync`] runs one connector's sync in resumable, crash-safe batches; [`Scheduler`]
 //! runs syncs and purges in a server as the store asks for them (a new connector, a request from
-//! the CLI or the settings page, a removal).
+//! the CLI or the settings page, a removal), on each connector's schedule, and as soon as a
+//! watched folder changes.
 
 mod embed;
 mod error;
 mod scheduler;
 mod syncer;
+mod watch;
 
 pub use embed::embed_docs;
 pub use error::SyncError;
 pub use scheduler::{Scheduler, TICK};
 pub use syncer::{SyncReport, Syncer};
+pub use watch::{MAX_DELAY, QUIET, RESCAN_EVERY};

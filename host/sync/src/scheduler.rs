@@ -1,18 +1,24 @@
-//! The server's sync scheduler: every second it looks at the store and starts what is due, so
-//! changes made by the CLI or the settings page in another process are picked up within seconds.
-//! A connector never syncs twice at once; at most `parallel` sync at the same time; removed
-//! connectors are purged.
+//! The server's sync scheduler: every [`TICK`] it looks at the store and starts what is due, so
+//! changes made by the CLI or the settings page in another process are picked up within a
+//! second. A sync is due when asked for, when a watched folder changed, when the connector's
+//! interval has passed since its last sync (a full listing when its full-listing interval has
+//! passed), or every [`RESCAN_EVERY`] for folders that cannot be watched. A connector never
+//! syncs twice at once (a change during a sync asks for another); at most `parallel` sync at the
+//! same time; removed connectors are purged.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use quarry_core::ConnectorId;
-use quarry_store::{ConnectorStatus, now_ms};
-use tokio::sync::Semaphore;
+use quarry_runtime::SyncSchedule;
+use quarry_store::{Connector, ConnectorStatus, now_ms};
+use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
+use crate::watch::{FolderWatcher, RESCAN_EVERY};
 use crate::{SyncError, Syncer};
 
 /// How often the scheduler looks for work.
@@ -25,6 +31,9 @@ pub struct Scheduler {
     slots: Arc<Semaphore>,
     stop: Arc<AtomicBool>,
     tasks: Mutex<JoinSet<()>>,
+    watcher: Option<Arc<FolderWatcher>>,
+    /// Told when a job ends, so a sync asked for meanwhile starts at once.
+    finished: Arc<Notify>,
 }
 
 impl Scheduler {
@@ -36,16 +45,33 @@ impl Scheduler {
             slots: Arc::new(Semaphore::new(parallel.max(1))),
             stop: Arc::new(AtomicBool::new(false)),
             tasks: Mutex::new(JoinSet::new()),
+            watcher: None,
+            finished: Arc::default(),
         }
     }
 
-    /// Prepares for serving: syncs interrupted by a crash or a stop resume, and every connector
-    /// gets a sync (unchanged documents are skipped, so this costs a listing).
+    /// Also watches connectors' granted folders and syncs them when their files change;
+    /// changes under `ignore` (Quarry's data folder, caches) are not watched for.
+    pub fn watching(mut self, ignore: Vec<PathBuf>) -> Scheduler {
+        self.watcher = Some(Arc::new(FolderWatcher::new(ignore)));
+        self
+    }
+
+    /// Prepares for serving: syncs interrupted by a crash or a stop resume (followed by a full
+    /// listing), and every connector gets a sync (unchanged documents are skipped, so this
+    /// costs a listing): changes made while no server watched are found.
     pub async fn start(&self) -> Result<(), SyncError> {
         let store = self.syncer.store();
         store.resume_interrupted_syncs(now_ms()).await?;
         for connector in store.connectors().await? {
-            if connector.status != ConnectorStatus::Disabled {
+            if connector.status == ConnectorStatus::Disabled {
+                continue;
+            }
+            if connector.listing_more {
+                // The interrupted listing resumes, then a full one follows: what changed while
+                // Quarry was stopped may lie in the part already listed.
+                store.request_full_sync(&connector.id, now_ms()).await?;
+            } else {
                 store.request_sync(&connector.id, now_ms()).await?;
             }
         }
@@ -57,13 +83,23 @@ impl Scheduler {
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
         let mut ticks = tokio::time::interval(TICK);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            let burst_due = self.watcher.as_ref().and_then(|w| w.next_due());
             tokio::select! {
                 () = &mut shutdown => break,
-                _ = ticks.tick() => {
-                    if let Err(e) = self.tick().await {
-                        tracing::warn!("sync scheduler: {e}");
+                _ = ticks.tick() => self.tick_logged().await,
+                () = self.finished.notified() => self.tick_logged().await,
+                () = changed(self.watcher.as_deref()) => {}
+                () = sleep_until(burst_due) => {
+                    if let Some(watcher) = &self.watcher {
+                        for id in watcher.take_due(Instant::now()) {
+                            if let Err(e) = self.syncer.store().request_sync(&id, now_ms()).await {
+                                tracing::warn!(connector = %id, "sync scheduler: {e}");
+                            }
+                        }
                     }
+                    self.tick_logged().await;
                 }
             }
         }
@@ -73,12 +109,43 @@ impl Scheduler {
         while tasks.join_next().await.is_some() {}
     }
 
-    /// One look at the store: purges removed connectors, starts requested syncs.
+    async fn tick_logged(&self) {
+        if let Err(e) = self.tick().await {
+            tracing::warn!("sync scheduler: {e}");
+        }
+    }
+
+    /// One look at the store: purges removed connectors, keeps the watches in step, asks for
+    /// the syncs whose time has come, and starts requested ones.
     pub async fn tick(&self) -> Result<(), SyncError> {
         let store = self.syncer.store();
         for id in store.removed_connectors().await? {
             if self.claim(&id) {
                 self.spawn(id, Job::Purge);
+            }
+        }
+        let connectors: Vec<Connector> = store
+            .connectors()
+            .await?
+            .into_iter()
+            .filter(|c| c.status != ConnectorStatus::Disabled)
+            .collect();
+        let unwatchable = self.update_watches(&connectors).await;
+        let now = now_ms();
+        for connector in &connectors {
+            if connector.sync_requested_ms.is_some() {
+                continue;
+            }
+            let schedule = self.schedule(connector);
+            let since = |t: Option<i64>| now - t.unwrap_or(connector.created_ms);
+            if since(connector.last_full_ms) >= schedule.full_every_ms && !connector.full_requested
+            {
+                store.request_full_sync(&connector.id, now).await?;
+            } else if since(connector.last_sync_ms) >= schedule.every_ms
+                || (unwatchable.contains(&connector.id)
+                    && since(connector.last_sync_ms) >= millis(RESCAN_EVERY))
+            {
+                store.request_sync(&connector.id, now).await?;
             }
         }
         for connector in store.connectors().await? {
@@ -89,6 +156,44 @@ impl Scheduler {
             }
         }
         Ok(())
+    }
+
+    /// Watches the granted folders of `connectors` (and no others); returns those that cannot be
+    /// watched.
+    async fn update_watches(&self, connectors: &[Connector]) -> HashSet<ConnectorId> {
+        let Some(watcher) = self.watcher.clone() else {
+            return HashSet::new();
+        };
+        let wanted: Vec<(ConnectorId, Vec<PathBuf>)> = connectors
+            .iter()
+            .map(|c| {
+                let dirs = c.grant_dirs.values().map(PathBuf::from).collect();
+                (c.id.clone(), dirs)
+            })
+            .collect();
+        let watched = tokio::task::spawn_blocking(move || {
+            watcher.watch_only(&wanted);
+            watcher.unwatchable()
+        })
+        .await;
+        match watched {
+            Ok(ids) => ids.into_iter().collect(),
+            Err(e) => {
+                tracing::error!("updating folder watches failed: {e}");
+                HashSet::new()
+            }
+        }
+    }
+
+    /// The connector's intervals: its own, or its plugin manifest's.
+    fn schedule(&self, connector: &Connector) -> Intervals {
+        let defaults = self
+            .syncer
+            .plugins()
+            .get(&connector.plugin_id)
+            .map(|p| p.manifest().sync)
+            .unwrap_or_default();
+        Intervals::of(connector, defaults)
     }
 
     /// True when the connector was free and is now claimed.
@@ -104,6 +209,7 @@ impl Scheduler {
         let busy = self.busy.clone();
         let slots = self.slots.clone();
         let stop = self.stop.clone();
+        let finished = self.finished.clone();
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks.spawn(async move {
             let permit = slots.acquire_owned().await;
@@ -122,6 +228,7 @@ impl Scheduler {
             busy.lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
+            finished.notify_one();
         });
         // Reap finished tasks so the set does not grow.
         while tasks.try_join_next().is_some() {}
@@ -132,4 +239,48 @@ impl Scheduler {
 enum Job {
     Sync,
     Purge,
+}
+
+/// How often a connector syncs, in milliseconds.
+struct Intervals {
+    every_ms: i64,
+    full_every_ms: i64,
+}
+
+impl Intervals {
+    fn of(connector: &Connector, defaults: SyncSchedule) -> Intervals {
+        let seconds = |own: Option<i64>, default: i64| own.filter(|s| *s > 0).unwrap_or(default);
+        Intervals {
+            every_ms: 1000
+                * seconds(
+                    connector.sync_interval_s,
+                    60 * i64::from(defaults.interval_minutes),
+                ),
+            full_every_ms: 1000
+                * seconds(
+                    connector.full_interval_s,
+                    3600 * i64::from(defaults.full_interval_hours),
+                ),
+        }
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Completes when the watcher saw an event; never without a watcher.
+async fn changed(watcher: Option<&FolderWatcher>) {
+    match watcher {
+        Some(w) => w.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Completes at `at`; never without it.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }

@@ -1,0 +1,267 @@
+//! Watching the folders connectors were granted, so a change reaches the index within a couple
+//! of seconds. The sandboxed plugin cannot watch; the host does (inotify on Linux, through
+//! `notify`) and asks for a sync of the connector, whose listing then finds what changed.
+//!
+//! Events are coalesced per connector: a burst (an editor's save by rename, a `git checkout`,
+//! a copied folder) becomes one sync once it has been quiet for [`QUIET`], or at the latest
+//! [`MAX_DELAY`] after it began. Reads (open, access, close without writing) are not changes, so
+//! a sync reading the files never wakes itself. A lost event (the kernel's queue overflowed) or
+//! a watch error also asks for a sync: a listing is a rescan. A folder that cannot be watched
+//! (watch limit reached, a file system without events) is logged and rescanned every
+//! [`RESCAN_EVERY`] instead.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use quarry_core::ConnectorId;
+use tokio::sync::Notify;
+
+/// How long a burst of events must be quiet before its sync is asked for.
+pub const QUIET: Duration = Duration::from_millis(150);
+
+/// How long after its first event a burst gets its sync, however busy the folder stays.
+pub const MAX_DELAY: Duration = Duration::from_secs(1);
+
+/// How often a folder that cannot be watched is rescanned.
+pub const RESCAN_EVERY: Duration = Duration::from_secs(60);
+
+/// Watches connectors' granted folders and collects their bursts of changes.
+pub struct FolderWatcher {
+    shared: Arc<Shared>,
+    watches: Mutex<HashMap<ConnectorId, Watch>>,
+    ignore: Arc<Vec<PathBuf>>,
+}
+
+/// What the event handlers (on notify's thread) share with the scheduler.
+#[derive(Default)]
+struct Shared {
+    bursts: Mutex<HashMap<ConnectorId, Burst>>,
+    wake: Notify,
+}
+
+#[derive(Clone, Copy)]
+struct Burst {
+    first: Instant,
+    last: Instant,
+}
+
+struct Watch {
+    dirs: Vec<PathBuf>,
+    /// `None` when the folders could not be watched: rescanned every [`RESCAN_EVERY`].
+    watcher: Option<RecommendedWatcher>,
+}
+
+impl FolderWatcher {
+    /// A watcher that ignores changes under `ignore` (Quarry's own data folder and caches, which
+    /// may sit inside a watched folder: their changes must not trigger syncs).
+    pub fn new(ignore: Vec<PathBuf>) -> FolderWatcher {
+        let ignore = ignore
+            .into_iter()
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .collect();
+        FolderWatcher {
+            shared: Arc::default(),
+            watches: Mutex::default(),
+            ignore: Arc::new(ignore),
+        }
+    }
+
+    /// Watches exactly these connectors' folders: new ones are watched, changed ones watched
+    /// anew, and connectors not listed are no longer watched. Blocks while it adds watches (a
+    /// recursive watch visits every sub-folder): call it from a blocking thread.
+    pub fn watch_only(&self, wanted: &[(ConnectorId, Vec<PathBuf>)]) {
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        watches.retain(|id, watch| {
+            wanted
+                .iter()
+                .any(|(wanted_id, dirs)| wanted_id == id && *dirs == watch.dirs)
+        });
+        for (id, dirs) in wanted {
+            if watches.contains_key(id) || dirs.is_empty() {
+                continue;
+            }
+            let watcher = match self.start(id, dirs) {
+                Ok(watcher) => {
+                    tracing::info!(connector = %id, folders = ?dirs, "watching for changes");
+                    Some(watcher)
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        connector = %id,
+                        "cannot watch {dirs:?} ({e}); rescanning every {} s instead",
+                        RESCAN_EVERY.as_secs()
+                    );
+                    None
+                }
+            };
+            watches.insert(
+                id.clone(),
+                Watch {
+                    dirs: dirs.clone(),
+                    watcher,
+                },
+            );
+        }
+    }
+
+    /// The watched connectors whose folders could not be watched.
+    pub fn unwatchable(&self) -> Vec<ConnectorId> {
+        let watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        watches
+            .iter()
+            .filter(|(_, w)| w.watcher.is_none())
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Takes the connectors whose bursts are over (quiet for [`QUIET`], or begun [`MAX_DELAY`]
+    /// ago) at `now`.
+    pub fn take_due(&self, now: Instant) -> Vec<ConnectorId> {
+        let mut bursts = self
+            .shared
+            .bursts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let due: Vec<ConnectorId> = bursts
+            .iter()
+            .filter(|(_, b)| due_at(b) <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &due {
+            bursts.remove(id);
+        }
+        due
+    }
+
+    /// When the next burst will be due, if any is under way.
+    pub fn next_due(&self) -> Option<Instant> {
+        let bursts = self
+            .shared
+            .bursts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        bursts.values().map(due_at).min()
+    }
+
+    /// Completes when an event arrived since the last call (or was pending before it).
+    pub async fn changed(&self) {
+        self.shared.wake.notified().await;
+    }
+
+    fn start(&self, id: &ConnectorId, dirs: &[PathBuf]) -> notify::Result<RecommendedWatcher> {
+        let shared = self.shared.clone();
+        let ignore = self.ignore.clone();
+        let connector = id.clone();
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            match event {
+                Ok(event) if !is_change(&event, &ignore) => return,
+                Ok(event) if event.need_rescan() => tracing::warn!(
+                    connector = %connector,
+                    "file events were lost (the queue overflowed): rescanning the folder"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(connector = %connector, "watching: {e}; rescanning"),
+            }
+            shared.note(&connector);
+        })?;
+        for dir in dirs {
+            watch_dir(&mut watcher, dir)?;
+        }
+        Ok(watcher)
+    }
+}
+
+impl Shared {
+    fn note(&self, id: &ConnectorId) {
+        let now = Instant::now();
+        let mut bursts = self.bursts.lock().unwrap_or_else(PoisonError::into_inner);
+        bursts
+            .entry(id.clone())
+            .and_modify(|b| b.last = now)
+            .or_insert(Burst {
+                first: now,
+                last: now,
+            });
+        drop(bursts);
+        self.wake.notify_one();
+    }
+}
+
+fn due_at(burst: &Burst) -> Instant {
+    (burst.last + QUIET).min(burst.first + MAX_DELAY)
+}
+
+/// Whether an event may mean the folder's documents changed.
+fn is_change(event: &Event, ignore: &[PathBuf]) -> bool {
+    if event.need_rescan() {
+        return true;
+    }
+    if matches!(event.kind, EventKind::Access(_)) {
+        return false;
+    }
+    let ignored = |path: &PathBuf| ignore.iter().any(|i| path.starts_with(i));
+    event.paths.is_empty() || !event.paths.iter().all(ignored)
+}
+
+/// Watches `dir` recursively. A sub-folder that vanishes while the watch is being set up makes
+/// notify give up; the walk is tried again a few times.
+fn watch_dir(watcher: &mut RecommendedWatcher, dir: &Path) -> notify::Result<()> {
+    let mut tries = 0;
+    loop {
+        match watcher.watch(dir, RecursiveMode::Recursive) {
+            Err(e)
+                if matches!(e.kind, notify::ErrorKind::PathNotFound)
+                    && tries < 3
+                    && dir.is_dir() =>
+            {
+                tries += 1;
+                let _ = watcher.unwatch(dir);
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_and_quarrys_own_files_are_not_changes() {
+        let ignore = vec![PathBuf::from("/data/quarry")];
+        let event = |kind, path: &str| Event::new(kind).add_path(PathBuf::from(path));
+        use notify::event::{AccessKind, CreateKind, ModifyKind};
+        assert!(!is_change(
+            &event(EventKind::Access(AccessKind::Any), "/docs/a.md"),
+            &ignore
+        ));
+        assert!(!is_change(
+            &event(EventKind::Create(CreateKind::File), "/data/quarry/index/x"),
+            &ignore
+        ));
+        assert!(is_change(
+            &event(EventKind::Modify(ModifyKind::Any), "/docs/a.md"),
+            &ignore
+        ));
+        let overflow = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert!(is_change(&overflow, &ignore));
+    }
+
+    #[test]
+    fn a_burst_is_due_when_quiet_or_old() {
+        let start = Instant::now();
+        let quiet = Burst {
+            first: start,
+            last: start,
+        };
+        assert_eq!(due_at(&quiet), start + QUIET);
+        let busy = Burst {
+            first: start,
+            last: start + Duration::from_secs(5),
+        };
+        assert_eq!(due_at(&busy), start + MAX_DELAY);
+    }
+}
