@@ -28,6 +28,19 @@ pub fn binary() -> PathBuf {
     bin
 }
 
+/// Whether this process runs as root (then file permissions do not stop it reading).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}
+
 /// A Quarry data folder, and the server running on it, if started.
 pub struct Quarry {
     dir: tempfile::TempDir,
@@ -35,6 +48,9 @@ pub struct Quarry {
     server: Option<Child>,
     /// `127.0.0.1:<port>` of the running server.
     pub addr: String,
+    /// Run the binary without root's power to read any file (see
+    /// [`Quarry::honour_file_permissions`]).
+    honour_permissions: bool,
 }
 
 /// What a CLI command printed.
@@ -63,7 +79,15 @@ impl Quarry {
             data_dir,
             server: None,
             addr: String::new(),
+            honour_permissions: false,
         }
+    }
+
+    /// Makes the binary honour file permissions even when the tests run as root (as in CI):
+    /// it runs without the capabilities that let root read any file, so a file without read
+    /// permission is unreadable to it as it would be to a user's Quarry.
+    pub fn honour_file_permissions(&mut self) {
+        self.honour_permissions = true;
     }
 
     /// A scratch folder for fixtures, inside this Quarry's temporary folder.
@@ -79,7 +103,15 @@ impl Quarry {
     }
 
     fn command(&self) -> Command {
-        let mut command = Command::new(binary());
+        let mut command = if self.honour_permissions && running_as_root() {
+            let mut setpriv = Command::new("setpriv");
+            setpriv
+                .args(["--bounding-set", "-dac_override,-dac_read_search"])
+                .arg(binary());
+            setpriv
+        } else {
+            Command::new(binary())
+        };
         command
             .arg("--data-dir")
             .arg(&self.data_dir)

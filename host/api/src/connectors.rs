@@ -53,6 +53,7 @@ pub fn connector_json(c: &Connector) -> Value {
             "listed": c.progress.listed,
             "indexed": c.progress.indexed,
             "failed": c.progress.failed,
+            "remaining": c.progress.remaining,
         },
     })
 }

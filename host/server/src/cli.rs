@@ -176,7 +176,55 @@ pub enum ConnectorCommand {
         /// Wait until the sync is done, showing progress.
         #[arg(long)]
         wait: bool,
+        /// List the whole source again, removing whatever vanished unnoticed.
+        #[arg(long)]
+        full: bool,
     },
+    /// Show a connector's sync state and the documents whose text could not be extracted.
+    Status {
+        /// The connector's name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set how often a connector syncs (a running server also syncs watched folders as soon
+    /// as they change).
+    Schedule {
+        /// The connector's name.
+        name: String,
+        /// Time between syncs: 90s, 15m, 2h, 1d [default: the plugin's, 60m for folders].
+        #[arg(long, value_parser = parse_interval)]
+        every: Option<i64>,
+        /// Time between full listings [default: the plugin's, 24h for folders].
+        #[arg(long, value_parser = parse_interval)]
+        full_every: Option<i64>,
+    },
+}
+
+/// An interval (`90s`, `15m`, `2h`, `1d`) in seconds.
+fn parse_interval(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: i64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: write a whole number and a unit, like 15m or 2h"))?;
+    let unit_s = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{text:?}: the unit must be s, m, h or d (15m, 2h)")),
+    };
+    match number.checked_mul(unit_s) {
+        Some(s) if s >= 10 => Ok(s),
+        _ => Err(format!(
+            "{text:?}: use at least 10s and at most a few years"
+        )),
+    }
 }
 
 /// `quarry connector add ...`.
@@ -229,4 +277,21 @@ pub struct ActivityArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_parse_with_units() {
+        assert_eq!(parse_interval("90s"), Ok(90));
+        assert_eq!(parse_interval("15m"), Ok(900));
+        assert_eq!(parse_interval("2h"), Ok(7200));
+        assert_eq!(parse_interval("1d"), Ok(86_400));
+        assert!(parse_interval("5s").is_err());
+        assert!(parse_interval("15").expect_err("no unit").contains("unit"));
+        assert!(parse_interval("m").is_err());
+        assert!(parse_interval("99999999999999999d").is_err());
+    }
 }

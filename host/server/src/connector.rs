@@ -17,6 +17,7 @@ use quarry_sync::Syncer;
 use serde_json::json;
 
 use crate::cli::{AddConnector, ConnectorCommand};
+use crate::progress::ProgressDisplay;
 use crate::setup::{Paths, load_embedder, load_plugins, open_index};
 
 /// Runs a connector command.
@@ -120,7 +121,7 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 Err(e) => return Err(e.into()),
             }
         }
-        ConnectorCommand::Sync { name, wait } => {
+        ConnectorCommand::Sync { name, wait, full } => {
             let connector = store.connector_by_name(&name).await?;
             if connector.status == ConnectorStatus::Disabled {
                 bail!(
@@ -128,10 +129,13 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                     connector.name
                 );
             }
+            let asked = now_ms();
+            if full {
+                store.request_full_sync(&connector.id, asked).await?;
+            }
             match open_index(paths, true) {
                 Ok(index) => sync_here(paths, store, &connector, index).await?,
                 Err(IndexError::Busy) => {
-                    let asked = now_ms();
                     store.request_sync(&connector.id, asked).await?;
                     if wait {
                         follow(store, &connector, asked).await?;
@@ -144,6 +148,25 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+        ConnectorCommand::Status { name, json } => status(store, &name, json).await?,
+        ConnectorCommand::Schedule {
+            name,
+            every,
+            full_every,
+        } => {
+            if every.is_none() && full_every.is_none() {
+                bail!("give --every, --full-every or both (e.g. --every 15m --full-every 24h)");
+            }
+            let c = store.set_intervals(&name, every, full_every).await?;
+            println!(
+                "{:?} syncs every {}, with a full listing every {}.",
+                c.name,
+                c.sync_interval_s
+                    .map_or("interval of its plugin".to_owned(), |s| format!("{s} s")),
+                c.full_interval_s
+                    .map_or("interval of its plugin".to_owned(), |s| format!("{s} s")),
+            );
         }
     }
     Ok(())
@@ -167,16 +190,18 @@ async fn sync_here(
     let id = connector.id.clone();
     let started = Instant::now();
     let task = tokio::task::spawn_blocking(move || syncer.sync(&id, &AtomicBool::new(false)));
+    let mut display = ProgressDisplay::new();
     let mut shown = Instant::now();
     while !task.is_finished() {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        if shown.elapsed() >= Duration::from_secs(1) {
+        if shown.elapsed() >= Duration::from_millis(500) {
             if let Some(c) = store.connector(&connector.id).await? {
-                progress_line(&c);
+                display.show(&c);
             }
             shown = Instant::now();
         }
     }
+    display.finish();
     let report = task.await??;
     println!(
         "Synced {:?} in {:.1} s: {} listed, {} indexed, {} without text, {} removed.",
@@ -192,7 +217,7 @@ async fn sync_here(
 
 /// Follows a sync the server runs, until it has finished one that started after `asked`.
 async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Result<()> {
-    let mut shown = Instant::now();
+    let mut display = ProgressDisplay::new();
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let c = store
@@ -203,6 +228,7 @@ async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Res
             && c.status != ConnectorStatus::Syncing
             && c.last_sync_ms.is_some_and(|t| t >= asked);
         if done {
+            display.finish();
             if let Some(error) = c.last_error.filter(|_| c.status == ConnectorStatus::Error) {
                 bail!("the sync of {:?} failed: {error}", c.name);
             }
@@ -212,16 +238,55 @@ async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Res
             );
             return Ok(());
         }
-        if shown.elapsed() >= Duration::from_secs(1) {
-            progress_line(&c);
-            shown = Instant::now();
+        if c.status == ConnectorStatus::Syncing {
+            display.show(&c);
         }
     }
 }
 
-fn progress_line(c: &Connector) {
-    eprintln!(
-        "syncing {:?}: {} listed, {} indexed, {} without text",
-        c.name, c.progress.listed, c.progress.indexed, c.progress.failed
+/// `quarry connector status NAME`.
+async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
+    let c = store.connector_by_name(name).await?;
+    let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
+    if json {
+        let mut value = connector_json(&c);
+        value["failed_documents"] = failed
+            .iter()
+            .map(|f| json!({ "doc_id": f.doc_id.as_str(), "path": f.path, "error": f.error }))
+            .collect();
+        println!("{value}");
+        return Ok(());
+    }
+    println!("{} ({}), {}", c.name, c.id, c.status.as_str());
+    println!("  documents:  {}", c.doc_count);
+    println!(
+        "  last sync:  {}",
+        c.last_sync_ms.map_or("never".to_owned(), rfc3339)
     );
+    println!(
+        "  full sync:  {}",
+        c.last_full_ms.map_or("never".to_owned(), rfc3339)
+    );
+    println!(
+        "  progress:   {} listed, {} indexed, {} failed{}",
+        c.progress.listed,
+        c.progress.indexed,
+        c.progress.failed,
+        c.progress
+            .remaining
+            .map_or(String::new(), |r| format!(", about {r} to go"))
+    );
+    if let Some(error) = &c.last_error {
+        println!("  last error: {error}");
+    }
+    if !failed.is_empty() {
+        println!("  text not extracted (found by title and path only):");
+        for f in &failed {
+            println!("    {}: {}", f.path, f.error);
+        }
+    }
+    Ok(())
 }
+
+/// Failed documents `connector status` shows at most.
+const FAILED_SHOWN: u32 = 100;

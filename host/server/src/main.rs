@@ -5,6 +5,7 @@ mod activity;
 mod cli;
 mod connector;
 mod integration;
+mod progress;
 mod search;
 mod serve;
 mod setup;
