@@ -6,6 +6,7 @@
 mod api_error;
 mod error;
 mod ids;
+pub mod priority;
 mod source;
 pub mod times;
 

@@ -115,7 +115,18 @@ impl Embedder {
             })?;
         tokenizer.with_padding(None);
         let open = |threads: usize| open_session(env, &model_file, threads);
-        let passages = open(config.threads.max(1))?;
+        // The passages' session is built on a background thread: ONNX Runtime starts its
+        // threads there, and they inherit the lowered priority, so indexing yields to searches.
+        // Queries get a session at normal priority.
+        let passages = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    quarry_core::priority::run_in_background();
+                    open(config.threads.max(1))
+                })
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })?;
         let queries = open(1)?;
         let names: Vec<&str> = passages.inputs().iter().map(|i| i.name()).collect();
         for needed in ["input_ids", "attention_mask"] {

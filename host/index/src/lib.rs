@@ -104,13 +104,24 @@ impl SearchIndex {
             .map_err(|e| open_error(&e))?;
         let writer = if writable {
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-            let writer = index
-                .writer_with_num_threads(threads, WRITER_HEAP_BYTES)
-                .map_err(|e| match e {
-                    TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
-                    e => open_error(&e),
-                })?;
-            Some(Writer::start(writer, reader.clone(), fields)?)
+            // Created on the writer's thread, which runs in the background: tantivy's indexing
+            // and merging threads start there and inherit its priority.
+            let create = {
+                let index = index.clone();
+                let dir = dir.to_owned();
+                move || {
+                    index
+                        .writer_with_num_threads(threads, WRITER_HEAP_BYTES)
+                        .map_err(|e| match e {
+                            TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
+                            e => IndexError::Open {
+                                path: dir,
+                                message: e.to_string(),
+                            },
+                        })
+                }
+            };
+            Some(Writer::start(create, reader.clone(), fields)?)
         } else {
             None
         };

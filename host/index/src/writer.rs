@@ -45,20 +45,44 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
+    /// Starts the writer thread, at background priority, and has it create tantivy's writer
+    /// with `create` (so the threads tantivy starts share that priority).
     pub(crate) fn start(
-        writer: IndexWriter,
+        create: impl FnOnce() -> Result<IndexWriter, IndexError> + Send + 'static,
         reader: IndexReader,
         fields: Fields,
     ) -> Result<Writer, IndexError> {
         let (jobs, rx) = channel::<Job>();
+        let (created, wait_created) = sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("quarry-index-writer".into())
-            .spawn(move || run(writer, reader, fields, rx))
+            .spawn(move || {
+                quarry_core::priority::run_in_background();
+                match create() {
+                    Ok(writer) => {
+                        let _ = created.send(Ok(()));
+                        run(writer, reader, fields, rx);
+                    }
+                    Err(e) => {
+                        let _ = created.send(Err(e));
+                    }
+                }
+            })
             .map_err(|e| IndexError::Tantivy(format!("starting the index writer: {e}")))?;
-        Ok(Writer {
-            jobs: Some(jobs),
-            thread: Some(thread),
-        })
+        match wait_created.recv() {
+            Ok(Ok(())) => Ok(Writer {
+                jobs: Some(jobs),
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(IndexError::Tantivy("the index writer thread ended".into()))
+            }
+        }
     }
 
     /// Applies `batch` and commits; returns once searches see it.

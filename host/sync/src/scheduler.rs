@@ -214,15 +214,25 @@ impl Scheduler {
         tasks.spawn(async move {
             let permit = slots.acquire_owned().await;
             let task_id = id.clone();
-            let outcome = tokio::task::spawn_blocking(move || match job {
-                Job::Sync => syncer.sync(&task_id, &stop).map(|_| ()),
-                Job::Purge => syncer.purge(&task_id),
-            })
-            .await;
-            match outcome {
-                Ok(Ok(())) | Ok(Err(SyncError::Stopped | SyncError::Gone)) => {}
-                Ok(Err(e)) => tracing::warn!(connector = %id, "{e}"),
-                Err(e) => tracing::error!(connector = %id, "sync task failed: {e}"),
+            // A thread of its own at background priority (not a pooled blocking thread, which
+            // could not get its priority back to serve a search afterwards).
+            let (done, outcome) = tokio::sync::oneshot::channel();
+            let started = std::thread::Builder::new()
+                .name("quarry-sync".into())
+                .spawn(move || {
+                    quarry_core::priority::run_in_background();
+                    let _ = done.send(match job {
+                        Job::Sync => syncer.sync(&task_id, &stop).map(|_| ()),
+                        Job::Purge => syncer.purge(&task_id),
+                    });
+                });
+            match started {
+                Ok(_) => match outcome.await {
+                    Ok(Ok(())) | Ok(Err(SyncError::Stopped | SyncError::Gone)) => {}
+                    Ok(Err(e)) => tracing::warn!(connector = %id, "{e}"),
+                    Err(_) => tracing::error!(connector = %id, "the sync thread panicked"),
+                },
+                Err(e) => tracing::error!(connector = %id, "cannot start a sync thread: {e}"),
             }
             drop(permit);
             busy.lock()
