@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Row, Sqlite};
+use sqlx::{QueryBuilder, Row as _, Sqlite, Transaction};
 
 use crate::connectors::to_i64;
 use crate::{Store, StoreError, SyncProgress};
@@ -136,45 +136,10 @@ impl Store {
             return Ok(());
         }
         let mut tx = self.write_tx().await?;
-        let ids: Vec<DocId> = changed.iter().map(|d| d.doc_id.clone()).collect();
-        let mut known = HashSet::with_capacity(ids.len());
-        for chunk in ids.chunks(IDS_PER_QUERY) {
-            let mut query: QueryBuilder<Sqlite> =
-                QueryBuilder::new("SELECT doc_id FROM documents WHERE connector_id = ");
-            query.push_bind(connector.as_str());
-            push_ids(&mut query, chunk);
-            for row in query.build().fetch_all(&mut *tx).await? {
-                known.insert(row.try_get::<String, _>("doc_id")?);
-            }
-        }
-        let mut added: i64 = 0;
-        for doc in changed
-            .iter()
-            .filter(|d| !known.contains(d.doc_id.as_str()))
-        {
-            sqlx::query(
-                "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url,
-                     mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms)
-                 VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, 0, ?)",
-            )
-            .bind(connector.as_str())
-            .bind(doc.doc_id.as_str())
-            .bind(&doc.locator)
-            .bind(&doc.meta.title)
-            .bind(&doc.meta.path)
-            .bind(&doc.meta.url)
-            .bind(&doc.meta.mime_type)
-            .bind(to_i64(doc.meta.size_bytes))
-            .bind(doc.meta.update_time_ms)
-            .bind(doc.has_text)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
-            added += 1;
-        }
+        // Known documents lose their version; then the new ones are added (known ones are
+        // left alone by the insert), which counts them.
         let forget: Vec<DocId> = changed
             .iter()
-            .filter(|d| known.contains(d.doc_id.as_str()))
             .map(|d| d.doc_id.clone())
             .chain(deleted.iter().cloned())
             .collect();
@@ -185,8 +150,9 @@ impl Store {
             push_ids(&mut query, chunk);
             query.build().execute(&mut *tx).await?;
         }
+        let added = insert_docs(&mut tx, connector, changed, Row::Prepared, now_ms).await?;
         sqlx::query("UPDATE connectors SET doc_count = doc_count + ? WHERE id = ?")
-            .bind(added)
+            .bind(i64::try_from(added).unwrap_or(i64::MAX))
             .bind(connector.as_str())
             .execute(&mut *tx)
             .await?;
@@ -263,46 +229,20 @@ impl Store {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
-        let mut added: i64 = 0;
-        for doc in &batch.changed {
-            let existed: Option<i64> =
-                sqlx::query_scalar("SELECT 1 FROM documents WHERE connector_id = ? AND doc_id = ?")
-                    .bind(connector.as_str())
-                    .bind(doc.doc_id.as_str())
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if existed.is_none() {
-                added += 1;
-            }
-            sqlx::query(
-                "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url,
-                     mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                 ON CONFLICT (connector_id, doc_id) DO UPDATE SET
-                     locator = excluded.locator, version = excluded.version,
-                     title = excluded.title, path = excluded.path, url = excluded.url,
-                     mime_type = excluded.mime_type, size_bytes = excluded.size_bytes,
-                     update_time_ms = excluded.update_time_ms, has_text = excluded.has_text,
-                     generation = excluded.generation, indexed_ms = excluded.indexed_ms,
-                     error = excluded.error",
-            )
-            .bind(connector.as_str())
-            .bind(doc.doc_id.as_str())
-            .bind(&doc.locator)
-            .bind(&doc.version)
-            .bind(&doc.meta.title)
-            .bind(&doc.meta.path)
-            .bind(&doc.meta.url)
-            .bind(&doc.meta.mime_type)
-            .bind(to_i64(doc.meta.size_bytes))
-            .bind(doc.meta.update_time_ms)
-            .bind(doc.has_text)
-            .bind(batch.generation)
-            .bind(now_ms)
-            .bind(&doc.error)
-            .execute(&mut *tx)
-            .await?;
-        }
+        let ids: Vec<DocId> = batch.changed.iter().map(|d| d.doc_id.clone()).collect();
+        let known = known_ids(&mut tx, connector, &ids).await?;
+        let added = ids.iter().filter(|id| !known.contains(id.as_str())).count();
+        let added = i64::try_from(added).unwrap_or(i64::MAX);
+        insert_docs(
+            &mut tx,
+            connector,
+            &batch.changed,
+            Row::Committed {
+                generation: batch.generation,
+            },
+            now_ms,
+        )
+        .await?;
         for chunk in batch.unchanged.chunks(IDS_PER_QUERY) {
             let mut query: QueryBuilder<Sqlite> =
                 QueryBuilder::new("UPDATE documents SET generation = ");
@@ -355,6 +295,94 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Rows per multi-row insert (14 values each, well under SQLite's limit of bound values).
+const ROWS_PER_INSERT: usize = 64;
+
+/// What catalog rows [`insert_docs`] writes.
+#[derive(Clone, Copy)]
+enum Row {
+    /// Prepared before the index write: no version, generation 0 (no listing saw it); rows
+    /// that exist are left alone.
+    Prepared,
+    /// Committed after the index write: the version and error as given, in `generation`;
+    /// rows that exist are replaced.
+    Committed { generation: i64 },
+}
+
+/// Writes catalog rows for `docs`, a few dozen per statement (a transaction holds SQLite's write
+/// lock, which API requests wait for, so it must be short). Returns the rows written.
+async fn insert_docs(
+    tx: &mut Transaction<'static, Sqlite>,
+    connector: &ConnectorId,
+    docs: &[CatalogDoc],
+    row: Row,
+    now_ms: i64,
+) -> Result<u64, StoreError> {
+    let mut written = 0;
+    for chunk in docs.chunks(ROWS_PER_INSERT) {
+        let mut query: QueryBuilder<Sqlite> = QueryBuilder::new(
+            "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url, \
+             mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error) ",
+        );
+        query.push_values(chunk, |mut values, doc| {
+            let (version, generation, error) = match row {
+                Row::Prepared => ("", 0, None),
+                Row::Committed { generation } => {
+                    (doc.version.as_str(), generation, doc.error.as_deref())
+                }
+            };
+            values
+                .push_bind(connector.as_str())
+                .push_bind(doc.doc_id.as_str())
+                .push_bind(&doc.locator)
+                .push_bind(version)
+                .push_bind(&doc.meta.title)
+                .push_bind(&doc.meta.path)
+                .push_bind(&doc.meta.url)
+                .push_bind(&doc.meta.mime_type)
+                .push_bind(to_i64(doc.meta.size_bytes))
+                .push_bind(doc.meta.update_time_ms)
+                .push_bind(doc.has_text)
+                .push_bind(generation)
+                .push_bind(now_ms)
+                .push_bind(error);
+        });
+        query.push(match row {
+            Row::Prepared => " ON CONFLICT (connector_id, doc_id) DO NOTHING",
+            Row::Committed { .. } => {
+                " ON CONFLICT (connector_id, doc_id) DO UPDATE SET \
+                 locator = excluded.locator, version = excluded.version, \
+                 title = excluded.title, path = excluded.path, url = excluded.url, \
+                 mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, \
+                 update_time_ms = excluded.update_time_ms, has_text = excluded.has_text, \
+                 generation = excluded.generation, indexed_ms = excluded.indexed_ms, \
+                 error = excluded.error"
+            }
+        });
+        written += query.build().execute(&mut **tx).await?.rows_affected();
+    }
+    Ok(written)
+}
+
+/// Those of `ids` the catalog has for the connector.
+async fn known_ids(
+    tx: &mut Transaction<'static, Sqlite>,
+    connector: &ConnectorId,
+    ids: &[DocId],
+) -> Result<HashSet<String>, StoreError> {
+    let mut known = HashSet::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let mut query: QueryBuilder<Sqlite> =
+            QueryBuilder::new("SELECT doc_id FROM documents WHERE connector_id = ");
+        query.push_bind(connector.as_str());
+        push_ids(&mut query, chunk);
+        for row in query.build().fetch_all(&mut **tx).await? {
+            known.insert(row.try_get::<String, _>("doc_id")?);
+        }
+    }
+    Ok(known)
 }
 
 /// Appends ` AND doc_id IN (?, ...)` with `ids` bound.
