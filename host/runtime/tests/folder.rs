@@ -268,7 +268,7 @@ fn streams_a_big_file_in_chunks_under_a_small_memory_cap() {
 fn listing_resumes_from_checkpoints_without_loss_or_duplicates() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut expected = BTreeSet::new();
-    for i in 0..700 {
+    for i in 0..2500 {
         let rel = format!("d{}/s{}/file-{i:04}.txt", i % 7, i % 3);
         let path = tmp.path().join(&rel);
         fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -282,7 +282,7 @@ fn listing_resumes_from_checkpoints_without_loss_or_duplicates() {
     let (docs, batches) = list_all(&mut session).expect("listing succeeds");
     assert!(
         batches >= 3,
-        "700 files take several batches, got {batches}"
+        "2500 files take several batches, got {batches}"
     );
     let paths: Vec<String> = docs.iter().filter_map(|d| d.meta.path.clone()).collect();
     let unique: BTreeSet<String> = paths.iter().cloned().collect();

@@ -21,7 +21,7 @@ use crate::kinds::Kind;
 use crate::walk::{FileEntry, Filters};
 
 /// Files listed per `list-docs` call.
-const BATCH_SIZE: usize = 256;
+const BATCH_SIZE: usize = 1024;
 
 /// The configured folder connector.
 struct Folder {
