@@ -15,6 +15,7 @@ use quarry_index::{
     DocInfo, Filters, IndexDoc, Ranking, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
 };
 use quarry_store::{NewConnector, Store};
+use quarry_tests::bench::env_or;
 use quarry_tests::generated::vocabulary;
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
@@ -24,8 +25,8 @@ const DAY_MS: i64 = 86_400_000;
 const START_MS: i64 = 1_735_689_600_000; // 2025-01-01
 
 fn main() {
-    let docs: usize = env("QUARRY_BENCH_DOCS", 50_000);
-    let clients: usize = env("QUARRY_BENCH_CLIENTS", 8);
+    let docs: usize = env_or("QUARRY_BENCH_DOCS", 50_000);
+    let clients: usize = env_or("QUARRY_BENCH_CLIENTS", 8);
     let words = vocabulary(5000);
     let mut q = Quarry::new();
     let empty = q.scratch("unused");
@@ -146,13 +147,6 @@ fn main() {
         http_loaded.p50_ms / direct_loaded.p50_ms,
         http_loaded.per_second / direct_loaded.per_second,
     );
-}
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// A store with one connector whose plugin is not installed (its sync fails at once and leaves

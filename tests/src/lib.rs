@@ -2,6 +2,7 @@
 //! committed), the location of the plugins `make plugins` built, an HTTP client for raw
 //! requests, and a harness that runs the real `quarry` binary.
 
+pub mod bench;
 pub mod corpus;
 pub mod docx;
 pub mod generated;

@@ -233,6 +233,11 @@ impl Quarry {
         }
     }
 
+    /// The running server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.server.as_ref().map(Child::id)
+    }
+
     /// Stops the server with SIGTERM and waits for it.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.server.take() {

@@ -7,12 +7,13 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
+use quarry_tests::generated::english;
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
 use serde_json::{Value, json};
 
 /// Files in the folder at the start.
-const FILES: u32 = 2500;
+const FILES: u32 = 150;
 
 /// Kills before the last start.
 const KILLS: usize = 6;
@@ -23,6 +24,8 @@ struct Folder {
     root: std::path::PathBuf,
     files: BTreeMap<String, (u32, u32)>,
     next_id: u32,
+    /// Text after the marker: several passages, so embedding a file takes a while.
+    filler: String,
 }
 
 impl Folder {
@@ -30,7 +33,8 @@ impl Folder {
         let path = self.root.join(rel);
         fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         let text = format!(
-            "crashcorpus m{id}v{version}\n\nA note of the crash test, number {id}, edited {version} times."
+            "crashcorpus m{id}v{version}\n\nA note of the crash test, number {id}, edited {version} times.\n\n{}",
+            self.filler
         );
         fs::write(&path, text).expect("write");
         self.files.insert(rel.to_owned(), (id, version));
@@ -50,20 +54,20 @@ impl Folder {
 
     /// Edits, deletes, creates and moves some files, as a user would while Quarry is down.
     fn change(&mut self, rng: &mut Rng) {
-        for _ in 0..40 {
+        for _ in 0..20 {
             let rel = self.pick(rng);
             let (id, version) = self.files[&rel];
             self.write(&rel, id, version + 1);
         }
-        for _ in 0..40 {
+        for _ in 0..10 {
             let rel = self.pick(rng);
             fs::remove_file(self.root.join(&rel)).expect("rm");
             self.files.remove(&rel);
         }
-        for _ in 0..40 {
+        for _ in 0..10 {
             self.create(rng);
         }
-        for _ in 0..20 {
+        for _ in 0..10 {
             let rel = self.pick(rng);
             let entry = self.files.remove(&rel).expect("known");
             let to = format!("d{:02}/moved-{}.md", rng.below(25), entry.0);
@@ -94,19 +98,20 @@ fn a_server_killed_mid_sync_converges_to_the_folder() {
         root: q.scratch("source"),
         files: BTreeMap::new(),
         next_id: 0,
+        filler: english(&mut rng, 500),
     };
     for _ in 0..FILES {
         folder.create(&mut rng);
     }
     q.add_folder("Source", &folder.root);
     let key = q.integration("Checker", "all", &["--quota", "unlimited"]);
-    // Keyword only: the crash points are the same with a model, and the test stays quick.
-    let env = [("QUARRY_MODEL_DIR", "none")];
+    // With the embedding model: a sync takes seconds, so the kills land inside it, and a batch
+    // reaches the index in several writes (groups of documents) before the catalog commits it.
 
     let mut killed_mid_sync = 0;
     for round in 0..KILLS {
-        q.start_with_env(&env);
-        std::thread::sleep(Duration::from_millis(50 + rng.below(1200) as u64));
+        q.start();
+        std::thread::sleep(Duration::from_millis(100 + rng.below(2500) as u64));
         q.kill();
         let c = q.connectors().remove(0);
         if c["status"] == "syncing" {
@@ -120,11 +125,11 @@ fn a_server_killed_mid_sync_converges_to_the_folder() {
     }
     assert!(
         killed_mid_sync >= KILLS / 2,
-        "only {killed_mid_sync} of {KILLS} kills hit a running sync: the test needs more files"
+        "only {killed_mid_sync} of {KILLS} kills hit a running sync: the syncs got faster, give the test more work"
     );
 
     let before = last_sync(&q);
-    q.start_with_env(&env);
+    q.start();
     q.wait_for("a sync after the last start", |c| {
         c[0]["status"] == "idle" && c[0]["last_sync_time"] != before
     });

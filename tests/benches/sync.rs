@@ -1,0 +1,203 @@
+//! Live sync through the real server and folder plugin, over generated folders: initial sync
+//! throughput and peak memory beside a native walk-and-read of the same files (the floor), the
+//! time from a file's save to its appearance in search, and search latency while the initial
+//! sync runs beside the same searches when idle.
+//!
+//! `make bench` runs it (release build). `QUARRY_BENCH_SYNC_FILES` sets the keyword-only folder
+//! sizes (default `10000,100000`); `QUARRY_BENCH_SYNC_SEMANTIC` the size of the run with the
+//! embedding model (default 2000; 0 skips it).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use quarry_tests::bench::{env_or, percentile_ms};
+use quarry_tests::generated::english;
+use quarry_tests::quarry::Quarry;
+use quarry_tests::rng::Rng;
+use serde_json::json;
+
+/// Files per generated sub-folder.
+const PER_FOLDER: usize = 100;
+
+/// Saves timed per run.
+const SAVES: usize = 20;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("QUARRY_BENCH_SYNC_FILES")
+        .unwrap_or_else(|_| "10000,100000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let semantic = env_or("QUARRY_BENCH_SYNC_SEMANTIC", 2000);
+    println!(
+        "{:>8} {:>9} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}",
+        "files",
+        "model",
+        "sync s",
+        "files/s",
+        "vs floor",
+        "peak MiB",
+        "save p50",
+        "save p99",
+        "idle p99",
+        "sync p99",
+        "ratio"
+    );
+    for &files in &sizes {
+        run(files, false);
+    }
+    if semantic > 0 && quarry_tests::model_dir().join("onnx/model.onnx").is_file() {
+        run(semantic, true);
+    }
+    println!(
+        "vs floor: sync throughput / a native walk that reads every file (no extraction, no index).\n\
+         save: ms from a file's write to its first appearance in search. idle/sync p99: search ms\n\
+         when idle and while the initial sync runs; ratio = sync p99 / idle p99."
+    );
+}
+
+fn run(files: usize, model: bool) {
+    let mut q = Quarry::new();
+    let dir = q.scratch("files");
+    let mut rng = Rng(files as u64);
+    for i in 0..files {
+        let path = dir.join(format!("f{:04}/note{i:06}.md", i / PER_FOLDER));
+        if i % PER_FOLDER == 0 {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        }
+        let text = format!("# Note {i}\n\n{}\n", english(&mut rng, 80));
+        std::fs::write(path, text).expect("write");
+    }
+    let floor = native_read(&dir);
+    q.add_folder("Files", &dir);
+    let key = q.integration("Bench", "all", &["--quota", "unlimited"]);
+    let env: &[(&str, &str)] = if model {
+        &[]
+    } else {
+        &[("QUARRY_MODEL_DIR", "none")]
+    };
+
+    let started = Instant::now();
+    q.start_with_env(env);
+    let q = Arc::new(q);
+    let syncing = Arc::new(AtomicBool::new(true));
+    let searcher = {
+        let (q, key, syncing) = (q.clone(), key.clone(), syncing.clone());
+        std::thread::spawn(move || searches(&q, &key, model, || syncing.load(Ordering::Relaxed)))
+    };
+    let deadline = started + Duration::from_secs(3600);
+    loop {
+        let c = q.connectors().remove(0);
+        if c["status"] == "idle" && c["doc_count"] == files {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the sync did not finish: {c}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sync_time = started.elapsed();
+    syncing.store(false, Ordering::Relaxed);
+    let during = searcher.join().expect("searcher");
+    let peak = peak_rss_mib(q.pid().expect("running"));
+
+    let mut count = 0;
+    let idle = searches(&q, &key, model, || {
+        count += 1;
+        count <= during.len().clamp(100, 300)
+    });
+    let saves = saves(&q, &key, &dir);
+
+    let per_second = files as f64 / sync_time.as_secs_f64();
+    let floor_per_second = files as f64 / floor.as_secs_f64();
+    let (idle_p99, during_p99) = (percentile_ms(&idle, 0.99), percentile_ms(&during, 0.99));
+    println!(
+        "{files:>8} {:>9} {:>10.1} {per_second:>10.0} {:>7.3}x {peak:>9.0} {:>9.0} {:>9.0} {idle_p99:>10.1} {during_p99:>10.1} {:>9.2}x",
+        if model { "MiniLM" } else { "none" },
+        sync_time.as_secs_f64(),
+        per_second / floor_per_second,
+        percentile_ms(&saves, 0.5),
+        percentile_ms(&saves, 0.99),
+        during_p99 / idle_p99,
+    );
+}
+
+/// Reads every file of `dir` natively, as fast as one thread can: the floor of any sync.
+fn native_read(dir: &Path) -> Duration {
+    fn visit(dir: &Path, bytes: &mut usize) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map_while(Result::ok)
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = entry.path();
+            if path.is_dir() {
+                visit(&path, bytes);
+            } else {
+                *bytes += std::fs::read(&path).expect("read").len();
+            }
+        }
+    }
+    let started = Instant::now();
+    let mut bytes = 0;
+    visit(dir, &mut bytes);
+    assert!(bytes > 0);
+    started.elapsed()
+}
+
+/// Searches (keyword, and semantic with a model) every 20 ms while `go()` holds; their
+/// latencies.
+fn searches(q: &Quarry, key: &str, model: bool, mut go: impl FnMut() -> bool) -> Vec<Duration> {
+    let queries = ["note", "market school", "\"the people\"", "water -city"];
+    let mut times = Vec::new();
+    let mut i = 0;
+    while go() {
+        let body = json!({
+            "query": queries[i % queries.len()],
+            "semantic_search": model && i % 2 == 1,
+            "limit": 10,
+        });
+        let t = Instant::now();
+        let response = q.search(key, body);
+        times.push(t.elapsed());
+        assert_eq!(response.status, 200, "{}", response.text());
+        i += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    times
+}
+
+/// Writes new files one at a time and times each until search finds it.
+fn saves(q: &Quarry, key: &str, dir: &Path) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(SAVES);
+    for i in 0..SAVES {
+        let word = format!("savedword{i}x");
+        let path = dir.join(format!("f0000/saved{i}.md"));
+        let t = Instant::now();
+        std::fs::write(&path, format!("{word} written by the benchmark")).expect("write");
+        loop {
+            let body = json!({"query": word, "semantic_search": false});
+            if q.search(key, body).json()["total"] == 1 {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(120), "{word} never found");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        times.push(t.elapsed());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    times
+}
+
+/// The process's peak resident memory (VmHWM), in MiB.
+fn peak_rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmHWM");
+    kib / 1024.0
+}
