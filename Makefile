@@ -62,6 +62,7 @@ bench: plugins
 	cargo bench --locked -p quarry-runtime --bench folder
 	cargo bench --locked -p quarry-tests --bench search
 	cargo bench --locked -p quarry-tests --bench semantic
+	cargo bench --locked -p quarry-tests --bench sync
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
 # the reference BM25 row; indexes are kept under $(CACHE)/eval per model.
