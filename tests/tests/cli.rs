@@ -222,3 +222,42 @@ fn a_running_server_picks_up_cli_changes_within_two_seconds() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn connectors_sync_on_their_schedule_and_list_everything_when_asked() {
+    let mut q = Quarry::new();
+    let notes = q.scratch("notes");
+    corpus::write(&notes, &corpus::notes());
+    q.add_folder("Notes", &notes);
+    q.start();
+    q.wait_synced();
+    let status = |q: &Quarry| q.cli_json(&["connector", "status", "Notes", "--json"]);
+    let first = status(&q);
+    assert_eq!(first["failed_documents"], json!([]));
+    assert!(first["last_full_sync_time"].is_string(), "{first}");
+
+    let bad = q.cli(&["connector", "schedule", "Notes", "--every", "5"]);
+    assert!(!bad.ok && bad.stderr.contains("unit"), "{}", bad.stderr);
+    let out = q.cli_ok(&["connector", "schedule", "Notes", "--every", "10s"]);
+    assert!(out.contains("every 10 s"), "{out}");
+
+    // Nothing changes in the folder, and a sync still comes when its interval has passed.
+    let before = first["last_sync_time"].clone();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = status(&q);
+        if now["last_sync_time"] != before && now["status"] == "idle" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no scheduled sync: {now}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // A full listing on request, followed to its end.
+    let full_before = status(&q)["last_full_sync_time"].clone();
+    let out = q.cli_ok(&["connector", "sync", "Notes", "--full", "--wait"]);
+    assert!(out.contains("Synced"), "{out}");
+    let after = status(&q);
+    assert_ne!(after["last_full_sync_time"], full_before, "{after}");
+    assert_eq!(after["doc_count"], 6);
+}

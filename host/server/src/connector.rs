@@ -250,6 +250,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
     if json {
         let mut value = connector_json(&c);
+        value["last_full_sync_time"] = json!(c.last_full_ms.map(rfc3339));
         value["failed_documents"] = failed
             .iter()
             .map(|f| json!({ "doc_id": f.doc_id.as_str(), "path": f.path, "error": f.error }))

@@ -1,5 +1,5 @@
 //! The document catalog: what each connector listed, with versions for change detection,
-//! locators for downloads, and listing generations for pruning what vanished.
+//! locators for downloads, and the listing generation that last wrote each document.
 //!
 //! A batch of a sync is first prepared here (the documents it will write or delete are marked to
 //! be fetched again, new ones registered), then written to the index, then committed here in
@@ -43,8 +43,6 @@ pub struct CommitBatch {
     pub generation: i64,
     /// New or changed documents, now in the index.
     pub changed: Vec<CatalogDoc>,
-    /// Documents listed with the version already indexed.
-    pub unchanged: Vec<DocId>,
     /// Documents gone from the source (and from the index).
     pub deleted: Vec<DocId>,
     /// Where the listing resumes.
@@ -160,19 +158,14 @@ impl Store {
         Ok(())
     }
 
-    /// Documents of the connector not seen by the listing of `generation`.
-    pub async fn unseen_docs(
-        &self,
-        connector: &ConnectorId,
-        generation: i64,
-    ) -> Result<Vec<DocId>, StoreError> {
-        let ids: Vec<String> = sqlx::query_scalar(
-            "SELECT doc_id FROM documents WHERE connector_id = ? AND generation < ?",
-        )
-        .bind(connector.as_str())
-        .bind(generation)
-        .fetch_all(&self.pool)
-        .await?;
+    /// Every document id of the connector in the catalog (at the end of a full listing, those
+    /// it did not list are gone from the source).
+    pub async fn doc_ids(&self, connector: &ConnectorId) -> Result<Vec<DocId>, StoreError> {
+        let ids: Vec<String> =
+            sqlx::query_scalar("SELECT doc_id FROM documents WHERE connector_id = ?")
+                .bind(connector.as_str())
+                .fetch_all(&self.pool)
+                .await?;
         Ok(ids
             .into_iter()
             .filter_map(|id| DocId::parse(id).ok())
@@ -243,16 +236,6 @@ impl Store {
             now_ms,
         )
         .await?;
-        for chunk in batch.unchanged.chunks(IDS_PER_QUERY) {
-            let mut query: QueryBuilder<Sqlite> =
-                QueryBuilder::new("UPDATE documents SET generation = ");
-            query
-                .push_bind(batch.generation)
-                .push(" WHERE connector_id = ")
-                .push_bind(connector.as_str());
-            push_ids(&mut query, chunk);
-            query.build().execute(&mut *tx).await?;
-        }
         let mut removed: i64 = 0;
         for chunk in batch.deleted.chunks(IDS_PER_QUERY) {
             let mut query: QueryBuilder<Sqlite> =

@@ -67,13 +67,9 @@ impl Scheduler {
             if connector.status == ConnectorStatus::Disabled {
                 continue;
             }
-            if connector.listing_more {
-                // The interrupted listing resumes, then a full one follows: what changed while
-                // Quarry was stopped may lie in the part already listed.
-                store.request_full_sync(&connector.id, now_ms()).await?;
-            } else {
-                store.request_sync(&connector.id, now_ms()).await?;
-            }
+            // An interrupted full listing resumes, and a fresh one follows it (the syncer sees
+            // to that): what changed while Quarry was stopped may lie in the part already listed.
+            store.request_sync(&connector.id, now_ms()).await?;
         }
         Ok(())
     }
@@ -133,7 +129,8 @@ impl Scheduler {
         let unwatchable = self.update_watches(&connectors).await;
         let now = now_ms();
         for connector in &connectors {
-            if connector.sync_requested_ms.is_some() {
+            // A running sync is not timed again: its start would still look overdue.
+            if connector.sync_requested_ms.is_some() || self.is_busy(&connector.id) {
                 continue;
             }
             let schedule = self.schedule(connector);
@@ -194,6 +191,13 @@ impl Scheduler {
             .map(|p| p.manifest().sync)
             .unwrap_or_default();
         Intervals::of(connector, defaults)
+    }
+
+    fn is_busy(&self, id: &ConnectorId) -> bool {
+        self.busy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(id)
     }
 
     /// True when the connector was free and is now claimed.

@@ -35,8 +35,8 @@ const EMBED_GROUP: usize = 64;
 /// How often the counts of a running sync are written for the API and the CLI.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// What a finished sync did: the counts of its listing (of the last one, when a resumed listing
-/// was followed by a full one).
+/// What a finished sync did: documents listed by its (last) listing, and what it wrote, from
+/// where a resumed listing started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncReport {
     /// Batches listed.
@@ -152,9 +152,10 @@ impl Syncer {
             checkpoint: connector.checkpoint.clone().filter(|_| !from_scratch),
             more: connector.listing_more,
             generation: connector.generation,
+            seen: None,
+            unswept: false,
         };
         // A resumed listing goes on counting from where it stopped; a new one counts from zero.
-        let mut resumed = connector.listing_more;
         let mut report = SyncReport::default();
         if connector.listing_more {
             report.listed = connector.progress.listed;
@@ -169,19 +170,18 @@ impl Syncer {
                 return Err(SyncError::Gone);
             }
             if !listing.more {
-                // A new listing: the counts are those of the listing in progress.
-                report = SyncReport {
-                    batches: report.batches,
-                    ..SyncReport::default()
-                };
+                // A new listing: `listed` (and with it `remaining`) counts the listing in
+                // progress; what was written counts for the whole sync.
+                report.listed = 0;
             }
             let more = self.batch(connector, &mut session, &mut listing, &mut report, stop)?;
-            if !more && resumed && connector.full_requested {
-                // The resumed listing has not seen what changed, while it was stopped, in the
-                // part it had already listed: list everything once more.
-                resumed = false;
+            if !more && listing.unswept {
+                // A full listing resumed from a stored checkpoint has not seen what changed, while
+                // it was stopped, in the part it had already listed, nor can it tell what
+                // vanished: list everything once more (unchanged documents cost only their
+                // listing).
+                listing.unswept = false;
                 listing.checkpoint = None;
-                listing.more = false;
                 continue;
             }
             if !more {
@@ -215,26 +215,33 @@ impl Syncer {
             ends_full,
             ..CommitBatch::default()
         };
+        if starts_full {
+            listing.seen = Some(HashSet::new());
+        }
         let mut changed = Vec::new();
         for doc in batch.upserts {
             report.listed += 1;
+            if let Some(seen) = &mut listing.seen {
+                seen.insert(doc.id.clone());
+            }
             let known = versions.get(&doc.id);
-            if known.is_some_and(|v| !v.is_empty() && *v == doc.version) {
-                commit.unchanged.push(doc.id);
-            } else {
+            if !known.is_some_and(|v| !v.is_empty() && *v == doc.version) {
                 changed.push(doc);
             }
         }
         commit.deleted = batch.deletes;
         if ends_full {
-            let seen: HashSet<&DocId> = changed
-                .iter()
-                .map(|d| &d.id)
-                .chain(commit.unchanged.iter())
-                .collect();
-            let unseen = self.block(self.store.unseen_docs(&connector.id, generation))?;
-            let gone: Vec<DocId> = unseen.into_iter().filter(|id| !seen.contains(id)).collect();
-            commit.deleted.extend(gone);
+            // Only a listing seen whole in this run knows what it did not list; a resumed one
+            // is followed by a fresh listing, which does (see `run`).
+            match listing.seen.take() {
+                Some(seen) => {
+                    let known = self.block(self.store.doc_ids(&connector.id))?;
+                    commit
+                        .deleted
+                        .extend(known.into_iter().filter(|id| !seen.contains(id)));
+                }
+                None => listing.unswept = true,
+            }
         }
         report.deleted += commit.deleted.len() as u64;
         // Write-ahead: the catalog learns what the index is about to get before it gets it.
@@ -282,11 +289,9 @@ impl Syncer {
         })?;
         commit.progress = report.progress();
         self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
-        *listing = Listing {
-            checkpoint: Some(batch.checkpoint),
-            more: batch.more,
-            generation,
-        };
+        listing.checkpoint = Some(batch.checkpoint);
+        listing.more = batch.more;
+        listing.generation = generation;
         Ok(batch.more)
     }
 
@@ -383,4 +388,9 @@ struct Listing {
     checkpoint: Option<String>,
     more: bool,
     generation: i64,
+    /// The ids a full listing begun in this run has listed so far (about 80 bytes each); `None`
+    /// for a listing resumed from a stored checkpoint, whose start this run did not see.
+    seen: Option<HashSet<DocId>>,
+    /// True when a resumed full listing ended without knowing what it did not list.
+    unswept: bool,
 }
