@@ -2,10 +2,12 @@
 //! locators for downloads, and the listing generation that last wrote each document.
 //!
 //! A batch of a sync is first prepared here (the documents it will write or delete are marked to
-//! be fetched again, new ones registered), then written to the index, then committed here in
-//! one transaction together with the checkpoint that follows it. A crash between the steps
-//! re-does at most one batch, and can leave nothing in the index that the catalog does not know
-//! (and so would never remove) nor a catalog version the index does not hold.
+//! be fetched again, new ones registered), then written to the index, then committed here: the
+//! documents with their versions and the deletions, then the checkpoint that follows the batch.
+//! Each step is a few small transactions, each true on its own (API requests wait for SQLite's
+//! write lock, so none holds it long). A crash anywhere re-does at most one batch, and can leave
+//! nothing in the index that the catalog does not know (and so would never remove) nor a catalog
+//! version the index does not hold.
 
 use std::collections::{HashMap, HashSet};
 
@@ -101,13 +103,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
-        for chunk in ids.chunks(IDS_PER_QUERY) {
-            let mut query: QueryBuilder<Sqlite> =
-                QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
-            query.push_bind(connector.as_str());
-            push_ids(&mut query, chunk);
-            query.build().execute(&mut *tx).await?;
-        }
+        forget_versions(&mut tx, connector, ids).await?;
         sqlx::query(
             "UPDATE connectors SET sync_requested_ms = ? WHERE id = ? AND removed_ms IS NULL",
         )
@@ -133,28 +129,23 @@ impl Store {
         if changed.is_empty() && deleted.is_empty() {
             return Ok(());
         }
-        let mut tx = self.write_tx().await?;
-        // Known documents lose their version; then the new ones are added (known ones are
-        // left alone by the insert), which counts them.
-        let forget: Vec<DocId> = changed
-            .iter()
-            .map(|d| d.doc_id.clone())
-            .chain(deleted.iter().cloned())
-            .collect();
-        for chunk in forget.chunks(IDS_PER_QUERY) {
-            let mut query: QueryBuilder<Sqlite> =
-                QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
-            query.push_bind(connector.as_str());
-            push_ids(&mut query, chunk);
-            query.build().execute(&mut *tx).await?;
+        // In small transactions: API requests wait for SQLite's write lock, and each part is
+        // safe on its own.
+        for chunk in changed.chunks(ROWS_PER_TX) {
+            let mut tx = self.write_tx().await?;
+            let ids: Vec<DocId> = chunk.iter().map(|d| d.doc_id.clone()).collect();
+            // Known documents lose their version; then the new ones are added (known ones are
+            // left alone by the insert), which counts them.
+            forget_versions(&mut tx, connector, &ids).await?;
+            let added = insert_docs(&mut tx, connector, chunk, Row::Prepared, now_ms).await?;
+            add_to_count(&mut tx, connector, i64::try_from(added).unwrap_or(i64::MAX)).await?;
+            tx.commit().await?;
         }
-        let added = insert_docs(&mut tx, connector, changed, Row::Prepared, now_ms).await?;
-        sqlx::query("UPDATE connectors SET doc_count = doc_count + ? WHERE id = ?")
-            .bind(i64::try_from(added).unwrap_or(i64::MAX))
-            .bind(connector.as_str())
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
+        for chunk in deleted.chunks(IDS_PER_QUERY) {
+            let mut tx = self.write_tx().await?;
+            forget_versions(&mut tx, connector, chunk).await?;
+            tx.commit().await?;
+        }
         Ok(())
     }
 
@@ -213,43 +204,49 @@ impl Store {
         row.as_ref().map(doc_from_row).transpose()
     }
 
-    /// Commits a batch: its documents, its deletions, the connector's checkpoint, generation,
-    /// document count and progress, in one transaction.
+    /// Commits a batch once the index holds it: its documents and deletions (with the document
+    /// count), then the connector's checkpoint, generation and progress.
     pub async fn commit_batch(
         &self,
         connector: &ConnectorId,
         batch: &CommitBatch,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let mut tx = self.write_tx().await?;
-        let ids: Vec<DocId> = batch.changed.iter().map(|d| d.doc_id.clone()).collect();
-        let known = known_ids(&mut tx, connector, &ids).await?;
-        let added = ids.iter().filter(|id| !known.contains(id.as_str())).count();
-        let added = i64::try_from(added).unwrap_or(i64::MAX);
-        insert_docs(
-            &mut tx,
-            connector,
-            &batch.changed,
-            Row::Committed {
-                generation: batch.generation,
-            },
-            now_ms,
-        )
-        .await?;
-        let mut removed: i64 = 0;
+        // The documents and the deletions first, in small transactions (API requests wait for
+        // SQLite's write lock): the index already holds them, so each part is true on its own.
+        for chunk in batch.changed.chunks(ROWS_PER_TX) {
+            let mut tx = self.write_tx().await?;
+            let ids: Vec<DocId> = chunk.iter().map(|d| d.doc_id.clone()).collect();
+            let known = known_ids(&mut tx, connector, &ids).await?;
+            let added = ids.iter().filter(|id| !known.contains(id.as_str())).count();
+            let generation = batch.generation;
+            insert_docs(
+                &mut tx,
+                connector,
+                chunk,
+                Row::Committed { generation },
+                now_ms,
+            )
+            .await?;
+            add_to_count(&mut tx, connector, i64::try_from(added).unwrap_or(i64::MAX)).await?;
+            tx.commit().await?;
+        }
         for chunk in batch.deleted.chunks(IDS_PER_QUERY) {
+            let mut tx = self.write_tx().await?;
             let mut query: QueryBuilder<Sqlite> =
                 QueryBuilder::new("DELETE FROM documents WHERE connector_id = ");
             query.push_bind(connector.as_str());
             push_ids(&mut query, chunk);
-            removed +=
-                i64::try_from(query.build().execute(&mut *tx).await?.rows_affected()).unwrap_or(0);
+            let removed = query.build().execute(&mut *tx).await?.rows_affected();
+            add_to_count(&mut tx, connector, -i64::try_from(removed).unwrap_or(0)).await?;
+            tx.commit().await?;
         }
-        // Every expression of an UPDATE reads the row as it was: `expected` takes the count
-        // before this batch, which is the previous listing's.
+        // Then the checkpoint, which makes the batch done.
+        let mut tx = self.write_tx().await?;
+        // On a listing's first batch, `expected` takes the count as it stands, close to the
+        // previous listing's (it already has this batch's new documents).
         sqlx::query(
             "UPDATE connectors SET checkpoint = ?, listing_more = ?, generation = ?,
-                                   doc_count = max(0, doc_count + ?),
                                    expected = CASE WHEN ? THEN NULL
                                                    WHEN ? AND last_full_ms IS NOT NULL THEN doc_count
                                                    WHEN ? THEN NULL
@@ -262,7 +259,6 @@ impl Store {
         .bind(&batch.checkpoint)
         .bind(batch.more)
         .bind(batch.generation)
-        .bind(added - removed)
         .bind(batch.ends_full)
         .bind(batch.starts_full)
         .bind(batch.starts_full)
@@ -282,6 +278,41 @@ impl Store {
 
 /// Rows per multi-row insert (14 values each, well under SQLite's limit of bound values).
 const ROWS_PER_INSERT: usize = 64;
+
+/// Catalog rows written per transaction: a few milliseconds of SQLite's write lock.
+const ROWS_PER_TX: usize = 128;
+
+/// Forgets the versions of `ids` (they will be fetched again unless committed).
+async fn forget_versions(
+    tx: &mut Transaction<'static, Sqlite>,
+    connector: &ConnectorId,
+    ids: &[DocId],
+) -> Result<(), StoreError> {
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let mut query: QueryBuilder<Sqlite> =
+            QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
+        query.push_bind(connector.as_str());
+        push_ids(&mut query, chunk);
+        query.build().execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Adds `delta` to the connector's document count.
+async fn add_to_count(
+    tx: &mut Transaction<'static, Sqlite>,
+    connector: &ConnectorId,
+    delta: i64,
+) -> Result<(), StoreError> {
+    if delta != 0 {
+        sqlx::query("UPDATE connectors SET doc_count = max(0, doc_count + ?) WHERE id = ?")
+            .bind(delta)
+            .bind(connector.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
 
 /// What catalog rows [`insert_docs`] writes.
 #[derive(Clone, Copy)]
