@@ -74,7 +74,7 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Runs until `shutdown` completes, then stops running syncs at their next batch and waits
+    /// Runs until `shutdown` completes, then stops running syncs at their next document and waits
     /// for them.
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);

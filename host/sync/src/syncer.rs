@@ -95,8 +95,8 @@ impl Syncer {
     }
 
     /// Syncs a connector, resuming where its last sync stopped. Marks it `syncing` while it
-    /// runs, then `idle`, or `error` with the reason. `stop` ends it at the next batch boundary
-    /// (the next sync resumes there).
+    /// runs, then `idle`, or `error` with the reason. `stop` ends it at the next document (the
+    /// next sync resumes at the batch it was in).
     pub fn sync(&self, id: &ConnectorId, stop: &AtomicBool) -> Result<SyncReport, SyncError> {
         let connector = self
             .block(self.store.connector(id))?
