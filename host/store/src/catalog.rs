@@ -149,18 +149,23 @@ impl Store {
         Ok(())
     }
 
-    /// Every document id of the connector in the catalog (at the end of a full listing, those
-    /// it did not list are gone from the source).
-    pub async fn doc_ids(&self, connector: &ConnectorId) -> Result<Vec<DocId>, StoreError> {
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT doc_id FROM documents WHERE connector_id = ?")
-                .bind(connector.as_str())
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(ids
-            .into_iter()
-            .filter_map(|id| DocId::parse(id).ok())
-            .collect())
+    /// The stored version of every document of the connector (a full listing compares what it
+    /// lists with these, and what it did not list is gone from the source).
+    pub async fn all_versions(
+        &self,
+        connector: &ConnectorId,
+    ) -> Result<HashMap<DocId, String>, StoreError> {
+        let rows = sqlx::query("SELECT doc_id, version FROM documents WHERE connector_id = ?")
+            .bind(connector.as_str())
+            .fetch_all(&self.pool)
+            .await?;
+        let mut versions = HashMap::with_capacity(rows.len());
+        for row in rows {
+            if let Ok(id) = DocId::parse(row.try_get::<String, _>("doc_id")?) {
+                versions.insert(id, row.try_get("version")?);
+            }
+        }
+        Ok(versions)
     }
 
     /// Documents of the connector whose text could not be extracted, with the reasons, by path;

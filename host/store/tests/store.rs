@@ -276,9 +276,13 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
         ..CommitBatch::default()
     };
     store.commit_batch(&c.id, &second, NOW).await?;
-    let mut all = store.doc_ids(&c.id).await?;
-    all.sort();
-    assert_eq!(all, ids(&["a", "b", "c", "d"]));
+    let all = store.all_versions(&c.id).await?;
+    let mut listed: Vec<(&str, &str)> = all
+        .iter()
+        .map(|(id, v)| (id.as_str(), v.as_str()))
+        .collect();
+    listed.sort();
+    assert_eq!(listed, [("a", "v1"), ("b", "v2"), ("c", "v1"), ("d", "v1")]);
     let unseen = ids(&["c"]);
     let sweep = CommitBatch {
         generation: 2,

@@ -6,7 +6,7 @@
 //! batch is harmless (documents are replaced by id). A full listing's last batch also removes the
 //! documents that listing did not see, from the index first, then from the catalog.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -152,7 +152,7 @@ impl Syncer {
             checkpoint: connector.checkpoint.clone().filter(|_| !from_scratch),
             more: connector.listing_more,
             generation: connector.generation,
-            seen: None,
+            unlisted: None,
             unswept: false,
         };
         // A resumed listing goes on counting from where it stopped; a new one counts from zero.
@@ -204,8 +204,17 @@ impl Syncer {
         let starts_full = !listing.more && batch.coverage == Coverage::Full;
         let ends_full = batch.coverage == Coverage::Full && !batch.more;
         let generation = listing.generation + i64::from(starts_full);
-        let ids: Vec<DocId> = batch.upserts.iter().map(|d| d.id.clone()).collect();
-        let versions = self.block(self.store.catalog_versions(&connector.id, &ids))?;
+        if starts_full {
+            listing.unlisted = Some(self.block(self.store.all_versions(&connector.id))?);
+        }
+        // A listing of changes, or a full one resumed, looks its batch's versions up.
+        let batch_versions = match listing.unlisted {
+            Some(_) => HashMap::new(),
+            None => {
+                let ids: Vec<DocId> = batch.upserts.iter().map(|d| d.id.clone()).collect();
+                self.block(self.store.catalog_versions(&connector.id, &ids))?
+            }
+        };
 
         let mut commit = CommitBatch {
             generation,
@@ -215,31 +224,23 @@ impl Syncer {
             ends_full,
             ..CommitBatch::default()
         };
-        if starts_full {
-            listing.seen = Some(HashSet::new());
-        }
         let mut changed = Vec::new();
         for doc in batch.upserts {
             report.listed += 1;
-            if let Some(seen) = &mut listing.seen {
-                seen.insert(doc.id.clone());
-            }
-            let known = versions.get(&doc.id);
-            if !known.is_some_and(|v| !v.is_empty() && *v == doc.version) {
+            let known = match &mut listing.unlisted {
+                Some(unlisted) => unlisted.remove(&doc.id),
+                None => batch_versions.get(&doc.id).cloned(),
+            };
+            if !known.is_some_and(|v| !v.is_empty() && v == doc.version) {
                 changed.push(doc);
             }
         }
         commit.deleted = batch.deletes;
         if ends_full {
-            // Only a listing seen whole in this run knows what it did not list; a resumed one
-            // is followed by a fresh listing, which does (see `run`).
-            match listing.seen.take() {
-                Some(seen) => {
-                    let known = self.block(self.store.doc_ids(&connector.id))?;
-                    commit
-                        .deleted
-                        .extend(known.into_iter().filter(|id| !seen.contains(id)));
-                }
+            // What a full listing begun in this run did not list is gone. A resumed one cannot
+            // tell; a fresh listing follows it (see `run`).
+            match listing.unlisted.take() {
+                Some(unlisted) => commit.deleted.extend(unlisted.into_keys()),
                 None => listing.unswept = true,
             }
         }
@@ -388,9 +389,10 @@ struct Listing {
     checkpoint: Option<String>,
     more: bool,
     generation: i64,
-    /// The ids a full listing begun in this run has listed so far (about 80 bytes each); `None`
-    /// for a listing resumed from a stored checkpoint, whose start this run did not see.
-    seen: Option<HashSet<DocId>>,
+    /// For a full listing begun in this run: the catalog's documents it has not listed yet,
+    /// with their versions (about 100 bytes each). `None` for a listing of changes, or one
+    /// resumed from a stored checkpoint, whose start this run did not see.
+    unlisted: Option<HashMap<DocId, String>>,
     /// True when a resumed full listing ended without knowing what it did not list.
     unswept: bool,
 }
