@@ -9,11 +9,11 @@
 //! nothing in the index that the catalog does not know (and so would never remove) nor a catalog
 //! version the index does not hold.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Row as _, Sqlite, Transaction};
+use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection, Transaction};
 
 use crate::connectors::to_i64;
 use crate::{Store, StoreError, SyncProgress};
@@ -77,20 +77,8 @@ impl Store {
         connector: &ConnectorId,
         ids: &[DocId],
     ) -> Result<HashMap<DocId, String>, StoreError> {
-        let mut versions = HashMap::with_capacity(ids.len());
-        for chunk in ids.chunks(IDS_PER_QUERY) {
-            let mut query: QueryBuilder<Sqlite> =
-                QueryBuilder::new("SELECT doc_id, version FROM documents WHERE connector_id = ");
-            query.push_bind(connector.as_str());
-            push_ids(&mut query, chunk);
-            for row in query.build().fetch_all(&self.pool).await? {
-                let id: String = row.try_get("doc_id")?;
-                if let Ok(id) = DocId::parse(id) {
-                    versions.insert(id, row.try_get("version")?);
-                }
-            }
-        }
-        Ok(versions)
+        let mut conn = self.pool.acquire().await?;
+        versions_of(&mut conn, connector, ids).await
     }
 
     /// Marks documents to be fetched again by the next sync (their version is forgotten), and
@@ -222,8 +210,8 @@ impl Store {
         for chunk in batch.changed.chunks(ROWS_PER_TX) {
             let mut tx = self.write_tx().await?;
             let ids: Vec<DocId> = chunk.iter().map(|d| d.doc_id.clone()).collect();
-            let known = known_ids(&mut tx, connector, &ids).await?;
-            let added = ids.iter().filter(|id| !known.contains(id.as_str())).count();
+            let known = versions_of(&mut tx, connector, &ids).await?;
+            let added = ids.iter().filter(|id| !known.contains_key(*id)).count();
             let generation = batch.generation;
             insert_docs(
                 &mut tx,
@@ -385,23 +373,26 @@ async fn insert_docs(
     Ok(written)
 }
 
-/// Those of `ids` the catalog has for the connector.
-async fn known_ids(
-    tx: &mut Transaction<'static, Sqlite>,
+/// The stored versions of those of `ids` the catalog has for the connector.
+async fn versions_of(
+    conn: &mut SqliteConnection,
     connector: &ConnectorId,
     ids: &[DocId],
-) -> Result<HashSet<String>, StoreError> {
-    let mut known = HashSet::with_capacity(ids.len());
+) -> Result<HashMap<DocId, String>, StoreError> {
+    let mut versions = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let mut query: QueryBuilder<Sqlite> =
-            QueryBuilder::new("SELECT doc_id FROM documents WHERE connector_id = ");
+            QueryBuilder::new("SELECT doc_id, version FROM documents WHERE connector_id = ");
         query.push_bind(connector.as_str());
         push_ids(&mut query, chunk);
-        for row in query.build().fetch_all(&mut **tx).await? {
-            known.insert(row.try_get::<String, _>("doc_id")?);
+        for row in query.build().fetch_all(&mut *conn).await? {
+            let id: String = row.try_get("doc_id")?;
+            if let Ok(id) = DocId::parse(id) {
+                versions.insert(id, row.try_get("version")?);
+            }
         }
     }
-    Ok(known)
+    Ok(versions)
 }
 
 /// Appends ` AND doc_id IN (?, ...)` with `ids` bound.

@@ -65,6 +65,14 @@ fn world() -> World {
 }
 
 impl World {
+    /// The connector as the store has it now.
+    fn connector(&self) -> quarry_store::Connector {
+        self.rt
+            .block_on(self.store.connector(&self.connector))
+            .expect("store")
+            .expect("exists")
+    }
+
     fn write(&self, rel: &str, text: &str) {
         let path = self.folder.join(rel);
         fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -125,10 +133,7 @@ fn syncs_changes_skipping_what_did_not_change() {
         w.found("shared"),
         World::set(&["a.md", "b.txt", "sub/c.txt"])
     );
-    let connector =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists");
+    let connector = w.connector();
     assert_eq!(connector.status, ConnectorStatus::Idle);
     assert_eq!(connector.doc_count, 3);
     assert!(connector.last_sync_ms.is_some());
@@ -149,10 +154,7 @@ fn syncs_changes_skipping_what_did_not_change() {
     assert_eq!(w.found("shared"), World::set(&["a.md", "d.txt"]));
     assert_eq!(w.found("rewritten"), World::set(&["b.txt"]));
     assert!(w.found("charlie").is_empty());
-    let connector =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists");
+    let connector = w.connector();
     assert_eq!(connector.doc_count, 3);
     assert_eq!(w.index.num_docs(), 3);
 }
@@ -172,10 +174,7 @@ fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
     let first = std::thread::scope(|scope| {
         let handle = scope.spawn(|| w.syncer.sync(&w.connector, &stop));
         while !handle.is_finished() {
-            let c =
-                w.rt.block_on(w.store.connector(&w.connector))
-                    .expect("store")
-                    .expect("exists");
+            let c = w.connector();
             if c.progress.listed > 0 {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -184,12 +183,7 @@ fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
         handle.join().expect("joins")
     });
     let stopped_early = matches!(first, Err(SyncError::Stopped));
-    let done_first =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists")
-            .progress
-            .indexed;
+    let done_first = w.connector().progress.indexed;
     let second = w.sync();
     if stopped_early {
         assert!(done_first < files, "the first sync stopped part way");
@@ -202,10 +196,7 @@ fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
     let results = w.found("common");
     assert_eq!(w.index.num_docs(), files);
     assert_eq!(results.len(), 100, "search limit");
-    let connector =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists");
+    let connector = w.connector();
     assert_eq!(connector.doc_count, files);
     assert!(!connector.listing_more);
 }
@@ -357,10 +348,7 @@ fn a_batch_cut_short_leaves_no_stale_document_once_synced_again() {
     );
     assert!(w.found("bogus").is_empty());
     assert_eq!(report.deleted, 1);
-    let connector =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists");
+    let connector = w.connector();
     assert_eq!(connector.doc_count, 1);
     assert_eq!(w.index.num_docs(), 1);
 }
@@ -372,10 +360,7 @@ fn a_full_listing_reports_what_remains_and_when_it_completed() {
         w.write(&format!("f{i:04}.txt"), &format!("word{i}"));
     }
     w.sync();
-    let first =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists");
+    let first = w.connector();
     let completed = first.last_full_ms.expect("the first listing was full");
     assert_eq!(first.progress.remaining, None, "no sync runs");
 
@@ -384,10 +369,7 @@ fn a_full_listing_reports_what_remains_and_when_it_completed() {
     std::thread::scope(|scope| {
         let handle = scope.spawn(|| w.syncer.sync(&w.connector, &stop));
         loop {
-            let c =
-                w.rt.block_on(w.store.connector(&w.connector))
-                    .expect("store")
-                    .expect("exists");
+            let c = w.connector();
             if c.progress.listed > 0 && c.status == ConnectorStatus::Syncing {
                 let remaining = c.progress.remaining.expect("known from the last listing");
                 assert_eq!(remaining, 2500 - c.progress.listed);
@@ -402,10 +384,7 @@ fn a_full_listing_reports_what_remains_and_when_it_completed() {
         let _ = handle.join().expect("joins");
     });
     w.sync();
-    let after =
-        w.rt.block_on(w.store.connector(&w.connector))
-            .expect("store")
-            .expect("exists");
+    let after = w.connector();
     assert!(after.last_full_ms.expect("completed") >= completed);
     assert_eq!(after.doc_count, 2500);
 }
