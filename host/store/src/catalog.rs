@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection, Transaction};
+use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use crate::connectors::to_i64;
 use crate::{Store, StoreError, SyncProgress};
@@ -277,7 +277,7 @@ const ROWS_PER_TX: usize = 128;
 
 /// Forgets the versions of `ids` (they will be fetched again unless committed).
 async fn forget_versions(
-    tx: &mut Transaction<'static, Sqlite>,
+    conn: &mut SqliteConnection,
     connector: &ConnectorId,
     ids: &[DocId],
 ) -> Result<(), StoreError> {
@@ -286,14 +286,14 @@ async fn forget_versions(
             QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
         query.push_bind(connector.as_str());
         push_ids(&mut query, chunk);
-        query.build().execute(&mut **tx).await?;
+        query.build().execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// Adds `delta` to the connector's document count.
 async fn add_to_count(
-    tx: &mut Transaction<'static, Sqlite>,
+    conn: &mut SqliteConnection,
     connector: &ConnectorId,
     delta: i64,
 ) -> Result<(), StoreError> {
@@ -301,7 +301,7 @@ async fn add_to_count(
         sqlx::query("UPDATE connectors SET doc_count = max(0, doc_count + ?) WHERE id = ?")
             .bind(delta)
             .bind(connector.as_str())
-            .execute(&mut **tx)
+            .execute(&mut *conn)
             .await?;
     }
     Ok(())
@@ -321,7 +321,7 @@ enum Row {
 /// Writes catalog rows for `docs`, a few dozen per statement (a transaction holds SQLite's write
 /// lock, which API requests wait for, so it must be short). Returns the rows written.
 async fn insert_docs(
-    tx: &mut Transaction<'static, Sqlite>,
+    conn: &mut SqliteConnection,
     connector: &ConnectorId,
     docs: &[CatalogDoc],
     row: Row,
@@ -368,7 +368,7 @@ async fn insert_docs(
                  error = excluded.error"
             }
         });
-        written += query.build().execute(&mut **tx).await?.rows_affected();
+        written += query.build().execute(&mut *conn).await?.rows_affected();
     }
     Ok(written)
 }

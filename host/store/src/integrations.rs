@@ -2,7 +2,7 @@
 
 use quarry_core::ConnectorId;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{Row, SqliteConnection};
 
 use crate::keys::{self, ApiKey};
 use crate::{Store, StoreError, UsageMonth};
@@ -349,13 +349,13 @@ fn quota_column(quota: Quota) -> Option<i64> {
 }
 
 async fn write_selection(
-    tx: &mut Transaction<'_, Sqlite>,
+    conn: &mut SqliteConnection,
     integration_id: &str,
     sharing: &Sharing,
 ) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM integration_connectors WHERE integration_id = ?")
         .bind(integration_id)
-        .execute(&mut **tx)
+        .execute(&mut *conn)
         .await?;
     if let Sharing::Selected(ids) = sharing {
         for id in ids {
@@ -365,7 +365,7 @@ async fn write_selection(
             )
             .bind(integration_id)
             .bind(id.as_str())
-            .execute(&mut **tx)
+            .execute(&mut *conn)
             .await?;
         }
     }
@@ -373,7 +373,7 @@ async fn write_selection(
 }
 
 async fn insert_key(
-    tx: &mut Transaction<'_, Sqlite>,
+    conn: &mut SqliteConnection,
     integration_id: &str,
     expires_ms: Option<i64>,
     now_ms: i64,
@@ -388,13 +388,13 @@ async fn insert_key(
     .bind(parts.hash.as_slice())
     .bind(now_ms)
     .bind(expires_ms)
-    .execute(&mut **tx)
+    .execute(&mut *conn)
     .await?;
     Ok(key)
 }
 
 async fn revoke_all(
-    tx: &mut Transaction<'_, Sqlite>,
+    conn: &mut SqliteConnection,
     integration_id: &str,
     now_ms: i64,
 ) -> Result<u64, StoreError> {
@@ -403,7 +403,7 @@ async fn revoke_all(
     )
     .bind(now_ms)
     .bind(integration_id)
-    .execute(&mut **tx)
+    .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected())
 }

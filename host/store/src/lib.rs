@@ -14,14 +14,17 @@ mod keys;
 mod month;
 mod usage;
 
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Sqlite, SqliteConnection, Transaction};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
@@ -38,6 +41,39 @@ pub const DB_FILE: &str = "quarry.db";
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
+    /// Writers of this process take turns here, first come first served, before asking SQLite
+    /// for its write lock. SQLite makes a waiting writer sleep and retry with growing pauses, so
+    /// a request counting itself could wait tens of milliseconds behind a sync's back-to-back
+    /// transactions; in this queue it waits for the one transaction ahead of it.
+    write_turn: Arc<Mutex<()>>,
+}
+
+/// A transaction that writes, holding this process's write turn until it ends.
+pub(crate) struct WriteTx {
+    tx: Transaction<'static, Sqlite>,
+    _turn: OwnedMutexGuard<()>,
+}
+
+impl WriteTx {
+    /// Commits, and gives the turn to the next writer.
+    pub(crate) async fn commit(self) -> Result<(), StoreError> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+}
+
+impl Deref for WriteTx {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        &self.tx
+    }
+}
+
+impl DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.tx
+    }
 }
 
 impl Store {
@@ -68,14 +104,26 @@ impl Store {
                 path: path.to_owned(),
                 message: format!("migrating the schema: {e}"),
             })?;
-        Ok(Store { pool })
+        Ok(Store {
+            pool,
+            write_turn: Arc::default(),
+        })
     }
 
     /// Begins a transaction that writes. It takes the write lock at once (`BEGIN IMMEDIATE`),
     /// waiting for it under the busy timeout: a deferred transaction that reads first and then
     /// writes fails with "database is locked" when another writer committed in between.
-    pub(crate) async fn write_tx(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    pub(crate) async fn write_tx(&self) -> Result<WriteTx, StoreError> {
+        let turn = self.write_turn.clone().lock_owned().await;
+        Ok(WriteTx {
+            tx: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            _turn: turn,
+        })
+    }
+
+    /// Waits for this process's write turn, for a single statement that writes.
+    pub(crate) async fn write_turn(&self) -> OwnedMutexGuard<()> {
+        self.write_turn.clone().lock_owned().await
     }
 
     /// Closes every connection, waiting for running queries.

@@ -12,6 +12,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<(u64, UsageMonth), StoreError> {
         let month = UsageMonth::at(now_ms);
+        let _turn = self.write_turn().await;
         let count: i64 = sqlx::query_scalar(
             "INSERT INTO usage (integration_id, month, requests) VALUES (?, ?, 1)
              ON CONFLICT (integration_id, month) DO UPDATE SET requests = requests + 1
