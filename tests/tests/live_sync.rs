@@ -164,6 +164,16 @@ fn every_kind_of_change_reaches_search_within_two_seconds() {
     let c = l.connector();
     assert_eq!(c["status"], "idle", "{c}");
     assert!(c["last_error"].is_null(), "{c}");
+
+    // A sync reads every changed file: reads are not changes, so it never wakes itself.
+    std::thread::sleep(Duration::from_millis(500));
+    let settled = l.connector()["last_sync_time"].clone();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        l.connector()["last_sync_time"],
+        settled,
+        "no sync without a change"
+    );
 }
 
 #[test]

@@ -250,6 +250,66 @@ mod tests {
         assert!(is_change(&overflow, &ignore));
     }
 
+    fn id(name: &str) -> ConnectorId {
+        ConnectorId::parse(name).expect("valid id")
+    }
+
+    /// Waits up to 5 s for a due burst.
+    fn due_within(watcher: &FolderWatcher) -> Vec<ConnectorId> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let due = watcher.take_due(Instant::now());
+            if !due.is_empty() || Instant::now() > deadline {
+                return due;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn writes_make_one_burst_and_reads_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let own = dir.path().join("quarry-data");
+        std::fs::create_dir_all(&own).expect("mkdir");
+        let watcher = FolderWatcher::new(vec![own.clone()]);
+        let notes = id("cn_notes");
+        watcher.watch_only(&[(notes.clone(), vec![dir.path().to_owned()])]);
+        assert!(watcher.unwatchable().is_empty());
+
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("{i}.md")), "text").expect("write");
+        }
+        assert_eq!(due_within(&watcher), vec![notes], "one sync for 20 writes");
+        // Let any straggling event of the writes arrive and be taken.
+        std::thread::sleep(MAX_DELAY);
+        watcher.take_due(Instant::now() + MAX_DELAY);
+
+        // Reading (as a sync does) and Quarry's own files are not changes.
+        for i in 0..20 {
+            std::fs::read(dir.path().join(format!("{i}.md"))).expect("read");
+        }
+        std::fs::write(own.join("index-segment"), "bytes").expect("write");
+        std::thread::sleep(QUIET * 3);
+        assert!(watcher.next_due().is_none(), "nothing to sync");
+
+        // Unwatching: changes no longer count.
+        watcher.watch_only(&[]);
+        std::fs::write(dir.path().join("late.md"), "text").expect("write");
+        std::thread::sleep(QUIET * 3);
+        assert!(watcher.take_due(Instant::now()).is_empty());
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_watched_is_reported_for_rescans() {
+        let watcher = FolderWatcher::new(Vec::new());
+        let gone = id("cn_gone");
+        let missing = PathBuf::from("/nonexistent/quarry-watch-test");
+        watcher.watch_only(&[(gone.clone(), vec![missing])]);
+        assert_eq!(watcher.unwatchable(), [gone]);
+        watcher.watch_only(&[]);
+        assert!(watcher.unwatchable().is_empty());
+    }
+
     #[test]
     fn a_burst_is_due_when_quiet_or_old() {
         let start = Instant::now();
