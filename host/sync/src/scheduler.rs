@@ -128,26 +128,25 @@ impl Scheduler {
             .collect();
         let unwatchable = self.update_watches(&connectors).await;
         let now = now_ms();
-        for connector in &connectors {
+        for connector in connectors {
+            let mut due = connector.sync_requested_ms.is_some();
             // A running sync is not timed again: its start would still look overdue.
-            if connector.sync_requested_ms.is_some() || self.is_busy(&connector.id) {
-                continue;
+            if !due && !self.is_busy(&connector.id) {
+                let schedule = self.schedule(&connector);
+                let since = |t: Option<i64>| now - t.unwrap_or(connector.created_ms);
+                if since(connector.last_full_ms) >= schedule.full_every_ms
+                    && !connector.full_requested
+                {
+                    store.request_full_sync(&connector.id, now).await?;
+                    due = true;
+                } else if since(connector.last_sync_ms) >= schedule.every_ms
+                    || (unwatchable.contains(&connector.id)
+                        && since(connector.last_sync_ms) >= millis(RESCAN_EVERY))
+                {
+                    store.request_sync(&connector.id, now).await?;
+                    due = true;
+                }
             }
-            let schedule = self.schedule(connector);
-            let since = |t: Option<i64>| now - t.unwrap_or(connector.created_ms);
-            if since(connector.last_full_ms) >= schedule.full_every_ms && !connector.full_requested
-            {
-                store.request_full_sync(&connector.id, now).await?;
-            } else if since(connector.last_sync_ms) >= schedule.every_ms
-                || (unwatchable.contains(&connector.id)
-                    && since(connector.last_sync_ms) >= millis(RESCAN_EVERY))
-            {
-                store.request_sync(&connector.id, now).await?;
-            }
-        }
-        for connector in store.connectors().await? {
-            let due = connector.sync_requested_ms.is_some()
-                && connector.status != ConnectorStatus::Disabled;
             if due && self.claim(&connector.id) {
                 self.spawn(connector.id, Job::Sync);
             }
