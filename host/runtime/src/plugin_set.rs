@@ -1,15 +1,18 @@
-//! The plugins installed in a set of folders, by id.
+//! The plugins installed in a set of folders, by id. Shared: a plugin installed while the
+//! server runs (from the settings page) is seen by the API and the sync at once.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::manifest::MANIFEST_FILE;
 use crate::{Limits, Plugin, Runtime, RuntimeError};
 
 /// Loaded plugins by id. A plugin that fails to load is reported and left out; the others work.
+/// Clones share one set.
 #[derive(Clone, Default)]
 pub struct PluginSet {
-    plugins: BTreeMap<String, Plugin>,
+    plugins: Arc<RwLock<BTreeMap<String, Plugin>>>,
 }
 
 impl PluginSet {
@@ -20,7 +23,7 @@ impl PluginSet {
         dirs: &[PathBuf],
         limits: &Limits,
     ) -> (PluginSet, Vec<RuntimeError>) {
-        let mut set = PluginSet::default();
+        let set = PluginSet::default();
         let mut failed = Vec::new();
         for dir in dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
@@ -34,9 +37,7 @@ impl PluginSet {
             folders.sort();
             for folder in folders {
                 match runtime.load(&folder, limits.clone()) {
-                    Ok(plugin) => {
-                        set.plugins.insert(plugin.id().to_owned(), plugin);
-                    }
+                    Ok(plugin) => set.insert(plugin),
                     Err(e) => failed.push(e),
                 }
             }
@@ -45,12 +46,29 @@ impl PluginSet {
     }
 
     /// The plugin with this id.
-    pub fn get(&self, id: &str) -> Option<&Plugin> {
-        self.plugins.get(id)
+    pub fn get(&self, id: &str) -> Option<Plugin> {
+        self.plugins
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
     }
 
     /// Every plugin, by id.
-    pub fn iter(&self) -> impl Iterator<Item = &Plugin> {
-        self.plugins.values()
+    pub fn all(&self) -> Vec<Plugin> {
+        self.plugins
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Adds `plugin`, replacing one with the same id.
+    pub fn insert(&self, plugin: Plugin) {
+        self.plugins
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(plugin.id().to_owned(), plugin);
     }
 }

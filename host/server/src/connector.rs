@@ -11,9 +11,9 @@ use anyhow::{Context, bail};
 use quarry_api::connector_json;
 use quarry_core::times::rfc3339;
 use quarry_index::IndexError;
-use quarry_runtime::{Grant, PluginSet};
-use quarry_store::{Connector, ConnectorStatus, NewConnector, Store, now_ms};
-use quarry_sync::Syncer;
+use quarry_runtime::PluginSet;
+use quarry_store::{Connector, ConnectorStatus, Store, now_ms};
+use quarry_sync::{ConnectorRequest, Syncer, add_connector};
 use serde_json::json;
 
 use crate::cli::{AddConnector, ConnectorCommand};
@@ -24,39 +24,22 @@ use crate::setup::{Paths, load_embedder, load_plugins, open_index};
 pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> anyhow::Result<()> {
     match command {
         ConnectorCommand::Add(AddConnector::Folder { path, name, json }) => {
-            let folder = path
-                .canonicalize()
-                .with_context(|| format!("cannot open the folder {}", path.display()))?;
-            if !folder.is_dir() {
-                bail!("{} is not a folder", folder.display());
-            }
-            let folder = folder.to_string_lossy().into_owned();
+            let folder = std::path::absolute(&path)
+                .with_context(|| format!("cannot open the folder {}", path.display()))?
+                .to_string_lossy()
+                .into_owned();
             let plugins = load_plugins(paths)?;
-            let plugin = plugins
-                .get("folder")
-                .context("the folder plugin is not installed; run `make plugins`")?
-                .clone();
-            let config = BTreeMap::from([("folder".to_owned(), folder.clone())]);
-            let grant = Grant::for_directories(plugin.manifest(), &config);
-            // The plugin checks the folder itself, with the grant the user is about to give.
-            let (checked, plugin, config) = tokio::task::spawn_blocking(move || {
-                let checked = plugin.validate_config(&config, &grant);
-                (checked, plugin, config)
-            })
+            let connector = add_connector(
+                store,
+                &plugins,
+                ConnectorRequest {
+                    name,
+                    plugin_id: "folder".to_owned(),
+                    values: BTreeMap::from([("folder".to_owned(), folder)]),
+                },
+            )
             .await?;
-            checked?;
-            let connector = store
-                .add_connector(
-                    &NewConnector {
-                        name,
-                        plugin_id: plugin.id().to_owned(),
-                        plugin_version: plugin.manifest().version.clone(),
-                        grant_dirs: config.clone(),
-                        config,
-                    },
-                    now_ms(),
-                )
-                .await?;
+            let folder = connector.config.get("folder").cloned().unwrap_or_default();
             if json {
                 println!(
                     "{}",

@@ -84,7 +84,7 @@ pub fn load_plugins(paths: &Paths) -> anyhow::Result<PluginSet> {
     for error in failed {
         tracing::warn!("plugin not loaded: {error}");
     }
-    if plugins.iter().next().is_none() {
+    if plugins.all().is_empty() {
         tracing::warn!(
             "no plugins found in {}; run `make plugins` or pass --plugins-dir",
             paths

@@ -93,6 +93,14 @@ pub(crate) fn random_id(prefix: &str) -> Result<String, StoreError> {
     Ok(format!("{prefix}{}", base62(&random, 23)))
 }
 
+/// 43 base62 characters of 256 random bits: admin sessions, login links, CSRF tokens.
+pub(crate) fn random_secret() -> Result<String, StoreError> {
+    let mut random = [0u8; 32];
+    getrandom::fill(&mut random)
+        .map_err(|e| StoreError::Db(format!("no randomness for a new secret: {e}")))?;
+    Ok(base62(&random, BODY_LEN))
+}
+
 /// Compares two hashes in constant time.
 pub(crate) fn hashes_equal(a: &[u8], b: &[u8]) -> bool {
     a.ct_eq(b).into()

@@ -1,10 +1,12 @@
 //! Quarry's store: SQLite through sqlx, in WAL mode, with embedded migrations run at open.
 //!
 //! It holds integrations and their keys (only hashes), usage per integration per UTC month,
+//! admin sessions and login links of the settings page (hashes only),
 //! connectors with their settings, grants and sync state, the document catalog (versions for
 //! change detection, locators for downloads, listing generations for pruning), and the audit log.
 //! The CLI and a running server may use the same database at once.
 
+mod admin;
 mod audit;
 mod catalog;
 mod connectors;
@@ -26,6 +28,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
 pub use connectors::{Connector, ConnectorStatus, NewConnector, SyncProgress};

@@ -5,12 +5,14 @@
 //! the CLI or the settings page, a removal), on each connector's schedule, and as soon as a
 //! watched folder changes.
 
+mod adding;
 mod embed;
 mod error;
 mod scheduler;
 mod syncer;
 mod watch;
 
+pub use adding::{ConnectorRequest, add_connector};
 pub use embed::embed_docs;
 pub use error::SyncError;
 pub use scheduler::{Scheduler, TICK};

@@ -1,0 +1,166 @@
+//! Admin access to the settings page: sessions (a cookie's secret and the page's CSRF token)
+//! and one-time login links. Only SHA-256 hashes of the secrets are stored; a secret is found by
+//! its hash, so no comparison of secrets happens outside the database's index lookup.
+
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::keys::random_secret;
+use crate::{Store, StoreError};
+
+/// A signed-in admin session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminSession {
+    /// The token the page sends back with every change (`X-CSRF-Token`).
+    pub csrf: String,
+    /// When the session ends.
+    pub expires_ms: i64,
+}
+
+/// A new session: the secret for the cookie (shown once) and the session.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NewAdminSession {
+    /// The cookie's value.
+    pub secret: String,
+    /// What the store keeps of it.
+    pub session: AdminSession,
+}
+
+impl std::fmt::Debug for NewAdminSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NewAdminSession(redacted)")
+    }
+}
+
+fn hash(secret: &str) -> Vec<u8> {
+    Sha256::digest(secret.as_bytes()).to_vec()
+}
+
+impl Store {
+    /// Starts a session lasting `ttl_ms`; also forgets sessions and links that have ended.
+    pub async fn create_admin_session(
+        &self,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> Result<NewAdminSession, StoreError> {
+        let secret = random_secret()?;
+        let session = AdminSession {
+            csrf: random_secret()?,
+            expires_ms: now_ms.saturating_add(ttl_ms),
+        };
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM admin_sessions WHERE expires_ms <= ?")
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM admin_login_links WHERE expires_ms <= ?")
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO admin_sessions (secret_hash, csrf, created_ms, expires_ms)
+             VALUES (?, ?, ?, ?)",
+        )
+        .bind(hash(&secret))
+        .bind(&session.csrf)
+        .bind(now_ms)
+        .bind(session.expires_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(NewAdminSession { secret, session })
+    }
+
+    /// The session whose cookie holds `secret`, if it exists and has not ended.
+    pub async fn admin_session(
+        &self,
+        secret: &str,
+        now_ms: i64,
+    ) -> Result<Option<AdminSession>, StoreError> {
+        let row = sqlx::query(
+            "SELECT csrf, expires_ms FROM admin_sessions WHERE secret_hash = ? AND expires_ms > ?",
+        )
+        .bind(hash(secret))
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| AdminSession {
+            csrf: row.get("csrf"),
+            expires_ms: row.get("expires_ms"),
+        }))
+    }
+
+    /// Ends the session whose cookie holds `secret` (signing out).
+    pub async fn end_admin_session(&self, secret: &str) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
+        sqlx::query("DELETE FROM admin_sessions WHERE secret_hash = ?")
+            .bind(hash(secret))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A new one-time login link code, valid for `ttl_ms`.
+    pub async fn create_login_link(&self, now_ms: i64, ttl_ms: i64) -> Result<String, StoreError> {
+        let code = random_secret()?;
+        let _turn = self.write_turn().await;
+        sqlx::query("INSERT INTO admin_login_links (code_hash, expires_ms) VALUES (?, ?)")
+            .bind(hash(&code))
+            .bind(now_ms.saturating_add(ttl_ms))
+            .execute(&self.pool)
+            .await?;
+        Ok(code)
+    }
+
+    /// Uses up a login link code: true if it existed and had not expired. A code works once.
+    pub async fn redeem_login_link(&self, code: &str, now_ms: i64) -> Result<bool, StoreError> {
+        let _turn = self.write_turn().await;
+        let row =
+            sqlx::query("DELETE FROM admin_login_links WHERE code_hash = ? RETURNING expires_ms")
+                .bind(hash(code))
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.is_some_and(|row| row.get::<i64, _>("expires_ms") > now_ms))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("q.db")).await.expect("open");
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn sessions_are_found_by_secret_until_they_end() -> Result<(), StoreError> {
+        let (_dir, store) = store().await;
+        let new = store.create_admin_session(1_000, 500).await?;
+        assert_eq!(
+            store.admin_session(&new.secret, 1_200).await?,
+            Some(new.session.clone())
+        );
+        assert_eq!(store.admin_session(&new.secret, 1_500).await?, None);
+        assert_eq!(store.admin_session("not-a-secret", 1_200).await?, None);
+        let other = store.create_admin_session(2_000, 500).await?;
+        assert_ne!(other.session.csrf, new.session.csrf);
+        store.end_admin_session(&other.secret).await?;
+        assert_eq!(store.admin_session(&other.secret, 2_100).await?, None);
+        assert!(!format!("{other:?}").contains(&other.secret));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn login_links_work_once_and_expire() -> Result<(), StoreError> {
+        let (_dir, store) = store().await;
+        let code = store.create_login_link(1_000, 100).await?;
+        assert!(!store.redeem_login_link("wrong", 1_010).await?);
+        assert!(store.redeem_login_link(&code, 1_010).await?);
+        assert!(!store.redeem_login_link(&code, 1_020).await?);
+        let late = store.create_login_link(1_000, 100).await?;
+        assert!(!store.redeem_login_link(&late, 1_100).await?);
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! Adding a connector, the same way from the CLI and the settings page: the settings are checked
+//! against the plugin's manifest, folders are resolved to real absolute paths and granted
+//! (read-only), the plugin checks the settings itself (`validate-config`) with exactly that
+//! grant, and only then is the connector stored. A running server syncs it at its next look.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use quarry_runtime::{FieldKind, Grant, PluginSet};
+use quarry_store::{Connector, NewConnector, Store, now_ms};
+
+use crate::SyncError;
+
+/// A connector to add.
+#[derive(Debug, Clone)]
+pub struct ConnectorRequest {
+    /// Its name (unique, without regard to case).
+    pub name: String,
+    /// The installed plugin that reads it.
+    pub plugin_id: String,
+    /// Its settings by manifest key; folders must be absolute paths.
+    pub values: BTreeMap<String, String>,
+}
+
+/// Adds the connector; every folder named in a directory field is granted read-only.
+pub async fn add_connector(
+    store: &Store,
+    plugins: &PluginSet,
+    mut request: ConnectorRequest,
+) -> Result<Connector, SyncError> {
+    let plugin = plugins.get(&request.plugin_id).ok_or_else(|| {
+        let installed: Vec<String> = plugins.all().iter().map(|p| p.id().to_owned()).collect();
+        SyncError::PluginMissing(format!(
+            "{} (installed: {})",
+            request.plugin_id,
+            installed.join(", ")
+        ))
+    })?;
+    for field in &plugin.manifest().config {
+        if field.kind != FieldKind::Directory {
+            continue;
+        }
+        if let Some(value) = request.values.get_mut(&field.key) {
+            *value = real_folder(&field.label, value)?;
+        }
+    }
+    // The folders granted, as stored: directory field -> folder.
+    let grant_dirs: BTreeMap<String, String> = plugin
+        .manifest()
+        .config
+        .iter()
+        .filter(|f| f.kind == FieldKind::Directory)
+        .filter_map(|f| Some((f.key.clone(), request.values.get(&f.key)?.clone())))
+        .collect();
+    let grant = Grant::from_dirs(&grant_dirs);
+    let values = request.values.clone();
+    let checking = plugin.clone();
+    tokio::task::spawn_blocking(move || checking.validate_config(&values, &grant))
+        .await
+        .map_err(|e| SyncError::Invalid(format!("checking the settings failed: {e}")))??;
+    let connector = store
+        .add_connector(
+            &NewConnector {
+                name: request.name,
+                plugin_id: plugin.id().to_owned(),
+                plugin_version: plugin.manifest().version.clone(),
+                grant_dirs,
+                config: request.values,
+            },
+            now_ms(),
+        )
+        .await?;
+    Ok(connector)
+}
+
+/// The real path of a folder (symlinks resolved), or an error naming the field.
+fn real_folder(label: &str, value: &str) -> Result<String, SyncError> {
+    let path = Path::new(value.trim());
+    if !path.is_absolute() {
+        return Err(SyncError::Invalid(format!(
+            "{label}: give the folder's full path (starting with /), got {value:?}"
+        )));
+    }
+    let real = path
+        .canonicalize()
+        .map_err(|e| SyncError::Invalid(format!("{label}: cannot open {value:?}: {e}")))?;
+    if !real.is_dir() {
+        return Err(SyncError::Invalid(format!(
+            "{label}: {} is a file, not a folder",
+            real.display()
+        )));
+    }
+    Ok(real.to_string_lossy().into_owned())
+}
