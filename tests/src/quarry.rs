@@ -1,7 +1,7 @@
 //! Runs the real `quarry` binary: CLI commands, and `quarry serve` on a free loopback port, each
 //! with its own data folder.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -218,9 +218,11 @@ impl Quarry {
             .spawn()
             .expect("quarry serve starts");
         let stdout = child.stdout.take().expect("stdout piped");
+        let mut saved = std::fs::File::create(self.dir.path().join("server.out")).expect("out file");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = writeln!(saved, "{line}");
                 if let Some(url) = line.strip_prefix("Quarry is serving http://") {
                     let _ = tx.send(url.trim().to_owned());
                 }
@@ -269,6 +271,19 @@ impl Quarry {
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// What the server printed on its standard output so far.
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.out")).unwrap_or_default()
+    }
+
+    /// The admin token of the settings page (created by the server's first start).
+    pub fn admin_token(&self) -> String {
+        std::fs::read_to_string(self.data_dir.join("admin-token"))
+            .expect("the server wrote its admin token")
+            .trim()
+            .to_owned()
     }
 
     /// Sends raw bytes to the server.

@@ -261,3 +261,73 @@ fn connectors_sync_on_their_schedule_and_list_everything_when_asked() {
     assert_ne!(after["last_full_sync_time"], full_before, "{after}");
     assert_eq!(after["doc_count"], 6);
 }
+
+#[test]
+fn settings_actions_work_from_the_cli_too() {
+    let q = Quarry::new();
+    let notes = q.scratch("notes");
+    corpus::write(&notes, &corpus::notes());
+    q.add_folder("Notes", &notes);
+
+    // Generated docs: with the key when made, with a placeholder afterwards.
+    let created = q.cli_ok(&[
+        "integration",
+        "create",
+        "Agent",
+        "--share",
+        "Notes",
+        "--docs",
+    ]);
+    let key = created
+        .split_whitespace()
+        .find(|w| w.starts_with("qry_"))
+        .expect("a key")
+        .to_owned();
+    assert!(created.contains(&format!("Authorization: Bearer {key}")));
+    assert!(created.contains("Connectors shared: Notes (cn_"));
+    let docs = q.cli_ok(&["integration", "docs", "agent", "--url", "http://127.0.0.1:9"]);
+    assert!(docs.contains("Base URL: http://127.0.0.1:9/api/v1"));
+    assert!(docs.contains("Bearer $QUARRY_API_KEY"));
+    assert!(!docs.contains(&key));
+    let missing = q.cli(&["integration", "docs", "Nobody"]);
+    assert!(!missing.ok);
+    assert!(missing.stderr.contains("known: Agent"), "{}", missing.stderr);
+
+    // Disable and enable.
+    assert!(q.cli_ok(&["connector", "disable", "Notes"]).contains("Disabled"));
+    assert_eq!(q.connectors()[0]["status"], "disabled");
+    let refused = q.cli(&["connector", "sync", "Notes"]);
+    assert!(refused.stderr.contains("enable it first"), "{}", refused.stderr);
+    q.cli_ok(&["connector", "enable", "Notes"]);
+    assert_eq!(q.connectors()[0]["status"], "idle");
+
+    // Plugins: install shows what it asks for; without a terminal it needs --yes.
+    let folder_plugin = quarry_tests::plugin_dir("folder");
+    let folder_plugin = folder_plugin.to_string_lossy();
+    let asked = q.cli(&["plugin", "install", &folder_plugin]);
+    assert!(!asked.ok);
+    assert!(asked.stdout.contains("read-only"), "{}", asked.stdout);
+    assert!(asked.stderr.contains("--yes"), "{}", asked.stderr);
+    assert!(!q.data_dir().join("plugins/folder").exists());
+    let installed = q.cli_ok(&["plugin", "install", &folder_plugin, "--yes"]);
+    assert!(installed.contains("Installed Folder"), "{installed}");
+    let list = q.cli_json(&["plugin", "list", "--json"]);
+    assert!(
+        list.as_array()
+            .expect("list")
+            .iter()
+            .any(|p| p["id"] == "folder"
+                && p["folder"]
+                    .as_str()
+                    .is_some_and(|f| f.ends_with("plugins/folder"))),
+        "{list}"
+    );
+    let wrong = q.scratch("not-a-plugin");
+    let failed = q.cli(&["plugin", "install", &wrong.to_string_lossy(), "--yes"]);
+    assert!(failed.stderr.contains("quarry-plugin.toml"), "{}", failed.stderr);
+
+    // The admin token is made once and kept.
+    let token = q.cli_ok(&["admin", "token"]);
+    assert_eq!(token.trim().len(), 64);
+    assert_eq!(q.cli_ok(&["admin", "token"]), token);
+}

@@ -20,6 +20,15 @@ pub(crate) async fn json_object(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Map<String, Value>, ApiError> {
+    json_object_up_to(headers, body, MAX_BODY_BYTES).await
+}
+
+/// [`json_object`] with another size limit (a plugin upload carries a component).
+pub(crate) async fn json_object_up_to(
+    headers: &HeaderMap,
+    body: Body,
+    max_bytes: usize,
+) -> Result<Map<String, Value>, ApiError> {
     let media_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -34,13 +43,13 @@ pub(crate) async fn json_object(
     let too_large = || {
         ApiError::new(
             ErrorKind::PayloadTooLarge,
-            format!("the request body is over the limit of {MAX_BODY_BYTES} bytes"),
+            format!("the request body is over the limit of {max_bytes} bytes"),
         )
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+    if declared.is_some_and(|n| n > max_bytes as u64) {
         return Err(too_large());
     }
     let mut body = body;
@@ -53,7 +62,7 @@ pub(crate) async fn json_object(
             )
         })?;
         if let Ok(data) = frame.into_data() {
-            if bytes.len() + data.len() > MAX_BODY_BYTES {
+            if bytes.len() + data.len() > max_bytes {
                 return Err(too_large());
             }
             bytes.extend_from_slice(&data);

@@ -1,10 +1,12 @@
 //! Quarry's HTTP API, on axum: `/api/v1` for integrations (`API.md` is the contract), its
-//! OpenAPI document, and `/healthz`.
+//! OpenAPI document, `/healthz`, and the settings page with its admin API (`/settings`,
+//! `/admin/v1`, behind the admin session).
 //!
 //! Every request gets a request id and passes the `Host` check; unknown routes and wrong
 //! methods answer in the error envelope. Data endpoints then authenticate, count, check data
 //! sharing and quota, validate, and answer with the quota headers; each is audited.
 
+mod admin;
 mod audit;
 mod connectors;
 mod docs;
@@ -13,6 +15,7 @@ mod file;
 mod frame;
 mod guard;
 mod input;
+mod integration_docs;
 mod openapi;
 mod search;
 mod shape;
@@ -35,9 +38,11 @@ use quarry_index::SearchIndex;
 use quarry_runtime::PluginSet;
 use quarry_store::{Connector, Sharing, Store};
 
+pub use admin::{AdminConfig, LOGIN_LINK_MS};
 pub use connectors::connector_json;
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
+pub use integration_docs::{DocsFor, EXAMPLE_QUERY, KEY_PLACEHOLDER, integration_docs};
 pub use search::hits_json;
 
 use crate::audit::AuditSink;
@@ -94,6 +99,7 @@ pub struct AppState {
     /// The embedding model for semantic search; `None` runs semantic requests as keyword ones.
     pub embedder: Option<Arc<Embedder>>,
     audit: AuditSink,
+    admin: Arc<admin::Admin>,
 }
 
 impl AppState {
@@ -104,6 +110,7 @@ impl AppState {
         plugins: PluginSet,
         config: ApiConfig,
         embedder: Option<Arc<Embedder>>,
+        admin: AdminConfig,
     ) -> Arc<AppState> {
         let audit = AuditSink::start(store.clone());
         Arc::new(AppState {
@@ -113,6 +120,7 @@ impl AppState {
             config,
             embedder,
             audit,
+            admin: admin::Admin::new(admin),
         })
     }
 
@@ -137,6 +145,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/api/v1/openapi.json", get(openapi::get))
         .route("/healthz", get(health))
+        .merge(admin::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(state.clone(), frame::frame))

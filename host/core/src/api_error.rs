@@ -54,12 +54,14 @@ pub enum ErrorKind {
     SharingDeclined,
     /// The monthly quota is used up.
     QuotaExceeded,
+    /// A settings-page change without the page's CSRF token, or from another origin.
+    CsrfRejected,
     /// Anything unexpected; details go to the log only.
     Internal,
 }
 
 /// The table: kind, code, HTTP status.
-const TABLE: [(ErrorKind, ApiCode, u16); 10] = [
+const TABLE: [(ErrorKind, ApiCode, u16); 11] = [
     (ErrorKind::Unauthorized, ApiCode::Unauthorized, 401),
     (ErrorKind::Validation, ApiCode::RequestValidationFailed, 400),
     (
@@ -89,6 +91,7 @@ const TABLE: [(ErrorKind, ApiCode, u16); 10] = [
         403,
     ),
     (ErrorKind::QuotaExceeded, ApiCode::QuotaExceeded, 429),
+    (ErrorKind::CsrfRejected, ApiCode::Unauthorized, 403),
     (ErrorKind::Internal, ApiCode::InternalError, 500),
 ];
 

@@ -78,6 +78,46 @@ pub enum Command {
     Search(SearchArgs),
     /// Show which integration read what, when, and how much (newest first).
     Activity(ActivityArgs),
+    /// Install and list plugins (connector types).
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+    /// Sign in to the settings page: a one-time link, or the admin token.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+/// `quarry plugin ...`.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Install a plugin from a folder holding its quarry-plugin.toml and component, after
+    /// showing what it asks for.
+    Install {
+        /// The plugin's folder.
+        path: PathBuf,
+        /// Grant what it asks for without asking (scripts).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// List the installed plugins and what each asks for.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `quarry admin ...`.
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Print a one-time link that signs in to the settings page (valid 15 minutes).
+    Link {
+        /// The server's URL [default: the one the running server noted, else
+        /// http://127.0.0.1:4747].
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// Print the admin token (created at the first `quarry serve`).
+    Token,
 }
 
 /// Arguments of `quarry serve`.
@@ -113,6 +153,9 @@ pub enum IntegrationCommand {
         /// Print {"integration_id", "name", "api_key"} as JSON.
         #[arg(long)]
         json: bool,
+        /// Also print the integration's API documentation, with the key filled in.
+        #[arg(long, conflicts_with = "json")]
+        docs: bool,
     },
     /// List integrations with their usage this month.
     List {
@@ -150,6 +193,15 @@ pub enum IntegrationCommand {
         /// Requests per month, or unlimited.
         quota: String,
     },
+    /// Print the integration's API documentation (Markdown, for a person or a coding agent;
+    /// the key is shown as $QUARRY_API_KEY: keys are shown only when made).
+    Docs {
+        /// The integration's name.
+        name: String,
+        /// The service's base URL [default: the running server's, else http://127.0.0.1:4747].
+        #[arg(long)]
+        url: Option<String>,
+    },
 }
 
 /// `quarry connector ...`.
@@ -163,6 +215,16 @@ pub enum ConnectorCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Stop syncing and searching a connector (its documents stay in the index).
+    Disable {
+        /// The connector's name.
+        name: String,
+    },
+    /// Sync and search a disabled connector again.
+    Enable {
+        /// The connector's name.
+        name: String,
     },
     /// Remove a connector and its documents from the index.
     Remove {

@@ -83,6 +83,20 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 }
             }
         }
+        ConnectorCommand::Disable { name } => {
+            let connector = store.set_disabled(&name, true, now_ms()).await?;
+            println!(
+                "Disabled {:?}: it is neither synced nor searched until `quarry connector enable {:?}`.",
+                connector.name, connector.name
+            );
+        }
+        ConnectorCommand::Enable { name } => {
+            let connector = store.set_disabled(&name, false, now_ms()).await?;
+            println!(
+                "Enabled {:?}; a running server syncs it now.",
+                connector.name
+            );
+        }
         ConnectorCommand::Remove { name } => {
             let connector = store.remove_connector(&name, now_ms()).await?;
             match open_index(paths, true) {

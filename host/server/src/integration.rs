@@ -2,21 +2,30 @@
 //! and keys. A running server sees every change on the integration's next request.
 
 use anyhow::{Context, bail};
+use quarry_api::{DocsFor, integration_docs};
 use quarry_core::times::{parse_instant, rfc3339};
 use quarry_store::{ApiKey, Integration, Quota, Sharing, Store, now_ms};
 use serde_json::json;
 
+use crate::admin::server_url;
 use crate::cli::IntegrationCommand;
+use crate::setup::Paths;
 
 /// Runs an integration command.
-pub async fn run(store: &Store, command: IntegrationCommand) -> anyhow::Result<()> {
+pub async fn run(paths: &Paths, store: &Store, command: IntegrationCommand) -> anyhow::Result<()> {
     match command {
+        IntegrationCommand::Docs { name, url } => {
+            let integration = store.integration(&name).await?;
+            let url = url.unwrap_or_else(|| server_url(paths));
+            print!("{}", docs(store, &integration, &url, None).await?);
+        }
         IntegrationCommand::Create {
             name,
             share,
             quota,
             expires,
             json,
+            docs: with_docs,
         } => {
             let sharing = parse_sharing(store, &share).await?;
             let quota = match quota {
@@ -28,6 +37,14 @@ pub async fn run(store: &Store, command: IntegrationCommand) -> anyhow::Result<(
                 .create_integration(&name, &sharing, quota, expires, now_ms())
                 .await?;
             print_key(&integration, &key, json, "Created");
+            if with_docs {
+                let url = server_url(paths);
+                println!();
+                print!(
+                    "{}",
+                    docs(store, &integration, &url, Some(key.expose())).await?
+                );
+            }
         }
         IntegrationCommand::List { json } => {
             let list = store.integrations(now_ms()).await?;
@@ -117,6 +134,34 @@ pub async fn run(store: &Store, command: IntegrationCommand) -> anyhow::Result<(
         }
     }
     Ok(())
+}
+
+/// The integration's generated API documentation.
+async fn docs(
+    store: &Store,
+    integration: &Integration,
+    base_url: &str,
+    key: Option<&str>,
+) -> anyhow::Result<String> {
+    let shared: Vec<(String, String)> = store
+        .connectors()
+        .await?
+        .into_iter()
+        .filter(|c| integration.sharing.allows(&c.id))
+        .map(|c| (c.name, c.id.to_string()))
+        .collect();
+    let quota = match integration.quota {
+        Quota::Limited(n) => format!("{n} requests"),
+        Quota::Unlimited => "unlimited requests".to_owned(),
+    };
+    Ok(integration_docs(&DocsFor {
+        base_url,
+        integration: &integration.name,
+        api_key: key,
+        connectors: &shared,
+        declined: integration.sharing == Sharing::Declined,
+        quota: &quota,
+    }))
 }
 
 fn print_key(integration: &Integration, key: &ApiKey, json: bool, verb: &str) {

@@ -2,9 +2,11 @@
 //! whether or not a server is running (they share the data folder).
 
 mod activity;
+mod admin;
 mod cli;
 mod connector;
 mod integration;
+mod plugin;
 mod progress;
 mod search;
 mod serve;
@@ -54,7 +56,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(&paths, &args).await,
         Command::Integration(command) => {
             let store = open_store(&paths).await?;
-            integration::run(&store, command).await
+            integration::run(&paths, &store, command).await
         }
         Command::Connector(command) => {
             let store = open_store(&paths).await?;
@@ -67,6 +69,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Activity(args) => {
             let store = open_store(&paths).await?;
             activity::run(&store, &args).await
+        }
+        Command::Plugin(command) => plugin::run(&paths, command),
+        Command::Admin(command) => {
+            let store = open_store(&paths).await?;
+            admin::run(&paths, &store, command).await
         }
     }
 }

@@ -3,14 +3,17 @@
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use quarry_api::{ApiConfig, AppState, router};
+use quarry_api::{AdminConfig, ApiConfig, AppState, router};
 use quarry_index::IndexError;
 use quarry_sync::{Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::cli::ServeArgs;
-use crate::setup::{Paths, load_embedder, load_plugins, open_index, open_store};
+use crate::admin::{admin_token, login_link, note_server_url};
+use crate::setup::{
+    Paths, load_embedder, load_plugins_with, open_index, open_store, plugin_runtime,
+};
 
 /// Has the next sync redo the documents that lack vectors of the loaded model (indexed while no
 /// model, or another one, was loaded), so semantic search covers every document.
@@ -56,7 +59,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         ),
         Err(e) => return Err(e.into()),
     };
-    let plugins = load_plugins(paths)?;
+    let runtime = Arc::new(plugin_runtime(paths)?);
+    let plugins = load_plugins_with(&runtime, paths)?;
     let embedder = load_embedder(paths);
     if let Some(embedder) = &embedder {
         refetch_docs_without_vectors(&store, &index, embedder.id()).await?;
@@ -80,10 +84,25 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     let config = ApiConfig::new(address, args.public_url.as_deref());
-    let state = AppState::new(store.clone(), index, plugins, config.clone(), embedder);
-    // Scripts and tests read this line to find the service.
-    println!("Quarry is serving {}", config.public_url);
+    let token = admin_token(paths)?;
+    let admin = AdminConfig {
+        token: token.clone(),
+        plugins_dir: paths.installed_plugins(),
+        staging_dir: paths.plugin_staging(),
+        runtime,
+    };
+    let state = AppState::new(store.clone(), index, plugins, config.clone(), embedder, admin);
+    note_server_url(paths, &config.public_url);
+    let link = login_link(&store, &config.public_url).await?;
     println!("data: {}", paths.data_dir.display());
+    println!("settings: {}/settings", config.public_url);
+    println!(
+        "admin token: {token}  (also in {}; sign in with it at /settings)",
+        paths.admin_token().display()
+    );
+    println!("one-time sign-in link (15 minutes): {link}");
+    // Scripts and tests read this line, printed last, to find the service.
+    println!("Quarry is serving {}", config.public_url);
 
     let (stop, stopped) = watch::channel(false);
     let scheduler_task = {

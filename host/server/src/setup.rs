@@ -60,6 +60,21 @@ impl Paths {
     pub fn index(&self) -> PathBuf {
         self.data_dir.join("index")
     }
+
+    /// Where plugins installed by the user live (the settings page, `quarry plugin install`).
+    pub fn installed_plugins(&self) -> PathBuf {
+        self.data_dir.join("plugins")
+    }
+
+    /// Where uploaded plugins wait for the user's grant.
+    pub fn plugin_staging(&self) -> PathBuf {
+        self.data_dir.join("plugin-uploads")
+    }
+
+    /// The admin token's file.
+    pub fn admin_token(&self) -> PathBuf {
+        self.data_dir.join("admin-token")
+    }
 }
 
 /// Opens the store, creating the data folder (readable by this user only) if needed.
@@ -74,13 +89,22 @@ pub fn open_index(paths: &Paths, writable: bool) -> Result<SearchIndex, quarry_i
     SearchIndex::open(&paths.index(), writable)
 }
 
-/// Loads the installed plugins; plugins that fail to load are reported and left out.
-pub fn load_plugins(paths: &Paths) -> anyhow::Result<PluginSet> {
-    let runtime = Runtime::new(RuntimeConfig {
+/// The plugin runtime, caching compiled components in the configured folder.
+pub fn plugin_runtime(paths: &Paths) -> anyhow::Result<Runtime> {
+    Ok(Runtime::new(RuntimeConfig {
         cache_dir: Some(paths.component_cache.clone()),
         ..RuntimeConfig::default()
-    })?;
-    let (plugins, failed) = PluginSet::load(&runtime, &paths.plugin_dirs, &Limits::default());
+    })?)
+}
+
+/// Loads the installed plugins; plugins that fail to load are reported and left out.
+pub fn load_plugins(paths: &Paths) -> anyhow::Result<PluginSet> {
+    load_plugins_with(&plugin_runtime(paths)?, paths)
+}
+
+/// [`load_plugins`] with a runtime the caller keeps (to install more plugins later).
+pub fn load_plugins_with(runtime: &Runtime, paths: &Paths) -> anyhow::Result<PluginSet> {
+    let (plugins, failed) = PluginSet::load(runtime, &paths.plugin_dirs, &Limits::default());
     for error in failed {
         tracing::warn!("plugin not loaded: {error}");
     }

@@ -1,0 +1,410 @@
+//! `/admin/v1/integrations`: list, create (after the data sharing prompt), rotate and revoke
+//! keys, change quota and sharing, and the generated API documentation.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use quarry_core::times::rfc3339;
+use quarry_core::ErrorKind;
+use quarry_store::{Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
+use serde_json::{Map, Value, json};
+
+use super::session::{signed_change, signed_in};
+use super::{admin_json, respond, store_error};
+use crate::AppState;
+use crate::error::ApiError;
+use crate::input::{Fields, json_object};
+use crate::integration_docs::{DocsFor, integration_docs};
+
+/// `GET /admin/v1/integrations`.
+pub(crate) async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    respond(async {
+        signed_in(&state, &headers).await?;
+        let connectors = all_connectors(&state).await?;
+        let list = state
+            .store
+            .integrations(now_ms())
+            .await
+            .map_err(|e| store_error(e, "integration"))?;
+        let rows: Vec<Value> = list.iter().map(|s| summary_json(s, &connectors)).collect();
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({ "integrations": rows, "base_url": state.config.public_url }),
+        ))
+    })
+    .await
+}
+
+/// `POST /admin/v1/integrations` `{name, sharing: {mode, connectors?}, quota?}`: the answer
+/// to the data sharing prompt creates the integration; the key is in this answer only.
+pub(crate) async fn create(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let object = json_object(&headers, body).await?;
+        let connectors = all_connectors(&state).await?;
+        let mut fields = Fields::new(&object, "");
+        fields.reject_unknown(&["name", "sharing", "quota"]);
+        let name = fields.string("name").map(str::trim);
+        if fields.get("name").is_none() {
+            fields.problems.add(
+                "name",
+                "required",
+                "name is required: how you will recognise this integration",
+            );
+        }
+        let sharing = read_sharing(&mut fields, &connectors);
+        let quota = read_quota(&mut fields);
+        fields.problems.finish()?;
+        let (Some(name), Some(sharing)) = (name, sharing) else {
+            return Err(ApiError::internal("creating an integration", &"fields lost"));
+        };
+        let (integration, key) = state
+            .store
+            .create_integration(
+                name,
+                &sharing,
+                quota.unwrap_or(Quota::FREE),
+                None,
+                now_ms(),
+            )
+            .await
+            .map_err(|e| store_error(e, "name"))?;
+        tracing::info!(integration = %integration.id, "integration created in the settings page");
+        let docs = docs_text(&state, &integration, &connectors, Some(key.expose()));
+        Ok(admin_json(
+            StatusCode::CREATED,
+            &json!({
+                "integration": integration_json(&integration, &connectors),
+                "api_key": key.expose(),
+                "docs": docs,
+            }),
+        ))
+    })
+    .await
+}
+
+/// `GET /admin/v1/integrations/{id}/docs`: the documentation, with a placeholder for the key.
+pub(crate) async fn docs(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    respond(async {
+        signed_in(&state, &headers).await?;
+        let integration = by_id(&state, &id).await?.integration;
+        let connectors = all_connectors(&state).await?;
+        let docs = docs_text(&state, &integration, &connectors, None);
+        Ok(admin_json(StatusCode::OK, &json!({ "docs": docs })))
+    })
+    .await
+}
+
+/// `POST /admin/v1/integrations/{id}/rotate`: a new key (shown in this answer only); the old
+/// one stops working.
+pub(crate) async fn rotate(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let integration = by_id(&state, &id).await?.integration;
+        let key = state
+            .store
+            .rotate_key(&integration.name, None, now_ms())
+            .await
+            .map_err(|e| store_error(e, "integration"))?;
+        let connectors = all_connectors(&state).await?;
+        let docs = docs_text(&state, &integration, &connectors, Some(key.expose()));
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({
+                "integration": integration_json(&integration, &connectors),
+                "api_key": key.expose(),
+                "docs": docs,
+            }),
+        ))
+    })
+    .await
+}
+
+/// `POST /admin/v1/integrations/{id}/revoke`: its keys stop working at once.
+pub(crate) async fn revoke(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let integration = by_id(&state, &id).await?.integration;
+        let revoked = state
+            .store
+            .revoke_keys(&integration.name, now_ms())
+            .await
+            .map_err(|e| store_error(e, "integration"))?;
+        Ok(admin_json(StatusCode::OK, &json!({ "revoked_keys": revoked })))
+    })
+    .await
+}
+
+/// `PUT /admin/v1/integrations/{id}/sharing` `{sharing: {mode, connectors?}}`.
+pub(crate) async fn set_sharing(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let integration = by_id(&state, &id).await?.integration;
+        let object = json_object(&headers, body).await?;
+        let connectors = all_connectors(&state).await?;
+        let mut fields = Fields::new(&object, "");
+        fields.reject_unknown(&["sharing"]);
+        let sharing = read_sharing(&mut fields, &connectors);
+        fields.problems.finish()?;
+        let sharing = sharing.ok_or_else(|| ApiError::internal("sharing", &"lost"))?;
+        state
+            .store
+            .set_sharing(&integration.name, &sharing)
+            .await
+            .map_err(|e| store_error(e, "sharing"))?;
+        let changed = Integration {
+            sharing,
+            ..integration
+        };
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({ "integration": integration_json(&changed, &connectors) }),
+        ))
+    })
+    .await
+}
+
+/// `PUT /admin/v1/integrations/{id}/quota` `{quota: number | "unlimited"}`.
+pub(crate) async fn set_quota(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let integration = by_id(&state, &id).await?.integration;
+        let object = json_object(&headers, body).await?;
+        let mut fields = Fields::new(&object, "");
+        fields.reject_unknown(&["quota"]);
+        let quota = read_quota(&mut fields);
+        if fields.get("quota").is_none() {
+            fields.problems.add(
+                "quota",
+                "required",
+                "quota is required: requests per month, or \"unlimited\"",
+            );
+        }
+        fields.problems.finish()?;
+        let quota = quota.ok_or_else(|| ApiError::internal("quota", &"lost"))?;
+        state
+            .store
+            .set_quota(&integration.name, quota)
+            .await
+            .map_err(|e| store_error(e, "quota"))?;
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({ "monthly_quota": quota_json(quota) }),
+        ))
+    })
+    .await
+}
+
+/// Every connector (for names and the sharing choices).
+pub(crate) async fn all_connectors(state: &AppState) -> Result<Vec<Connector>, ApiError> {
+    state
+        .store
+        .connectors()
+        .await
+        .map_err(|e| ApiError::internal("listing connectors", &e))
+}
+
+/// The integration with this id, or 404.
+async fn by_id(state: &AppState, id: &str) -> Result<IntegrationSummary, ApiError> {
+    state
+        .store
+        .integrations(now_ms())
+        .await
+        .map_err(|e| store_error(e, "integration"))?
+        .into_iter()
+        .find(|s| s.integration.id == id)
+        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("no integration with id {id}")))
+}
+
+/// `sharing`: `{mode: "all" | "selected" | "declined", connectors: [ids]}` (connectors only,
+/// and at least one, with "selected").
+fn read_sharing(fields: &mut Fields<'_>, connectors: &[Connector]) -> Option<Sharing> {
+    let Some(value) = fields.get("sharing") else {
+        fields.problems.add(
+            "sharing",
+            "required",
+            "sharing is required: the answer to the data sharing prompt (all, selected or declined)",
+        );
+        return None;
+    };
+    let Some(object) = value.as_object() else {
+        fields.problems.add(
+            "sharing",
+            "must be an object",
+            "sharing must be an object like {\"mode\": \"all\"}",
+        );
+        return None;
+    };
+    let mut inner = Fields::new(object, "sharing.");
+    inner.reject_unknown(&["mode", "connectors"]);
+    let mode = inner.choice("mode", &["all", "selected", "declined"]);
+    if inner.get("mode").is_none() {
+        inner.problems.add(
+            "sharing.mode",
+            "required",
+            "sharing.mode is required: all, selected or declined",
+        );
+    }
+    let ids = inner.string_list("connectors");
+    let sharing = match (mode, ids) {
+        (Some("all"), None) => Some(Sharing::All),
+        (Some("declined"), None) => Some(Sharing::Declined),
+        (Some("selected"), Some(ids)) => {
+            let mut chosen = Vec::new();
+            for id in ids {
+                match connectors.iter().find(|c| c.id.as_str() == id) {
+                    Some(c) => chosen.push(c.id.clone()),
+                    None => inner.problems.add(
+                        "sharing.connectors",
+                        format!("no connector with id {id}"),
+                        format!("sharing.connectors names {id:?}, which is not a connector"),
+                    ),
+                }
+            }
+            Some(Sharing::Selected(chosen))
+        }
+        (Some("selected"), None) if inner.get("connectors").is_none() => {
+            inner.problems.add(
+                "sharing.connectors",
+                "required with mode selected",
+                "choose at least one connector to share, or decline",
+            );
+            None
+        }
+        (Some(_), Some(_)) => {
+            inner.problems.add(
+                "sharing.connectors",
+                "only with mode selected",
+                "sharing.connectors goes only with mode \"selected\"",
+            );
+            None
+        }
+        _ => None,
+    };
+    fields.problems.absorb(inner.problems);
+    sharing
+}
+
+/// `quota`: a whole number of requests per month, or `"unlimited"`.
+fn read_quota(fields: &mut Fields<'_>) -> Option<Quota> {
+    match fields.get("quota")? {
+        Value::String(s) if s == "unlimited" => Some(Quota::Unlimited),
+        Value::Number(_) => fields
+            .integer("quota", 0, i64::MAX)
+            .map(|n| Quota::Limited(n.unsigned_abs())),
+        other => {
+            let shown = crate::input::shown(other);
+            fields.problems.add(
+                "quota",
+                "must be a whole number or \"unlimited\"",
+                format!("quota must be a whole number of requests or \"unlimited\", got {shown}"),
+            );
+            None
+        }
+    }
+}
+
+fn quota_json(quota: Quota) -> Value {
+    match quota {
+        Quota::Limited(n) => json!(n),
+        Quota::Unlimited => json!("unlimited"),
+    }
+}
+
+fn sharing_json(sharing: &Sharing, connectors: &[Connector]) -> Value {
+    match sharing {
+        Sharing::All => json!({ "mode": "all" }),
+        Sharing::Declined => json!({ "mode": "declined" }),
+        Sharing::Selected(ids) => {
+            let chosen: Vec<Value> = connectors
+                .iter()
+                .filter(|c| ids.contains(&c.id))
+                .map(|c| json!({ "connector_id": c.id.as_str(), "name": c.name }))
+                .collect();
+            json!({ "mode": "selected", "connectors": chosen })
+        }
+    }
+}
+
+fn integration_json(i: &Integration, connectors: &[Connector]) -> Value {
+    json!({
+        "integration_id": i.id,
+        "name": i.name,
+        "created": rfc3339(i.created_ms),
+        "plan": i.plan,
+        "monthly_quota": quota_json(i.quota),
+        "sharing": sharing_json(&i.sharing, connectors),
+    })
+}
+
+fn summary_json(s: &IntegrationSummary, connectors: &[Connector]) -> Value {
+    let mut row: Map<String, Value> = match integration_json(&s.integration, connectors) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    row.insert("requests_this_month".into(), json!(s.requests_this_month));
+    row.insert("last_used".into(), json!(s.last_used_ms.map(rfc3339)));
+    row.insert("active_keys".into(), json!(s.active_keys));
+    Value::Object(row)
+}
+
+/// The generated documentation of `integration`.
+pub(crate) fn docs_text(
+    state: &AppState,
+    integration: &Integration,
+    connectors: &[Connector],
+    key: Option<&str>,
+) -> String {
+    let shared: Vec<(String, String)> = connectors
+        .iter()
+        .filter(|c| integration.sharing.allows(&c.id))
+        .map(|c| (c.name.clone(), c.id.to_string()))
+        .collect();
+    let quota = match integration.quota {
+        Quota::Limited(n) => format!("{n} requests"),
+        Quota::Unlimited => "unlimited requests".to_owned(),
+    };
+    integration_docs(&DocsFor {
+        base_url: &state.config.public_url,
+        integration: &integration.name,
+        api_key: key,
+        connectors: &shared,
+        declined: integration.sharing == Sharing::Declined,
+        quota: &quota,
+    })
+}
+

@@ -1,0 +1,190 @@
+//! The settings page (`/settings`) and its admin API (`/admin/v1`): integrations with the data
+//! sharing prompt and generated docs, connectors with live progress, plugin installs with the
+//! capability grant, and the activity log. Every route needs the admin session; every change
+//! also needs the page's CSRF token (`session.rs`).
+
+mod activity;
+mod connectors;
+mod integrations;
+mod pages;
+mod plugins;
+mod session;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use quarry_core::ErrorKind;
+use quarry_runtime::{Runtime, RuntimeError, StagedPlugin};
+use quarry_store::StoreError;
+use quarry_sync::SyncError;
+use sha2::{Digest, Sha256};
+
+pub use session::LOGIN_LINK_MS;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::frame::json;
+use crate::input::detail;
+use connectors::Action;
+
+/// What the settings page needs from the server.
+pub struct AdminConfig {
+    /// The admin token (`admin-token` in the data folder).
+    pub token: String,
+    /// Where uploaded plugins are installed (the data folder's `plugins`).
+    pub plugins_dir: PathBuf,
+    /// Where uploads wait for the user's grant.
+    pub staging_dir: PathBuf,
+    /// Loads uploaded plugins.
+    pub runtime: Arc<Runtime>,
+}
+
+/// The settings page's state.
+pub(crate) struct Admin {
+    pub(crate) token_hash: [u8; 32],
+    pub(crate) plugins_dir: PathBuf,
+    pub(crate) staging_dir: PathBuf,
+    pub(crate) runtime: Arc<Runtime>,
+    /// Uploads waiting for the grant, by stage id (oldest first).
+    pub(crate) staged: Mutex<BTreeMap<String, StagedPlugin>>,
+}
+
+impl Admin {
+    pub(crate) fn new(config: AdminConfig) -> Arc<Admin> {
+        Arc::new(Admin {
+            token_hash: Sha256::digest(config.token.trim().as_bytes()).into(),
+            plugins_dir: config.plugins_dir,
+            staging_dir: config.staging_dir,
+            runtime: config.runtime,
+            staged: Mutex::new(BTreeMap::new()),
+        })
+    }
+}
+
+/// The settings routes.
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/settings", get(pages::settings))
+        .route("/settings/", get(pages::settings))
+        .route("/settings/assets/settings.js", get(pages::script))
+        .route("/settings/assets/settings.css", get(pages::style))
+        .route(
+            "/settings/login",
+            get(pages::login_form).post(pages::login),
+        )
+        .route("/settings/logout", post(pages::logout))
+        .route(
+            "/admin/v1/integrations",
+            get(integrations::list).post(integrations::create),
+        )
+        .route("/admin/v1/integrations/{id}/docs", get(integrations::docs))
+        .route(
+            "/admin/v1/integrations/{id}/rotate",
+            post(integrations::rotate),
+        )
+        .route(
+            "/admin/v1/integrations/{id}/revoke",
+            post(integrations::revoke),
+        )
+        .route(
+            "/admin/v1/integrations/{id}/sharing",
+            put(integrations::set_sharing),
+        )
+        .route(
+            "/admin/v1/integrations/{id}/quota",
+            put(integrations::set_quota),
+        )
+        .route(
+            "/admin/v1/connectors",
+            get(connectors::list).post(connectors::add),
+        )
+        .route("/admin/v1/connectors/{id}", delete(remove_connector))
+        .route("/admin/v1/connectors/{id}/{action}", post(connector_action))
+        .route("/admin/v1/plugins", get(plugins::list))
+        .route("/admin/v1/plugins/stage", post(plugins::stage))
+        .route("/admin/v1/plugins/install", post(plugins::install))
+        .route("/admin/v1/activity", get(activity::list))
+}
+
+async fn remove_connector(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    connectors::act(state, id, method, headers, Action::Remove).await
+}
+
+async fn connector_action(
+    State(state): State<Arc<AppState>>,
+    Path((id, action)): Path<(String, String)>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    let action = match action.as_str() {
+        "sync" => Action::Sync,
+        "full-sync" => Action::FullSync,
+        "disable" => Action::Disable,
+        "enable" => Action::Enable,
+        _ => {
+            return ApiError::new(
+                ErrorKind::NotFound,
+                "no such connector action; use sync, full-sync, disable or enable",
+            )
+            .into_response();
+        }
+    };
+    connectors::act(state, id, method, headers, action).await
+}
+
+/// An admin answer: JSON, never cached.
+pub(crate) fn admin_json(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = json(status, body);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// Runs a handler's body and renders its error.
+pub(crate) async fn respond(work: impl Future<Output = Result<Response, ApiError>>) -> Response {
+    match work.await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+/// A store error as an answer; `field` names what the user gave.
+pub(crate) fn store_error(error: StoreError, field: &str) -> ApiError {
+    match error {
+        StoreError::NameTaken { .. } | StoreError::Invalid(_) => {
+            let message = error.to_string();
+            ApiError::validation(message.clone(), vec![detail(field, &message)])
+        }
+        StoreError::NotFound { .. } => ApiError::new(ErrorKind::NotFound, error.to_string()),
+        other => ApiError::internal("store", &other),
+    }
+}
+
+/// An error adding a connector as an answer: wrong settings are the user's to fix.
+pub(crate) fn sync_error(error: SyncError) -> ApiError {
+    match error {
+        SyncError::Store(e) => store_error(e, "name"),
+        SyncError::Invalid(_) | SyncError::PluginMissing(_) => {
+            let message = error.to_string();
+            ApiError::validation(message.clone(), vec![detail("settings", &message)])
+        }
+        SyncError::Plugin(e @ (RuntimeError::Config { .. } | RuntimeError::Guest { .. })) => {
+            let message = e.to_string();
+            ApiError::validation(message.clone(), vec![detail("settings", &message)])
+        }
+        other => ApiError::internal("adding a connector", &other),
+    }
+}

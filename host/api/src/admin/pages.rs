@@ -1,0 +1,206 @@
+//! The settings page and its sign-in: `/settings` (the page, its script and styles),
+//! `/settings/login` (the admin token form, and one-time links), `/settings/logout`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use quarry_store::now_ms;
+
+use super::session::{
+    SESSION_MS, cleared_cookie, is_admin_token, same_origin, session_cookie, signed_change,
+    signed_in,
+};
+use crate::AppState;
+use crate::error::ApiError;
+use crate::input::MAX_BODY_BYTES;
+
+const PAGE: &str = include_str!("../../assets/settings.html");
+const LOGIN: &str = include_str!("../../assets/login.html");
+const SCRIPT: &str = include_str!("../../assets/settings.js");
+const STYLE: &str = include_str!("../../assets/settings.css");
+
+/// Every page: nothing from elsewhere, no framing, no referrer to other sites (login links
+/// carry a code; same-origin keeps the `Origin` header that changes are checked by).
+fn page(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn html(status: StatusCode, body: String) -> Response {
+    page(status, "text/html; charset=utf-8", body)
+}
+
+fn redirect(to: &'static str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    response
+        .headers_mut()
+        .insert(header::LOCATION, HeaderValue::from_static(to));
+    response
+}
+
+/// Text for HTML.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn login_page(status: StatusCode, message: &str) -> Response {
+    let notice = if message.is_empty() {
+        String::new()
+    } else {
+        format!(r#"<p class="error" role="alert">{}</p>"#, escape(message))
+    };
+    html(status, LOGIN.replace("{{NOTICE}}", &notice))
+}
+
+/// `GET /settings`: the page, or the sign-in form's address.
+pub(crate) async fn settings(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    match signed_in(&state, &headers).await {
+        Ok(signed) => html(
+            StatusCode::OK,
+            PAGE.replace("{{CSRF}}", &escape(&signed.session.csrf))
+                .replace("{{BASE_URL}}", &escape(&state.config.public_url)),
+        ),
+        Err(_) => redirect("/settings/login"),
+    }
+}
+
+/// `GET /settings/assets/settings.js`.
+pub(crate) async fn script() -> Response {
+    page(
+        StatusCode::OK,
+        "text/javascript; charset=utf-8",
+        SCRIPT.to_owned(),
+    )
+}
+
+/// `GET /settings/assets/settings.css`.
+pub(crate) async fn style() -> Response {
+    page(StatusCode::OK, "text/css; charset=utf-8", STYLE.to_owned())
+}
+
+/// `GET /settings/login`: the form, or a one-time link (`?code=`) that signs in.
+pub(crate) async fn login_form(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let code = query.as_deref().and_then(|q| {
+        form_urlencoded::parse(q.as_bytes())
+            .find(|(name, _)| name == "code")
+            .map(|(_, value)| value.into_owned())
+    });
+    let Some(code) = code else {
+        return login_page(StatusCode::OK, "");
+    };
+    match state.store.redeem_login_link(&code, now_ms()).await {
+        Ok(true) => start_session(&state).await,
+        Ok(false) => login_page(
+            StatusCode::UNAUTHORIZED,
+            "This login link was used already or has expired. Sign in with the admin token, or run `quarry admin link` for a new link.",
+        ),
+        Err(e) => ApiError::internal("redeeming a login link", &e).into_response(),
+    }
+}
+
+/// `POST /settings/login` with `token=<admin token>` (a form).
+pub(crate) async fn login(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(e) = same_origin(&state, &headers) {
+        return e.into_response();
+    }
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(_) => return login_page(StatusCode::BAD_REQUEST, "The form could not be read."),
+    };
+    let token = form_urlencoded::parse(&bytes)
+        .find(|(name, _)| name == "token")
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default();
+    if token.trim().is_empty() {
+        return login_page(
+            StatusCode::BAD_REQUEST,
+            "Enter the admin token that `quarry serve` printed (also in the file admin-token in Quarry's data folder).",
+        );
+    }
+    if !is_admin_token(&state, &token) {
+        // A guess costs a moment; the token has 256 random bits anyway.
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        tracing::warn!("settings sign-in with a wrong admin token");
+        return login_page(
+            StatusCode::UNAUTHORIZED,
+            "That is not the admin token. Copy it from the output of `quarry serve` or from the file admin-token in Quarry's data folder.",
+        );
+    }
+    start_session(&state).await
+}
+
+/// Starts a session and goes to the page. The page is reached by a same-site step (a refresh,
+/// not a redirect) so that the SameSite=Strict cookie is sent even when the link was opened
+/// from another application.
+async fn start_session(state: &AppState) -> Response {
+    let new = match state.store.create_admin_session(now_ms(), SESSION_MS).await {
+        Ok(new) => new,
+        Err(e) => return ApiError::internal("starting an admin session", &e).into_response(),
+    };
+    let mut response = html(
+        StatusCode::OK,
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/settings"><title>Signed in</title></head><body><p><a href="/settings">Continue to Quarry's settings</a></p></body></html>"#.to_owned(),
+    );
+    if let Some(cookie) = session_cookie(state, &new.secret) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    tracing::info!("signed in to the settings page");
+    response
+}
+
+/// `POST /settings/logout`: ends the session (CSRF-checked like every change).
+pub(crate) async fn logout(
+    State(state): State<Arc<AppState>>,
+    method: axum::http::Method,
+    headers: HeaderMap,
+) -> Response {
+    let signed = match signed_change(&state, &method, &headers).await {
+        Ok(signed) => signed,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = state.store.end_admin_session(&signed.secret).await {
+        return ApiError::internal("ending an admin session", &e).into_response();
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, cleared_cookie());
+    response
+}

@@ -1,0 +1,209 @@
+//! `/admin/v1/plugins`: the installed plugins with their settings and what they ask for, and
+//! installing one in two steps: the upload is checked and staged, the page shows what the
+//! plugin asks for, and only the user's grant installs it.
+
+use std::sync::{Arc, PoisonError};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use base64::Engine as _;
+use quarry_core::ErrorKind;
+use quarry_runtime::{FieldKind, Plugin};
+use serde_json::{Value, json};
+
+use super::session::{signed_change, signed_in};
+use super::{admin_json, respond};
+use crate::AppState;
+use crate::error::ApiError;
+use crate::input::{Fields, detail, json_object, json_object_up_to};
+
+/// The largest upload: a component of up to about 48 MiB, base64-encoded.
+const MAX_UPLOAD_BYTES: usize = 64 << 20;
+/// Staged uploads kept waiting for an answer at most (older ones are discarded).
+const MAX_STAGED: usize = 4;
+
+/// `GET /admin/v1/plugins`.
+pub(crate) async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    respond(async {
+        signed_in(&state, &headers).await?;
+        let rows: Vec<Value> = state.plugins.all().iter().map(plugin_json).collect();
+        Ok(admin_json(StatusCode::OK, &json!({ "plugins": rows })))
+    })
+    .await
+}
+
+/// `POST /admin/v1/plugins/stage` `{manifest: string, component_base64: string}`: checks the
+/// plugin and keeps it waiting for the grant.
+pub(crate) async fn stage(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let object = json_object_up_to(&headers, body, MAX_UPLOAD_BYTES).await?;
+        let mut fields = Fields::new(&object, "");
+        fields.reject_unknown(&["manifest", "component_base64"]);
+        let manifest = fields.string("manifest").map(str::to_owned);
+        let encoded = fields.string("component_base64");
+        for required in ["manifest", "component_base64"] {
+            if fields.get(required).is_none() {
+                fields.problems.add(
+                    required,
+                    "required",
+                    format!("{required} is required (the quarry-plugin.toml text and the component file)"),
+                );
+            }
+        }
+        let component = encoded.and_then(|e| {
+            match base64::engine::general_purpose::STANDARD.decode(e.trim()) {
+                Ok(bytes) => Some(bytes),
+                Err(err) => {
+                    fields.problems.add(
+                        "component_base64",
+                        "must be base64",
+                        format!("component_base64 is not valid base64: {err}"),
+                    );
+                    None
+                }
+            }
+        });
+        fields.problems.finish()?;
+        let (Some(manifest), Some(component)) = (manifest, component) else {
+            return Err(ApiError::internal("staging a plugin", &"fields lost"));
+        };
+        let admin = state.admin.clone();
+        let staged = tokio::task::spawn_blocking(move || {
+            admin
+                .runtime
+                .stage(&manifest, &component, &admin.staging_dir)
+        })
+        .await
+        .map_err(|e| ApiError::internal("staging a plugin", &e))?
+        .map_err(|e| {
+            ApiError::validation(
+                format!("this plugin cannot be installed: {e}"),
+                vec![detail("plugin", &e.to_string())],
+            )
+        })?;
+        let replaces = state
+            .plugins
+            .get(staged.plugin.id())
+            .map(|p| p.manifest().version.clone());
+        let body = json!({
+            "plugin": plugin_json(&staged.plugin),
+            "replaces_version": replaces,
+        });
+        let stage_id = ulid::Ulid::generate().to_string();
+        let mut waiting = state
+            .admin
+            .staged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while waiting.len() >= MAX_STAGED {
+            if let Some((_, old)) = waiting.pop_first() {
+                old.discard();
+            }
+        }
+        waiting.insert(stage_id.clone(), staged);
+        drop(waiting);
+        let mut body = body;
+        body["stage_id"] = json!(stage_id);
+        Ok(admin_json(StatusCode::OK, &body))
+    })
+    .await
+}
+
+/// `POST /admin/v1/plugins/install` `{stage_id, grant: true | false}`: installs the staged
+/// plugin when the user grants what it asks for; otherwise discards it.
+pub(crate) async fn install(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    respond(async {
+        signed_change(&state, &method, &headers).await?;
+        let object = json_object(&headers, body).await?;
+        let mut fields = Fields::new(&object, "");
+        fields.reject_unknown(&["stage_id", "grant"]);
+        let stage_id = fields.string("stage_id").map(str::to_owned);
+        let grant = fields.boolean("grant");
+        for required in ["stage_id", "grant"] {
+            if fields.get(required).is_none() {
+                fields.problems.add(required, "required", format!("{required} is required"));
+            }
+        }
+        fields.problems.finish()?;
+        let (Some(stage_id), Some(grant)) = (stage_id, grant) else {
+            return Err(ApiError::internal("installing a plugin", &"fields lost"));
+        };
+        let staged = state
+            .admin
+            .staged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&stage_id)
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorKind::NotFound,
+                    "this upload is no longer waiting (too old, or answered already); upload the plugin again",
+                )
+            })?;
+        if !grant {
+            staged.discard();
+            return Ok(admin_json(StatusCode::OK, &json!({ "installed": false })));
+        }
+        let admin = state.admin.clone();
+        let plugin = tokio::task::spawn_blocking(move || {
+            staged.install(&admin.runtime, &admin.plugins_dir)
+        })
+        .await
+        .map_err(|e| ApiError::internal("installing a plugin", &e))?
+        .map_err(|e| ApiError::internal("installing a plugin", &e))?;
+        tracing::info!(plugin = plugin.id(), version = plugin.manifest().version, "plugin installed in the settings page");
+        state.plugins.insert(plugin.clone());
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({ "installed": true, "plugin": plugin_json(&plugin) }),
+        ))
+    })
+    .await
+}
+
+/// A plugin: what it is, its settings, what it asks for.
+fn plugin_json(plugin: &Plugin) -> Value {
+    let m = plugin.manifest();
+    let fields: Vec<Value> = m
+        .config
+        .iter()
+        .map(|f| {
+            json!({
+                "key": f.key,
+                "label": f.label,
+                "type": match f.kind {
+                    FieldKind::Text => "text",
+                    FieldKind::Password => "password",
+                    FieldKind::Number => "number",
+                    FieldKind::Bool => "bool",
+                    FieldKind::Directory => "directory",
+                },
+                "required": f.required,
+                "default": f.default,
+                "description": f.description,
+            })
+        })
+        .collect();
+    json!({
+        "id": m.id,
+        "name": m.name,
+        "version": m.version,
+        "wit": m.wit,
+        "description": m.description,
+        "settings": fields,
+        "capabilities": plugin.requested_capabilities(),
+    })
+}

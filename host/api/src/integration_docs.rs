@@ -1,0 +1,229 @@
+//! The API documentation generated for one integration: its base URL and key filled in, every
+//! endpoint with its parameters, a quick-start curl line, response shapes and error codes, in
+//! one Markdown text that a person or a coding agent can use as is. The settings page shows it
+//! behind "Copy All"; `quarry integration docs NAME` prints it.
+
+use std::fmt::Write;
+
+/// What the documentation is generated for.
+#[derive(Debug, Clone)]
+pub struct DocsFor<'a> {
+    /// The service's base URL (`http://127.0.0.1:4747`).
+    pub base_url: &'a str,
+    /// The integration's name.
+    pub integration: &'a str,
+    /// The key, when it is being shown (just created or rotated); otherwise a placeholder is
+    /// written and the reader is told where the key is.
+    pub api_key: Option<&'a str>,
+    /// The connectors the integration may read: (name, id).
+    pub connectors: &'a [(String, String)],
+    /// True when the user declined data sharing for this integration.
+    pub declined: bool,
+    /// The monthly quota in words (`10000 requests`, `unlimited`).
+    pub quota: &'a str,
+}
+
+/// The placeholder written where the key goes when it is not shown.
+pub const KEY_PLACEHOLDER: &str = "$QUARRY_API_KEY";
+
+/// The quick-start query of the generated documentation.
+pub const EXAMPLE_QUERY: &str = "quarterly report";
+
+/// The documentation text (Markdown).
+pub fn integration_docs(docs: &DocsFor<'_>) -> String {
+    let base = docs.base_url.trim_end_matches('/');
+    let key = docs.api_key.unwrap_or(KEY_PLACEHOLDER);
+    let mut out = String::new();
+    let _ = writeln!(out, "# Quarry search API for \"{}\"", docs.integration);
+    out.push('\n');
+    out.push_str(
+        "Quarry searches the user's own documents (folders and other sources, called connectors) \
+         on this computer. Use it to find documents by words or by meaning, read their text, and \
+         download the original files.\n\n",
+    );
+    let _ = writeln!(out, "- Base URL: {base}/api/v1");
+    match docs.api_key {
+        Some(_) => {
+            let _ = writeln!(
+                out,
+                "- API key: {key}  (shown once: store it as a secret; never put it in code you share)"
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "- API key: not shown here (keys are shown once, when created). Put yours in the \
+                 environment variable QUARRY_API_KEY, or rotate the key in Quarry's settings to get a new one."
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "- Authentication: send `Authorization: Bearer {key}` with every request."
+    );
+    let _ = writeln!(
+        out,
+        "- Quota: {} per calendar month (UTC). Every answered request counts, except 401s.",
+        docs.quota
+    );
+    if docs.declined {
+        out.push_str(
+            "- Data sharing: DECLINED. The user has not shared any data with this integration: \
+             every data request answers 403 DATA_SHARING_DECLINED until they change it in Quarry's settings.\n",
+        );
+    } else if docs.connectors.is_empty() {
+        out.push_str("- Connectors shared: none yet.\n");
+    } else {
+        let names: Vec<String> = docs
+            .connectors
+            .iter()
+            .map(|(name, id)| format!("{name} ({id})"))
+            .collect();
+        let _ = writeln!(out, "- Connectors shared: {}", names.join(", "));
+    }
+    out.push_str("\n## Quick start\n\n");
+    let _ = writeln!(
+        out,
+        "curl -s -X POST '{base}/api/v1/search' -H \"Authorization: Bearer {key}\" -H 'Content-Type: application/json' -d '{{\"query\": \"{EXAMPLE_QUERY}\", \"limit\": 5}}'"
+    );
+    out.push('\n');
+    out.push_str(BODY);
+    out
+}
+
+/// The part that is the same for every integration.
+const BODY: &str = r#"Requests with a body use `Content-Type: application/json`; every answer is JSON
+(`application/json; charset=utf-8`) except file downloads.
+
+## POST /api/v1/search
+
+Finds documents. Body fields (unknown fields are rejected):
+
+| field | type | default | rules |
+|---|---|---|---|
+| query | string | required | 1 to 1,000 characters. Words, "quoted phrases" (must appear as written), -word (excluded) |
+| limit | integer | 10 | 1 to 100 |
+| offset | integer | 0 | 0 to 10,000 results to skip, for paging (offset + limit at most 10,100) |
+| semantic_search | boolean | true | true: by meaning, fused with keyword ranking; false: exact keyword matching |
+| connector_names_filter | string[] | all shared | connector names, case-insensitive; unknown names are an error that lists the known ones |
+| update_time_filter | object | none | {"from"?: date, "to"?: date}, RFC 3339 or YYYY-MM-DD (UTC); from inclusive, to exclusive |
+| sort_by | string | "default" | "default" (relevance) or "update_time" |
+| sort_order | string | "descending" | "ascending" or "descending" |
+| file_extensions_filter | string[] | all | e.g. ["pdf", "md"], no dot |
+
+Answer 200:
+
+```json
+{ "results": [ { "connector_id": "cn_...", "connector_name": "Documents", "doc_id": "d_...",
+    "title": "Quarterly report.pdf", "path": "reports/Quarterly report.pdf", "url": null,
+    "mime_type": "application/pdf", "size_bytes": 482113, "update_time": "2026-10-30T09:12:44Z",
+    "score": 0.83, "snippet": "revenue grew 12% ...", "highlights": [ { "start": 0, "end": 7 } ] } ],
+  "total": 37, "mode": "semantic", "took_ms": 4, "warnings": [] }
+```
+
+`highlights` are character offsets into `snippet`; `mode` is what ran ("keyword" when no
+embedding model is loaded, with a warning); `total` counts matches (keyword) or candidates
+(semantic).
+
+## GET /api/v1/connectors/{connector_id}/docs/{doc_id}
+
+The document's metadata (the fields of a search result without score, snippet, highlights), its
+full extracted text in `content`, and `metadata` (an object of strings from the connector).
+Query parameters, all optional: `page_start` and `page_end` (1-based, inclusive; documents with
+pages such as PDFs), `max_chars` (cuts `content`). With them the answer also says `page_count`,
+`truncated` and the range returned.
+
+## GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file
+
+The original file's bytes, streamed, with `Content-Type`, `Content-Length`,
+`Content-Disposition`, `ETag` and `Last-Modified`. `Range: bytes=0-1023` gets 206 with that part;
+a range past the end gets 416.
+
+## GET /api/v1/connectors
+
+```json
+{ "connectors": [ { "connector_id": "cn_...", "name": "Documents", "plugin": "folder@0.1.0",
+    "status": "idle", "doc_count": 1532, "last_sync_time": "2026-11-21T10:00:00Z",
+    "last_error": null, "progress": { "listed": 0, "indexed": 0, "failed": 0, "remaining": null } } ] }
+```
+
+`status` is idle, syncing, error or disabled. Only connectors shared with you are listed.
+
+## Quota headers
+
+Every authenticated answer carries `X-Quota-Limit`, `X-Quota-Remaining` and `X-Quota-Reset`
+(RFC 3339 time of the next reset; limit and remaining say "unlimited" when there is no limit).
+
+## Errors
+
+Every error has this body; `details` only for validation errors; `request_id` is also in the
+`X-Request-Id` header.
+
+```json
+{ "error": { "code": "REQUEST_VALIDATION_FAILED", "message": "limit must be an integer between 1 and 100, got 0",
+    "details": [ { "field": "limit", "issue": "must be between 1 and 100" } ], "request_id": "01JD3..." } }
+```
+
+| code | status | meaning | what to do |
+|---|---|---|---|
+| UNAUTHORIZED | 401 | key missing, malformed, unknown, revoked or expired | check the header; ask the user for a new key |
+| REQUEST_VALIDATION_FAILED | 400 (405, 413, 415) | bad JSON, wrong type, unknown field, out of range, bad id; wrong method, body over 1 MiB, body not JSON | fix the named field |
+| RESOURCE_NOT_FOUND | 404 | unknown connector, document or route | search again for current ids |
+| DATA_SHARING_DECLINED | 403 | the user declined sharing, or the connector is not shared with you | ask the user to share it in Quarry's settings |
+| QUOTA_EXCEEDED | 429 | the monthly quota is used up | wait `Retry-After` seconds, or ask for a higher quota |
+| INTERNAL_ERROR | 500 | unexpected failure | retry later; quote the request_id |
+
+Checks run in this order: route and method, authentication, data sharing, quota, validation.
+The OpenAPI 3.1 description of this API is at /api/v1/openapi.json.
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(key: Option<&str>, declined: bool) -> String {
+        let connectors = vec![("Notes".to_owned(), "cn_1".to_owned())];
+        integration_docs(&DocsFor {
+            base_url: "http://127.0.0.1:4747/",
+            integration: "Agent",
+            api_key: key,
+            connectors: &connectors,
+            declined,
+            quota: "10000 requests",
+        })
+    }
+
+    #[test]
+    fn the_key_and_base_url_are_filled_in() {
+        let text = docs(Some("qry_abc"), false);
+        assert!(text.contains("Authorization: Bearer qry_abc"));
+        assert!(text.contains("curl -s -X POST 'http://127.0.0.1:4747/api/v1/search'"));
+        assert!(text.contains("Notes (cn_1)"));
+        for endpoint in [
+            "POST /api/v1/search",
+            "GET /api/v1/connectors/{connector_id}/docs/{doc_id}",
+            "GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file",
+            "GET /api/v1/connectors",
+        ] {
+            assert!(text.contains(endpoint), "{endpoint}");
+        }
+        for code in [
+            "UNAUTHORIZED",
+            "REQUEST_VALIDATION_FAILED",
+            "RESOURCE_NOT_FOUND",
+            "QUOTA_EXCEEDED",
+            "DATA_SHARING_DECLINED",
+            "INTERNAL_ERROR",
+        ] {
+            assert!(text.contains(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn without_the_key_a_placeholder_is_written() {
+        let text = docs(None, true);
+        assert!(text.contains("Bearer $QUARRY_API_KEY"));
+        assert!(!text.contains("qry_"));
+        assert!(text.contains("DECLINED"));
+    }
+}

@@ -1,0 +1,109 @@
+//! The settings page in real headless Chromium (Debian's, driven by playwright-core from npm;
+//! `make setup` installs both): tests/browser/settings-flow.mjs walks the whole flow against the
+//! real server, once per answer to the data sharing prompt. Screenshots of every page land in
+//! target/screenshots/.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use quarry_tests::quarry::Quarry;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the repository")
+        .to_owned()
+}
+
+fn browser_dir() -> PathBuf {
+    let dir = repo_root().join("tests/browser");
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed in {}: run `make setup`",
+        dir.display()
+    );
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        Path::new(&chromium).is_file(),
+        "{chromium} is missing: run `make setup` (Debian's chromium)"
+    );
+    dir
+}
+
+/// Runs the flow with one answer to the sharing prompt, then checks that the key the page
+/// showed never reached the server's log or output, and that every screenshot was taken.
+fn walk(mode: &str) {
+    let browser = browser_dir();
+    let mut quarry = Quarry::new();
+    let notes = quarry.scratch("notes");
+    std::fs::write(
+        notes.join("q3.md"),
+        "# Q3\nNotes on the quarterly report: revenue grew in the third quarter.\n",
+    )
+    .expect("write fixture");
+    std::fs::write(notes.join("minutes.md"), "Meeting minutes about hiring.\n")
+        .expect("write fixture");
+    let private = quarry.scratch("private");
+    std::fs::write(
+        private.join("draft.md"),
+        "Private quarterly report draft, not for sharing.\n",
+    )
+    .expect("write fixture");
+    quarry.start_with_env(&[("QUARRY_MODEL_DIR", "none")]);
+
+    let shots = repo_root().join("target/screenshots");
+    let output = Command::new("node")
+        .arg(browser.join("settings-flow.mjs"))
+        .current_dir(&browser)
+        .env("QUARRY_URL", format!("http://{}", quarry.addr))
+        .env("QUARRY_TOKEN", quarry.admin_token())
+        .env("NOTES_DIR", &notes)
+        .env("PRIVATE_DIR", &private)
+        .env("SHARE_MODE", mode)
+        .env("SHOTS_DIR", &shots)
+        .output()
+        .expect("node runs (make setup installs Node.js)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the {mode} flow failed (screenshot in {}):\n{stderr}\nserver log:\n{}",
+        shots.display(),
+        quarry.log()
+    );
+    let result: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!("the flow printed no result ({e}): {stdout}");
+    });
+    let key = result["api_key"].as_str().expect("the flow reports the key");
+    assert!(key.starts_with("qry_"));
+    quarry.stop();
+    // The key was shown once, on the page: never in the server's output or log.
+    assert!(
+        !quarry.log().contains(key),
+        "the key appears in the server log"
+    );
+    assert!(
+        !quarry.stdout().contains(key),
+        "the key appears in the server's output"
+    );
+    for screen in ["login", "connectors", "sharing-prompt", "created", "activity"] {
+        let shot = shots.join(format!("{mode}-{screen}.png"));
+        let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
+        assert!(size > 10_000, "{} is missing or blank", shot.display());
+    }
+}
+
+#[test]
+fn the_whole_flow_works_when_sharing_everything() {
+    walk("all");
+}
+
+#[test]
+fn the_whole_flow_works_when_choosing_connectors() {
+    walk("selected");
+}
+
+#[test]
+fn the_whole_flow_works_when_declining() {
+    walk("declined");
+}
