@@ -30,7 +30,9 @@ Quarry demo (data in $DATA)
 
   curl -s $base/api/v1/search -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d '{"query": "data sharing", "limit": 3}'
 
-  OpenAPI  : $base/api/v1/openapi.json    Stop with Ctrl-C.
+  OpenAPI  : $base/api/v1/openapi.json
+  Settings : $base/settings   (sign in with the admin token or link printed below)
+  Stop with Ctrl-C.
 
 TXT
 exec "$QUARRY" --data-dir "$DATA" serve --listen "$LISTEN"

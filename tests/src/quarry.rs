@@ -218,7 +218,8 @@ impl Quarry {
             .spawn()
             .expect("quarry serve starts");
         let stdout = child.stdout.take().expect("stdout piped");
-        let mut saved = std::fs::File::create(self.dir.path().join("server.out")).expect("out file");
+        let mut saved =
+            std::fs::File::create(self.dir.path().join("server.out")).expect("out file");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {

@@ -285,19 +285,36 @@ fn settings_actions_work_from_the_cli_too() {
         .to_owned();
     assert!(created.contains(&format!("Authorization: Bearer {key}")));
     assert!(created.contains("Connectors shared: Notes (cn_"));
-    let docs = q.cli_ok(&["integration", "docs", "agent", "--url", "http://127.0.0.1:9"]);
+    let docs = q.cli_ok(&[
+        "integration",
+        "docs",
+        "agent",
+        "--url",
+        "http://127.0.0.1:9",
+    ]);
     assert!(docs.contains("Base URL: http://127.0.0.1:9/api/v1"));
     assert!(docs.contains("Bearer $QUARRY_API_KEY"));
     assert!(!docs.contains(&key));
     let missing = q.cli(&["integration", "docs", "Nobody"]);
     assert!(!missing.ok);
-    assert!(missing.stderr.contains("known: Agent"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("known: Agent"),
+        "{}",
+        missing.stderr
+    );
 
     // Disable and enable.
-    assert!(q.cli_ok(&["connector", "disable", "Notes"]).contains("Disabled"));
+    assert!(
+        q.cli_ok(&["connector", "disable", "Notes"])
+            .contains("Disabled")
+    );
     assert_eq!(q.connectors()[0]["status"], "disabled");
     let refused = q.cli(&["connector", "sync", "Notes"]);
-    assert!(refused.stderr.contains("enable it first"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("enable it first"),
+        "{}",
+        refused.stderr
+    );
     q.cli_ok(&["connector", "enable", "Notes"]);
     assert_eq!(q.connectors()[0]["status"], "idle");
 
@@ -324,7 +341,11 @@ fn settings_actions_work_from_the_cli_too() {
     );
     let wrong = q.scratch("not-a-plugin");
     let failed = q.cli(&["plugin", "install", &wrong.to_string_lossy(), "--yes"]);
-    assert!(failed.stderr.contains("quarry-plugin.toml"), "{}", failed.stderr);
+    assert!(
+        failed.stderr.contains("quarry-plugin.toml"),
+        "{}",
+        failed.stderr
+    );
 
     // The admin token is made once and kept.
     let token = q.cli_ok(&["admin", "token"]);

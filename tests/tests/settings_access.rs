@@ -4,8 +4,8 @@
 //! are checked before the user's grant installs them.
 
 use base64::Engine as _;
-use quarry_tests::quarry::Quarry;
 use quarry_tests::http::{self, Response};
+use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
 
 /// A signed-in browser, as far as the server can tell: the session cookie and the CSRF token.
@@ -55,7 +55,10 @@ fn sign_in(q: &Quarry) -> Admin {
 impl Admin {
     fn call(&self, q: &Quarry, method: &str, path: &str, body: Option<&Value>) -> Response {
         let text = body.map(Value::to_string).unwrap_or_default();
-        let mut headers = vec![("Cookie", self.cookie.as_str()), ("X-CSRF-Token", &self.csrf)];
+        let mut headers = vec![
+            ("Cookie", self.cookie.as_str()),
+            ("X-CSRF-Token", &self.csrf),
+        ];
         if body.is_some() {
             headers.push(("Content-Type", "application/json"));
         }
@@ -112,7 +115,11 @@ fn admin_routes(connector: &str, integration: &str) -> Vec<(&'static str, String
             "/admin/v1/connectors".into(),
             Some(json!({"name": "Y", "plugin": "folder", "settings": {"folder": "/tmp"}})),
         ),
-        ("POST", format!("/admin/v1/connectors/{connector}/sync"), None),
+        (
+            "POST",
+            format!("/admin/v1/connectors/{connector}/sync"),
+            None,
+        ),
         (
             "POST",
             format!("/admin/v1/connectors/{connector}/disable"),
@@ -329,10 +336,7 @@ fn sessions_login_links_and_the_token_file() {
     assert!(session_cookie(&again).is_none());
     // Signing out ends the session on the server, not only in the browser.
     let admin = sign_in(&q);
-    assert_eq!(
-        admin.call(&q, "POST", "/settings/logout", None).status,
-        204
-    );
+    assert_eq!(admin.call(&q, "POST", "/settings/logout", None).status, 204);
     let after = send(
         &q,
         "GET",
@@ -347,11 +351,11 @@ fn sessions_login_links_and_the_token_file() {
 fn a_created_key_is_shown_once_and_never_again() {
     let mut q = started();
     let admin = sign_in(&q);
-    let connector = admin.call(&q, "GET", "/admin/v1/connectors", None).json()["connectors"][0]
-        ["connector_id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let connector =
+        admin.call(&q, "GET", "/admin/v1/connectors", None).json()["connectors"][0]["connector_id"]
+            .as_str()
+            .expect("id")
+            .to_owned();
     let created = admin.call(
         &q,
         "POST",
@@ -374,17 +378,32 @@ fn a_created_key_is_shown_once_and_never_again() {
     assert_eq!(search.header("x-quota-limit"), Some("50"));
     // Bad answers name the field.
     for (bad, field) in [
-        (json!({"name": "B", "sharing": {"mode": "selected"}}), "sharing.connectors"),
-        (json!({"name": "B", "sharing": {"mode": "maybe"}}), "sharing.mode"),
+        (
+            json!({"name": "B", "sharing": {"mode": "selected"}}),
+            "sharing.connectors",
+        ),
+        (
+            json!({"name": "B", "sharing": {"mode": "maybe"}}),
+            "sharing.mode",
+        ),
         (json!({"name": "B"}), "sharing"),
         (json!({"name": "agent", "sharing": {"mode": "all"}}), "name"),
-        (json!({"name": "B", "sharing": {"mode": "all"}, "quota": -1}), "quota"),
-        (json!({"name": "B", "sharing": {"mode": "all"}, "color": 1}), "color"),
+        (
+            json!({"name": "B", "sharing": {"mode": "all"}, "quota": -1}),
+            "quota",
+        ),
+        (
+            json!({"name": "B", "sharing": {"mode": "all"}, "color": 1}),
+            "color",
+        ),
     ] {
         let response = admin.call(&q, "POST", "/admin/v1/integrations", Some(&bad));
         assert_eq!(response.status, 400, "{bad}: {}", response.text());
         let details = response.json()["error"]["details"].to_string();
-        assert!(details.contains(&format!("\"{field}\"")), "{bad}: {details}");
+        assert!(
+            details.contains(&format!("\"{field}\"")),
+            "{bad}: {details}"
+        );
     }
     // No page or admin answer shows the key again.
     for path in [
@@ -398,7 +417,12 @@ fn a_created_key_is_shown_once_and_never_again() {
         assert_eq!(response.status, 200, "{path}");
         assert!(!response.text().contains(&key), "{path} shows the key");
     }
-    let later = admin.call(&q, "GET", &format!("/admin/v1/integrations/{id}/docs"), None);
+    let later = admin.call(
+        &q,
+        "GET",
+        &format!("/admin/v1/integrations/{id}/docs"),
+        None,
+    );
     assert!(
         later.json()["docs"]
             .as_str()
@@ -447,7 +471,10 @@ fn a_created_key_is_shown_once_and_never_again() {
     }
     q.stop();
     assert!(!q.log().contains(&key), "the key is in the server log");
-    assert!(!q.stdout().contains(&key), "the key is in the server output");
+    assert!(
+        !q.stdout().contains(&key),
+        "the key is in the server output"
+    );
 }
 
 #[test]
@@ -470,7 +497,10 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
     let unknown = stage(&format!("{manifest}\nhomepage = \"x\"\n"), &encoded);
     assert_eq!(unknown.status, 400);
     assert!(unknown.text().contains("homepage"), "{}", unknown.text());
-    let garbage = stage(&manifest, &base64::engine::general_purpose::STANDARD.encode(b"nope"));
+    let garbage = stage(
+        &manifest,
+        &base64::engine::general_purpose::STANDARD.encode(b"nope"),
+    );
     assert_eq!(garbage.status, 400, "{}", garbage.text());
     // A component of another WIT version is refused, naming both versions.
     let next = quarry_tests::plugin_dir("wit-next");
@@ -482,14 +512,20 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
     );
     assert_eq!(refused.status, 400);
     let message = refused.json()["error"]["message"].to_string();
-    assert!(message.contains("0.1.0") && message.contains("0.2.0"), "{message}");
+    assert!(
+        message.contains("0.1.0") && message.contains("0.2.0"),
+        "{message}"
+    );
 
     // A good upload shows what it asks for; declining installs nothing.
     let staged = stage(&manifest, &encoded);
     assert_eq!(staged.status, 200, "{}", staged.text());
     let body = staged.json();
     let asks = body["plugin"]["capabilities"].to_string();
-    assert!(asks.contains("read-only") && asks.contains("No network"), "{asks}");
+    assert!(
+        asks.contains("read-only") && asks.contains("No network"),
+        "{asks}"
+    );
     assert_eq!(body["replaces_version"], "0.1.0");
     let installed_dir = q.data_dir().join("plugins/folder");
     let declined = admin.call(
@@ -546,7 +582,11 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
         Some(&json!({"name": "Mail", "plugin": "mbox", "settings": {}})),
     );
     assert_eq!(unknown_plugin.status, 400);
-    assert!(unknown_plugin.text().contains("installed: folder"), "{}", unknown_plugin.text());
+    assert!(
+        unknown_plugin.text().contains("installed: folder"),
+        "{}",
+        unknown_plugin.text()
+    );
     q.wait_for("the new connector syncs", |cs| {
         cs.iter()
             .any(|c| c["name"] == "Other" && c["status"] == "idle" && c["doc_count"] == 1)

@@ -74,7 +74,9 @@ fn walk(mode: &str) {
     let result: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
         panic!("the flow printed no result ({e}): {stdout}");
     });
-    let key = result["api_key"].as_str().expect("the flow reports the key");
+    let key = result["api_key"]
+        .as_str()
+        .expect("the flow reports the key");
     assert!(key.starts_with("qry_"));
     quarry.stop();
     // The key was shown once, on the page: never in the server's output or log.
@@ -86,7 +88,13 @@ fn walk(mode: &str) {
         !quarry.stdout().contains(key),
         "the key appears in the server's output"
     );
-    for screen in ["login", "connectors", "sharing-prompt", "created", "activity"] {
+    for screen in [
+        "login",
+        "connectors",
+        "sharing-prompt",
+        "created",
+        "activity",
+    ] {
         let shot = shots.join(format!("{mode}-{screen}.png"));
         let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
         assert!(size > 10_000, "{} is missing or blank", shot.display());

@@ -65,7 +65,9 @@ pub async fn run(paths: &Paths, store: &Store, command: AdminCommand) -> anyhow:
         AdminCommand::Link { url } => {
             let url = url.unwrap_or_else(|| server_url(paths));
             let link = login_link(store, &url).await?;
-            println!("Open this link to sign in to Quarry's settings (it works once, for 15 minutes):");
+            println!(
+                "Open this link to sign in to Quarry's settings (it works once, for 15 minutes):"
+            );
             println!("  {link}");
         }
         AdminCommand::Token => {

@@ -9,8 +9,8 @@ use quarry_sync::{Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::cli::ServeArgs;
 use crate::admin::{admin_token, login_link, note_server_url};
+use crate::cli::ServeArgs;
 use crate::setup::{
     Paths, load_embedder, load_plugins_with, open_index, open_store, plugin_runtime,
 };
@@ -91,7 +91,14 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         staging_dir: paths.plugin_staging(),
         runtime,
     };
-    let state = AppState::new(store.clone(), index, plugins, config.clone(), embedder, admin);
+    let state = AppState::new(
+        store.clone(),
+        index,
+        plugins,
+        config.clone(),
+        embedder,
+        admin,
+    );
     note_server_url(paths, &config.public_url);
     let link = login_link(&store, &config.public_url).await?;
     println!("data: {}", paths.data_dir.display());

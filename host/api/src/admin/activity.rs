@@ -94,4 +94,3 @@ pub(crate) async fn list(
     })
     .await
 }
-

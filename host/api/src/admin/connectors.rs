@@ -166,7 +166,10 @@ pub(crate) async fn act(
 /// folders it was granted.
 fn admin_connector_json(state: &AppState, c: &Connector) -> Value {
     let mut row = connector_json(c);
-    let manifest = state.plugins.get(&c.plugin_id).map(|p| p.manifest().clone());
+    let manifest = state
+        .plugins
+        .get(&c.plugin_id)
+        .map(|p| p.manifest().clone());
     let settings: serde_json::Map<String, Value> = c
         .config
         .iter()

@@ -7,8 +7,8 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
-use quarry_core::times::rfc3339;
 use quarry_core::ErrorKind;
+use quarry_core::times::rfc3339;
 use quarry_store::{Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
 use serde_json::{Map, Value, json};
 
@@ -64,17 +64,14 @@ pub(crate) async fn create(
         let quota = read_quota(&mut fields);
         fields.problems.finish()?;
         let (Some(name), Some(sharing)) = (name, sharing) else {
-            return Err(ApiError::internal("creating an integration", &"fields lost"));
+            return Err(ApiError::internal(
+                "creating an integration",
+                &"fields lost",
+            ));
         };
         let (integration, key) = state
             .store
-            .create_integration(
-                name,
-                &sharing,
-                quota.unwrap_or(Quota::FREE),
-                None,
-                now_ms(),
-            )
+            .create_integration(name, &sharing, quota.unwrap_or(Quota::FREE), None, now_ms())
             .await
             .map_err(|e| store_error(e, "name"))?;
         tracing::info!(integration = %integration.id, "integration created in the settings page");
@@ -152,7 +149,10 @@ pub(crate) async fn revoke(
             .revoke_keys(&integration.name, now_ms())
             .await
             .map_err(|e| store_error(e, "integration"))?;
-        Ok(admin_json(StatusCode::OK, &json!({ "revoked_keys": revoked })))
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({ "revoked_keys": revoked }),
+        ))
     })
     .await
 }
@@ -407,4 +407,3 @@ pub(crate) fn docs_text(
         quota: &quota,
     })
 }
-

@@ -75,10 +75,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/settings/", get(pages::settings))
         .route("/settings/assets/settings.js", get(pages::script))
         .route("/settings/assets/settings.css", get(pages::style))
-        .route(
-            "/settings/login",
-            get(pages::login_form).post(pages::login),
-        )
+        .route("/settings/login", get(pages::login_form).post(pages::login))
         .route("/settings/logout", post(pages::logout))
         .route(
             "/admin/v1/integrations",

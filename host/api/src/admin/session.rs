@@ -95,7 +95,9 @@ pub(crate) fn same_origin(state: &AppState, headers: &HeaderMap) -> Result<(), A
         Some(a) if state.config.allowed_hosts.contains(&a) => Ok(()),
         _ => Err(ApiError::new(
             ErrorKind::CsrfRejected,
-            format!("changes are accepted only from Quarry's own settings page, not from {origin:?}"),
+            format!(
+                "changes are accepted only from Quarry's own settings page, not from {origin:?}"
+            ),
         )),
     }
 }
