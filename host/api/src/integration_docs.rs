@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use quarry_store::{Connector, Integration, Quota, Sharing};
+
 /// What the documentation is generated for.
 #[derive(Debug, Clone)]
 pub struct DocsFor<'a> {
@@ -21,6 +23,33 @@ pub struct DocsFor<'a> {
     pub declined: bool,
     /// The monthly quota in words (`10000 requests`, `unlimited`).
     pub quota: &'a str,
+}
+
+/// The documentation of `integration` served at `base_url`, among `connectors` (all of them;
+/// those it may read are picked here), with `key` when it is being shown.
+pub fn docs_for_integration(
+    base_url: &str,
+    integration: &Integration,
+    connectors: &[Connector],
+    key: Option<&str>,
+) -> String {
+    let shared: Vec<(String, String)> = connectors
+        .iter()
+        .filter(|c| integration.sharing.allows(&c.id))
+        .map(|c| (c.name.clone(), c.id.to_string()))
+        .collect();
+    let quota = match integration.quota {
+        Quota::Limited(n) => format!("{n} requests"),
+        Quota::Unlimited => "unlimited requests".to_owned(),
+    };
+    integration_docs(&DocsFor {
+        base_url,
+        integration: &integration.name,
+        api_key: key,
+        connectors: &shared,
+        declined: integration.sharing == Sharing::Declined,
+        quota: &quota,
+    })
 }
 
 /// The placeholder written where the key goes when it is not shown.

@@ -42,7 +42,7 @@ pub use admin::{AdminConfig, LOGIN_LINK_MS};
 pub use connectors::connector_json;
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
-pub use integration_docs::{DocsFor, EXAMPLE_QUERY, KEY_PLACEHOLDER, integration_docs};
+pub use integration_docs::docs_for_integration;
 pub use search::hits_json;
 
 use crate::audit::AuditSink;

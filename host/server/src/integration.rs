@@ -2,7 +2,7 @@
 //! and keys. A running server sees every change on the integration's next request.
 
 use anyhow::{Context, bail};
-use quarry_api::{DocsFor, integration_docs};
+use quarry_api::docs_for_integration;
 use quarry_core::times::{parse_instant, rfc3339};
 use quarry_store::{ApiKey, Integration, Quota, Sharing, Store, now_ms};
 use serde_json::json;
@@ -143,25 +143,13 @@ async fn docs(
     base_url: &str,
     key: Option<&str>,
 ) -> anyhow::Result<String> {
-    let shared: Vec<(String, String)> = store
-        .connectors()
-        .await?
-        .into_iter()
-        .filter(|c| integration.sharing.allows(&c.id))
-        .map(|c| (c.name, c.id.to_string()))
-        .collect();
-    let quota = match integration.quota {
-        Quota::Limited(n) => format!("{n} requests"),
-        Quota::Unlimited => "unlimited requests".to_owned(),
-    };
-    Ok(integration_docs(&DocsFor {
+    let connectors = store.connectors().await?;
+    Ok(docs_for_integration(
         base_url,
-        integration: &integration.name,
-        api_key: key,
-        connectors: &shared,
-        declined: integration.sharing == Sharing::Declined,
-        quota: &quota,
-    }))
+        integration,
+        &connectors,
+        key,
+    ))
 }
 
 fn print_key(integration: &Integration, key: &ApiKey, json: bool, verb: &str) {

@@ -30,8 +30,8 @@ pub async fn add_connector(
 ) -> Result<Connector, SyncError> {
     let plugin = plugins.get(&request.plugin_id).ok_or_else(|| {
         let installed: Vec<String> = plugins.all().iter().map(|p| p.id().to_owned()).collect();
-        SyncError::PluginMissing(format!(
-            "{} (installed: {})",
+        SyncError::Invalid(format!(
+            "plugin {:?} is not installed (installed: {})",
             request.plugin_id,
             installed.join(", ")
         ))

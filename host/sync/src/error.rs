@@ -11,7 +11,7 @@ pub enum SyncError {
     #[error("{0}")]
     Plugin(#[from] RuntimeError),
     /// The connector's plugin is not installed.
-    #[error("plugin {0} is not installed; install it or remove the connector")]
+    #[error("plugin {0:?} is not installed; install it or remove the connector")]
     PluginMissing(String),
     /// A connector's settings are wrong (the message names the field and the fix).
     #[error("{0}")]

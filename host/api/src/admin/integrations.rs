@@ -17,7 +17,7 @@ use super::{admin_json, respond, store_error};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::input::{Fields, json_object};
-use crate::integration_docs::{DocsFor, integration_docs};
+use crate::integration_docs::docs_for_integration;
 
 /// `GET /admin/v1/integrations`.
 pub(crate) async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
@@ -389,21 +389,5 @@ pub(crate) fn docs_text(
     connectors: &[Connector],
     key: Option<&str>,
 ) -> String {
-    let shared: Vec<(String, String)> = connectors
-        .iter()
-        .filter(|c| integration.sharing.allows(&c.id))
-        .map(|c| (c.name.clone(), c.id.to_string()))
-        .collect();
-    let quota = match integration.quota {
-        Quota::Limited(n) => format!("{n} requests"),
-        Quota::Unlimited => "unlimited requests".to_owned(),
-    };
-    integration_docs(&DocsFor {
-        base_url: &state.config.public_url,
-        integration: &integration.name,
-        api_key: key,
-        connectors: &shared,
-        declined: integration.sharing == Sharing::Declined,
-        quota: &quota,
-    })
+    docs_for_integration(&state.config.public_url, integration, connectors, key)
 }
