@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use quarry_core::ErrorKind;
 use quarry_core::times::rfc3339;
-use quarry_store::{Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
+use quarry_store::{ApiKey, Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
 use serde_json::{Map, Value, json};
 
 use super::session::{signed_change, signed_in};
@@ -75,14 +75,12 @@ pub(crate) async fn create(
             .await
             .map_err(|e| store_error(e, "name"))?;
         tracing::info!(integration = %integration.id, "integration created in the settings page");
-        let docs = docs_text(&state, &integration, &connectors, Some(key.expose()));
-        Ok(admin_json(
+        Ok(key_answer(
+            &state,
             StatusCode::CREATED,
-            &json!({
-                "integration": integration_json(&integration, &connectors),
-                "api_key": key.expose(),
-                "docs": docs,
-            }),
+            &integration,
+            &connectors,
+            &key,
         ))
     })
     .await
@@ -121,14 +119,12 @@ pub(crate) async fn rotate(
             .await
             .map_err(|e| store_error(e, "integration"))?;
         let connectors = all_connectors(&state).await?;
-        let docs = docs_text(&state, &integration, &connectors, Some(key.expose()));
-        Ok(admin_json(
+        Ok(key_answer(
+            &state,
             StatusCode::OK,
-            &json!({
-                "integration": integration_json(&integration, &connectors),
-                "api_key": key.expose(),
-                "docs": docs,
-            }),
+            &integration,
+            &connectors,
+            &key,
         ))
     })
     .await
@@ -380,6 +376,25 @@ fn summary_json(s: &IntegrationSummary, connectors: &[Connector]) -> Value {
     row.insert("last_used".into(), json!(s.last_used_ms.map(rfc3339)));
     row.insert("active_keys".into(), json!(s.active_keys));
     Value::Object(row)
+}
+
+/// The one answer that carries a key: the integration, the key and its documentation.
+fn key_answer(
+    state: &AppState,
+    status: StatusCode,
+    integration: &Integration,
+    connectors: &[Connector],
+    key: &ApiKey,
+) -> Response {
+    let docs = docs_text(state, integration, connectors, Some(key.expose()));
+    admin_json(
+        status,
+        &json!({
+            "integration": integration_json(integration, connectors),
+            "api_key": key.expose(),
+            "docs": docs,
+        }),
+    )
 }
 
 /// The generated documentation of `integration`.
