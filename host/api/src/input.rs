@@ -160,6 +160,15 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Records `name` as missing when it is absent; `hint` completes "`name` is required".
+    pub(crate) fn require(&mut self, name: &str, hint: &str) {
+        if self.object.get(name).is_none() {
+            let field = self.name(name);
+            self.problems
+                .add(&field, "required", format!("{field} is required{hint}"));
+        }
+    }
+
     /// The value of a field, if present.
     pub(crate) fn get(&self, name: &str) -> Option<&'a Value> {
         self.object.get(name)

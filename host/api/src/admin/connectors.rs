@@ -51,13 +51,7 @@ pub(crate) async fn add(
         let name = fields.string("name").map(str::trim).map(str::to_owned);
         let plugin = fields.string("plugin").map(str::to_owned);
         for required in ["name", "plugin", "settings"] {
-            if fields.get(required).is_none() {
-                fields.problems.add(
-                    required,
-                    "required",
-                    format!("{required} is required"),
-                );
-            }
+            fields.require(required, "");
         }
         let mut values = BTreeMap::new();
         match fields.get("settings") {

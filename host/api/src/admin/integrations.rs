@@ -53,13 +53,7 @@ pub(crate) async fn create(
         let mut fields = Fields::new(&object, "");
         fields.reject_unknown(&["name", "sharing", "quota"]);
         let name = fields.string("name").map(str::trim);
-        if fields.get("name").is_none() {
-            fields.problems.add(
-                "name",
-                "required",
-                "name is required: how you will recognise this integration",
-            );
-        }
+        fields.require("name", ": how you will recognise this integration");
         let sharing = read_sharing(&mut fields, &connectors);
         let quota = read_quota(&mut fields);
         fields.problems.finish()?;
@@ -203,13 +197,7 @@ pub(crate) async fn set_quota(
         let mut fields = Fields::new(&object, "");
         fields.reject_unknown(&["quota"]);
         let quota = read_quota(&mut fields);
-        if fields.get("quota").is_none() {
-            fields.problems.add(
-                "quota",
-                "required",
-                "quota is required: requests per month, or \"unlimited\"",
-            );
-        }
+        fields.require("quota", ": requests per month, or \"unlimited\"");
         fields.problems.finish()?;
         let quota = quota.ok_or_else(|| ApiError::internal("quota", &"lost"))?;
         state
@@ -268,13 +256,7 @@ fn read_sharing(fields: &mut Fields<'_>, connectors: &[Connector]) -> Option<Sha
     let mut inner = Fields::new(object, "sharing.");
     inner.reject_unknown(&["mode", "connectors"]);
     let mode = inner.choice("mode", &["all", "selected", "declined"]);
-    if inner.get("mode").is_none() {
-        inner.problems.add(
-            "sharing.mode",
-            "required",
-            "sharing.mode is required: all, selected or declined",
-        );
-    }
+    inner.require("mode", ": all, selected or declined");
     let ids = inner.string_list("connectors");
     let sharing = match (mode, ids) {
         (Some("all"), None) => Some(Sharing::All),

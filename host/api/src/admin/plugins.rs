@@ -50,13 +50,10 @@ pub(crate) async fn stage(
         let manifest = fields.string("manifest").map(str::to_owned);
         let encoded = fields.string("component_base64");
         for required in ["manifest", "component_base64"] {
-            if fields.get(required).is_none() {
-                fields.problems.add(
-                    required,
-                    "required",
-                    format!("{required} is required (the quarry-plugin.toml text and the component file)"),
-                );
-            }
+            fields.require(
+                required,
+                " (the quarry-plugin.toml text and the component file)",
+            );
         }
         let component = encoded.and_then(|e| {
             match base64::engine::general_purpose::STANDARD.decode(e.trim()) {
@@ -133,9 +130,7 @@ pub(crate) async fn install(
         let stage_id = fields.string("stage_id").map(str::to_owned);
         let grant = fields.boolean("grant");
         for required in ["stage_id", "grant"] {
-            if fields.get(required).is_none() {
-                fields.problems.add(required, "required", format!("{required} is required"));
-            }
+            fields.require(required, "");
         }
         fields.problems.finish()?;
         let (Some(stage_id), Some(grant)) = (stage_id, grant) else {
