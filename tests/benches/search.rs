@@ -169,6 +169,7 @@ fn prepare(q: &Quarry, folder: &std::path::Path) -> String {
                         folder.to_string_lossy().into_owned(),
                     )]),
                     grant_dirs: BTreeMap::new(),
+                    grant_hosts: Vec::new(),
                 },
                 quarry_store::now_ms(),
             )

@@ -10,6 +10,7 @@ pub mod http;
 pub mod pdf;
 pub mod quarry;
 pub mod rng;
+pub mod web;
 
 use std::path::PathBuf;
 

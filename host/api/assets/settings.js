@@ -429,8 +429,8 @@ function renderPluginFields() {
     } else {
       input = el("input", {
         id, dataset: { key: field.key }, autocomplete: "off", spellcheck: "false",
-        type: field.type === "password" ? "password" : field.type === "number" ? "number" : "text",
-        placeholder: field.type === "directory" ? "/full/path/to/folder" : (field.default || ""),
+        type: field.type === "password" ? "password" : field.type === "number" ? "number" : field.type === "url" ? "url" : "text",
+        placeholder: field.type === "directory" ? "/full/path/to/folder" : field.type === "url" ? "https://example.com/feed.xml" : (field.default || ""),
       });
     }
     box.append(label, input);

@@ -11,8 +11,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use quarry_core::{ConnectorId, DocId, ErrorKind};
-use quarry_runtime::{Grant, GuestError, Session};
-use quarry_store::{CatalogDoc, Connector};
+use quarry_runtime::{Grant, GuestError, Session, Usage};
+use quarry_store::{CatalogDoc, Connector, Store};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -102,6 +102,9 @@ async fn download(
         (size, session, id, locator)
     })
     .await?;
+    if stat.is_err() {
+        record_usage(state.store.clone(), connector.id.clone(), session.usage()).await;
+    }
     let total = stat.map_err(|e| match e.guest_error() {
         Some(GuestError::NotFound(_)) => ApiError::new(
             ErrorKind::NotFound,
@@ -137,8 +140,11 @@ async fn download(
     };
 
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_AHEAD);
+    let (store, connector_id) = (state.store.clone(), connector.id.clone());
+    let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         stream_file(&mut session, &id, &locator, start, length, &tx);
+        runtime.block_on(record_usage(store, connector_id, session.usage()));
     });
     let mut response = Response::new(Body::from_stream(ReceiverStream::new(rx)));
     *response.status_mut() = status;
@@ -215,10 +221,20 @@ fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiE
             &format!("plugin {:?} is not installed", connector.plugin_id),
         )
     })?;
-    let grant = Grant::from_dirs(&connector.grant_dirs);
+    let grant = Grant::from_stored(&connector.grant_dirs, &connector.grant_hosts);
     plugin
         .session(&connector.config, &grant, None)
         .map_err(|e| ApiError::internal("opening a plugin session", &e))
+}
+
+/// Adds what a download's plugin calls cost to the connector's totals.
+async fn record_usage(store: Store, connector: ConnectorId, usage: Usage) {
+    if let Err(e) = store
+        .add_plugin_usage(&connector, &quarry_sync::plugin_usage(&usage))
+        .await
+    {
+        tracing::warn!(%connector, "cannot record the plugin's usage: {e}");
+    }
 }
 
 async fn blocking<T: Send + 'static>(

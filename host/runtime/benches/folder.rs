@@ -179,7 +179,7 @@ fn listing(plugin: &quarry_runtime::Plugin, root: &Path) -> Pass {
 
 fn run_component(plugin: &quarry_runtime::Plugin, root: &Path, extract: bool) -> Pass {
     let values = BTreeMap::from([("folder".to_owned(), root.to_string_lossy().into_owned())]);
-    let grant = Grant::for_directories(plugin.manifest(), &values);
+    let grant = Grant::for_settings(plugin.manifest(), &values);
     let started = Instant::now();
     let mut session = plugin.session(&values, &grant, None).expect("session");
     let mut pass = Pass {

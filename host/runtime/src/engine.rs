@@ -80,6 +80,9 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| engine_error(format!("linking WASI: {e:#}")))?;
+        // Outgoing HTTP, gated per instance by the connector's granted hosts (`network.rs`).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(|e| engine_error(format!("linking WASI HTTP: {e:#}")))?;
         v0_1_0::Connector::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_error(format!("linking the host interface: {e:#}")))?;
 

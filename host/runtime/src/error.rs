@@ -109,6 +109,24 @@ pub enum RuntimeError {
         /// The plugin's error.
         error: GuestError,
     },
+    /// The plugin failed after the host refused it a connection to a host outside its grant.
+    #[error(
+        "plugin {plugin}: {call}: the host refused a connection to {}: not in this connector's grant (granted hosts: {}); the plugin then failed: {plugin_said}",
+        hosts.join(", "),
+        if granted.is_empty() { "none".to_owned() } else { granted.join(", ") }
+    )]
+    NetworkDenied {
+        /// Plugin id.
+        plugin: String,
+        /// The WIT function called.
+        call: &'static str,
+        /// The hosts refused (`host:port` as the plugin asked for them).
+        hosts: Vec<String>,
+        /// The hosts the connector may reach.
+        granted: Vec<String>,
+        /// The error that followed, as the host saw it.
+        plugin_said: String,
+    },
     /// A file of the runtime's own (the component cache) could not be used.
     #[error("{}: {source}", path.display())]
     Io {

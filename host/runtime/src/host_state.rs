@@ -6,9 +6,11 @@ use std::sync::Arc;
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::v0_1_0::quarry::connector::{host, types};
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
+use crate::network::NetworkGate;
 use crate::stdio::TailCapture;
 
 /// A progress report from a plugin (WIT `host.progress`).
@@ -30,6 +32,8 @@ pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 /// State of one plugin instance.
 pub struct HostState {
     pub(crate) wasi: WasiCtx,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) gate: NetworkGate,
     pub(crate) table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) plugin: Arc<str>,
@@ -42,6 +46,7 @@ pub struct HostState {
 impl HostState {
     pub(crate) fn new(
         wasi: WasiCtx,
+        gate: NetworkGate,
         limiter: MemoryLimiter,
         plugin: Arc<str>,
         config: Vec<(String, String)>,
@@ -50,6 +55,8 @@ impl HostState {
     ) -> Self {
         HostState {
             wasi,
+            http: WasiHttpCtx::new(),
+            gate,
             table: ResourceTable::new(),
             limiter,
             plugin,
@@ -66,6 +73,16 @@ impl WasiView for HostState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.gate,
         }
     }
 }
@@ -124,7 +141,8 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
 /// cap was hit, so a crash that follows can be reported as what it is.
 pub struct MemoryLimiter {
     limit: u64,
-    used: u64,
+    /// Bytes of linear memory the instance has (memories only grow, so this is also its peak).
+    pub(crate) used: u64,
     pub(crate) hit: bool,
 }
 

@@ -4,7 +4,7 @@
 //! epoch deadlines) and a cache of compiled components. [`Runtime::load`] turns a plugin folder
 //! (manifest + component) into a [`Plugin`]; [`Plugin::session`] gives a sandboxed instance
 //! configured from the connector's settings and the user's [`Grant`] only: granted folders
-//! read-only, no network, no environment, no other files. Every call is bounded by [`Limits`].
+//! read-only, HTTP only to granted hosts, no environment, no other files. Every call is bounded by [`Limits`].
 
 mod bindings;
 mod convert;
@@ -14,10 +14,12 @@ mod host_state;
 mod install;
 mod limits;
 mod manifest;
+mod network;
 mod plugin;
 mod plugin_set;
 mod settings;
 mod stdio;
+mod usage;
 
 pub use bindings::SUPPORTED_WIT_VERSIONS;
 pub use engine::{Runtime, RuntimeConfig};
@@ -29,3 +31,4 @@ pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest
 pub use plugin::{Plugin, Session};
 pub use plugin_set::PluginSet;
 pub use settings::Grant;
+pub use usage::Usage;

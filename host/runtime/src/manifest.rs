@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::RuntimeError;
 use crate::bindings::SUPPORTED_WIT_VERSIONS;
+use crate::network::{check_host_entry, entry_for_url};
 
 /// File name of a manifest, next to the component it describes.
 pub const MANIFEST_FILE: &str = "quarry-plugin.toml";
@@ -112,14 +113,19 @@ pub enum FieldKind {
     /// A folder on this machine, mounted read-only in the sandbox: this is the filesystem
     /// capability, and the user grants it when adding the connector.
     Directory,
+    /// An `http://` or `https://` URL: the plugin may reach its host (and port) over HTTP. This
+    /// is the network capability of sources the user names (a feed, an API); the user grants
+    /// the host when adding the connector.
+    Url,
 }
 
 /// Capabilities beyond reading `directory` fields.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Capabilities {
-    /// Hosts the plugin may reach over outgoing HTTP. This host version grants no network
-    /// access to plugins, so a manifest that asks for any is refused at load.
+    /// Hosts the plugin always needs to reach over outgoing HTTP (`api.example.com`, or
+    /// `host:port`), besides the hosts of its `url` fields. Shown to the user at install and
+    /// granted when a connector is added.
     #[serde(default)]
     pub network: Vec<String>,
 }
@@ -193,11 +199,8 @@ impl Manifest {
                 return Err(format!("config key {:?} is declared twice", field.key));
             }
         }
-        if !self.capabilities.network.is_empty() {
-            return Err(format!(
-                "capabilities.network asks for {:?}, but this host grants plugins no network access",
-                self.capabilities.network
-            ));
+        for host in &self.capabilities.network {
+            check_host_entry(host).map_err(|e| format!("capabilities.network: {e}"))?;
         }
         Ok(())
     }
@@ -236,6 +239,7 @@ impl ConfigField {
             FieldKind::Directory if !Path::new(value).is_absolute() => {
                 Err(format!("must be an absolute path, got {value:?}"))
             }
+            FieldKind::Url => entry_for_url(value).map(|_| ()),
             _ => Ok(()),
         }
     }
@@ -302,13 +306,18 @@ mod tests {
                 "whole number",
             ),
             (
-                format!("{GOOD}\n[capabilities]\nnetwork = [\"example.com\"]"),
-                "no network access",
+                format!("{GOOD}\n[capabilities]\nnetwork = [\"https://example.com/\"]"),
+                "no scheme, no path",
             ),
         ];
         for (text, expected) in cases {
             let err = Manifest::parse(&text).expect_err(expected);
             assert!(err.contains(expected), "{err} should mention {expected}");
         }
+        let asks = Manifest::parse(&format!(
+            "{GOOD}\n[capabilities]\nnetwork = [\"api.example.com\", \"127.0.0.1:8080\"]"
+        ))
+        .expect("hosts are a capability a plugin may ask for");
+        assert_eq!(asks.capabilities.network.len(), 2);
     }
 }

@@ -20,8 +20,10 @@ use crate::engine::{EPOCH_TICK, EpochTicker};
 use crate::host_state::{HostState, MemoryLimiter, ProgressFn};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
+use crate::network::{HostGrant, NetworkGate};
 use crate::settings::{Grant, SandboxSetup, resolve};
 use crate::stdio::TailCapture;
+use crate::usage::{Usage, thread_cpu_time};
 use crate::{Runtime, RuntimeError, convert};
 
 /// A plugin ready to run: manifest checked, component compiled and linked. Cheap to clone.
@@ -177,6 +179,7 @@ impl Plugin {
             setup,
             progress,
             live: None,
+            usage: Usage::default(),
         })
     }
 
@@ -202,6 +205,7 @@ pub struct Session {
     setup: SandboxSetup,
     progress: Option<ProgressFn>,
     live: Option<Live>,
+    usage: Usage,
 }
 
 struct Live {
@@ -213,6 +217,11 @@ impl Session {
     /// The plugin this session runs.
     pub fn plugin(&self) -> &Plugin {
         &self.plugin
+    }
+
+    /// What this session's calls have cost so far.
+    pub fn usage(&self) -> Usage {
+        self.usage
     }
 
     /// Lists one batch (WIT `list-docs`).
@@ -284,23 +293,41 @@ impl Session {
             None => self.instantiate(call, ticks)?,
         };
         live.store.set_epoch_deadline(ticks);
+        let cpu_before = thread_cpu_time();
         let result = f(&live.bindings, &mut live.store);
-        match result {
+        self.usage.calls += 1;
+        self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
+        let state = live.store.data();
+        self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);
+        let denied = state.gate.take_denied();
+        let outcome = match result {
             Ok(Ok(value)) => {
                 self.live = Some(live);
-                Ok(value)
+                return Ok(value);
             }
             Ok(Err(error)) => {
                 self.live = Some(live);
-                Err(RuntimeError::Guest {
+                RuntimeError::Guest {
                     plugin: self.plugin.id().to_owned(),
                     call,
                     error: convert::guest_error(error),
-                })
+                }
             }
             // The instance is dropped: after a trap its state cannot be trusted.
-            Err(error) => Err(classify(&self.plugin, call, &error, live.store.data())),
+            Err(error) => classify(&self.plugin, call, &error, live.store.data()),
+        };
+        self.usage.failed_calls += 1;
+        if denied.is_empty() {
+            return Err(outcome);
         }
+        // The plugin failed after the host refused it a host: that refusal is the news.
+        Err(RuntimeError::NetworkDenied {
+            plugin: self.plugin.id().to_owned(),
+            call,
+            hosts: denied,
+            granted: self.setup.hosts.clone(),
+            plugin_said: outcome.to_string(),
+        })
     }
 
     fn instantiate(&self, call: &'static str, ticks: u64) -> Result<Live, RuntimeError> {
@@ -317,8 +344,10 @@ impl Session {
                     message: format!("cannot open the granted folder {}: {e:#}", host.display()),
                 })?;
         }
+        let gate = NetworkGate::new(HostGrant::new(&self.setup.hosts), inner.limits.call_timeout);
         let state = HostState::new(
             wasi.build(),
+            gate,
             MemoryLimiter::new(inner.limits.memory_bytes),
             inner.id.clone(),
             self.setup.config.clone(),

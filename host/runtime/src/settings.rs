@@ -6,27 +6,33 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::manifest::{FieldKind, Manifest};
+use crate::network::{check_host_entry, entry_for_url};
 
 /// What the user allowed a connector to do. Anything not here is denied.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grant {
     /// Folders the plugin may read, by the `directory` field that names them.
     pub directories: BTreeMap<String, PathBuf>,
+    /// Hosts the plugin may reach over HTTP: `host` (ports 80 and 443) or `host:port`.
+    pub hosts: Vec<String>,
 }
 
 impl Grant {
-    /// A grant of folders kept as text: directory field -> host folder.
-    pub fn from_dirs(dirs: &BTreeMap<String, String>) -> Grant {
+    /// A grant kept as text: directory field -> host folder, and the granted hosts.
+    pub fn from_stored(dirs: &BTreeMap<String, String>, hosts: &[String]) -> Grant {
         Grant {
             directories: dirs
                 .iter()
                 .map(|(field, folder)| (field.clone(), PathBuf::from(folder)))
                 .collect(),
+            hosts: hosts.to_vec(),
         }
     }
 
-    /// The grant a user gives by approving every folder named in `values`' directory fields.
-    pub fn for_directories(manifest: &Manifest, values: &BTreeMap<String, String>) -> Grant {
+    /// The grant a user gives by adding a connector with these settings: every folder named in
+    /// its `directory` fields, the host of every `url` field, and the hosts the manifest's
+    /// `capabilities.network` asks for (shown to the user when the plugin was installed).
+    pub fn for_settings(manifest: &Manifest, values: &BTreeMap<String, String>) -> Grant {
         let directories = manifest
             .config
             .iter()
@@ -37,7 +43,16 @@ impl Grant {
                     .map(|v| (f.key.clone(), PathBuf::from(v)))
             })
             .collect();
-        Grant { directories }
+        let mut hosts: Vec<String> = manifest.capabilities.network.clone();
+        for field in manifest.config.iter().filter(|f| f.kind == FieldKind::Url) {
+            let value = values.get(&field.key).or(field.default.as_ref());
+            if let Some(entry) = value.and_then(|v| entry_for_url(v).ok()) {
+                hosts.push(entry);
+            }
+        }
+        hosts.sort();
+        hosts.dedup();
+        Grant { directories, hosts }
     }
 }
 
@@ -47,6 +62,8 @@ pub(crate) struct SandboxSetup {
     pub(crate) config: Vec<(String, String)>,
     /// (host folder, guest path) pairs, mounted read-only.
     pub(crate) mounts: Vec<(PathBuf, String)>,
+    /// Hosts the sandbox may reach over HTTP.
+    pub(crate) hosts: Vec<String>,
 }
 
 impl fmt::Debug for SandboxSetup {
@@ -58,6 +75,7 @@ impl fmt::Debug for SandboxSetup {
                 &self.config.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
             .field("mounts", &self.mounts)
+            .field("hosts", &self.hosts)
             .finish()
     }
 }
@@ -117,10 +135,52 @@ pub(crate) fn resolve(
             config.push((field.key.clone(), guest.clone()));
             mounts.push((host, guest));
         } else {
+            if field.kind == FieldKind::Url {
+                let entry = entry_for_url(value).map_err(|e| format!("`{}` {e}", field.key))?;
+                if !grant_covers(&grant.hosts, &entry) {
+                    return Err(format!(
+                        "`{}`: connecting to {entry} was not granted (granted hosts: {})",
+                        field.key,
+                        list_or_none(&grant.hosts)
+                    ));
+                }
+            }
             config.push((field.key.clone(), value.clone()));
         }
     }
-    Ok(SandboxSetup { config, mounts })
+    if let Some(asked) = manifest
+        .capabilities
+        .network
+        .iter()
+        .find(|h| !grant_covers(&grant.hosts, h))
+    {
+        return Err(format!(
+            "capabilities.network asks for {asked}, which this connector's grant does not include (granted hosts: {}); add the connector again to grant it",
+            list_or_none(&grant.hosts)
+        ));
+    }
+    for host in &grant.hosts {
+        check_host_entry(host).map_err(|e| format!("the grant's host {e}"))?;
+    }
+    Ok(SandboxSetup {
+        config,
+        mounts,
+        hosts: grant.hosts.clone(),
+    })
+}
+
+/// Whether the granted `hosts` include `entry` as such (`example.com` is not covered by
+/// `example.com:8443`, nor the other way round).
+fn grant_covers(hosts: &[String], entry: &str) -> bool {
+    hosts.iter().any(|h| h.eq_ignore_ascii_case(entry))
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
 }
 
 #[cfg(test)]
@@ -164,7 +224,7 @@ mod tests {
         let path = dir.path().to_string_lossy().into_owned();
         let m = manifest();
         let v = values(&[("folder", &path), ("token", "s3cret")]);
-        let setup = resolve(&m, &v, &Grant::for_directories(&m, &v))?;
+        let setup = resolve(&m, &v, &Grant::for_settings(&m, &v))?;
         assert_eq!(
             setup.config,
             vec![
@@ -209,7 +269,7 @@ mod tests {
             assert!(err.contains(expected), "{err} should mention {expected}");
         }
         let v = values(&[("folder", &path), ("limit", "many")]);
-        let err = resolve(&m, &v, &Grant::for_directories(&m, &v)).expect_err("bad number");
+        let err = resolve(&m, &v, &Grant::for_settings(&m, &v)).expect_err("bad number");
         assert!(err.contains("`limit` must be a whole number"), "{err}");
     }
 }

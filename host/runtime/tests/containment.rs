@@ -166,6 +166,7 @@ fn reads_outside_the_granted_folder_are_denied() {
     );
 }
 
+/// An empty grant blocks all network: sockets, name lookups and `wasi:http` alike.
 #[test]
 fn network_access_is_denied() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -185,6 +186,13 @@ fn network_access_is_denied() {
         "{report}"
     );
     assert!(report.contains("DENIED dns localhost"), "{report}");
+    for host in ["127.0.0.1", "localhost"] {
+        assert!(
+            report.contains(&format!("DENIED http http://{host}:{port}/"))
+                && report.contains("refused a connection"),
+            "{report}"
+        );
+    }
     assert!(!report.contains("CONNECTED"), "{report}");
     assert!(
         listener.accept().is_err(),

@@ -72,6 +72,21 @@ pub struct NewConnector {
     pub config: BTreeMap<String, String>,
     /// Folders the user granted, by directory field.
     pub grant_dirs: BTreeMap<String, String>,
+    /// Hosts the user granted (`host` or `host:port`).
+    pub grant_hosts: Vec<String>,
+}
+
+/// What a connector's plugin calls have cost since it was added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PluginUsage {
+    /// Calls made.
+    pub calls: u64,
+    /// Calls that failed.
+    pub failed_calls: u64,
+    /// CPU time of the calls, in microseconds.
+    pub cpu_us: u64,
+    /// The most memory one instance held, in bytes.
+    pub peak_memory_bytes: u64,
 }
 
 /// A connector.
@@ -89,6 +104,10 @@ pub struct Connector {
     pub config: BTreeMap<String, String>,
     /// Folders the user granted, by directory field.
     pub grant_dirs: BTreeMap<String, String>,
+    /// Hosts the user granted (`host` or `host:port`).
+    pub grant_hosts: Vec<String>,
+    /// What its plugin calls have cost.
+    pub usage: PluginUsage,
     /// When it was added.
     pub created_ms: i64,
     /// What it is doing.
@@ -133,8 +152,8 @@ impl Store {
         };
         let inserted = sqlx::query(
             "INSERT INTO connectors (id, name, plugin_id, plugin_version, config, grant_dirs,
-                                     created_ms, status, sync_requested_ms)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'idle', ?)",
+                                     grant_hosts, created_ms, status, sync_requested_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'idle', ?)",
         )
         .bind(&id)
         .bind(&name)
@@ -142,6 +161,10 @@ impl Store {
         .bind(&new.plugin_version)
         .bind(json(&new.config)?)
         .bind(json(&new.grant_dirs)?)
+        .bind(
+            serde_json::to_string(&new.grant_hosts)
+                .map_err(|e| StoreError::Invalid(e.to_string()))?,
+        )
         .bind(now_ms)
         .bind(now_ms)
         .execute(&self.pool)
@@ -152,6 +175,33 @@ impl Store {
         self.connector(&ConnectorId::parse(id).map_err(|e| StoreError::Invalid(e.to_string()))?)
             .await?
             .ok_or_else(|| StoreError::Db("the new connector vanished".into()))
+    }
+
+    /// Adds the cost of a run of plugin calls to a connector's totals (the peak is a maximum).
+    pub async fn add_plugin_usage(
+        &self,
+        id: &ConnectorId,
+        usage: &PluginUsage,
+    ) -> Result<(), StoreError> {
+        if usage.calls == 0 {
+            return Ok(());
+        }
+        let _turn = self.write_turn().await;
+        sqlx::query(
+            "UPDATE connectors SET plugin_calls = plugin_calls + ?,
+                    plugin_failed_calls = plugin_failed_calls + ?,
+                    plugin_cpu_us = plugin_cpu_us + ?,
+                    plugin_peak_memory_bytes = MAX(plugin_peak_memory_bytes, ?)
+             WHERE id = ?",
+        )
+        .bind(to_i64(usage.calls))
+        .bind(to_i64(usage.failed_calls))
+        .bind(to_i64(usage.cpu_us))
+        .bind(to_i64(usage.peak_memory_bytes))
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// Every connector (not removed), by name.
@@ -410,6 +460,15 @@ fn connector_from_row(row: &SqliteRow) -> Result<Connector, StoreError> {
         plugin_version: row.try_get("plugin_version")?,
         config: map("config")?,
         grant_dirs: map("grant_dirs")?,
+        grant_hosts: serde_json::from_str(&row.try_get::<String, _>("grant_hosts")?).map_err(
+            |e| StoreError::Db(format!("connectors.grant_hosts is not a JSON array: {e}")),
+        )?,
+        usage: PluginUsage {
+            calls: to_u64(row.try_get("plugin_calls")?),
+            failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
+            cpu_us: to_u64(row.try_get("plugin_cpu_us")?),
+            peak_memory_bytes: to_u64(row.try_get("plugin_peak_memory_bytes")?),
+        },
         created_ms: row.try_get("created_ms")?,
         status,
         last_sync_ms: row.try_get("last_sync_ms")?,

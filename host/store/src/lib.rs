@@ -31,7 +31,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
-pub use connectors::{Connector, ConnectorStatus, NewConnector, SyncProgress};
+pub use connectors::{Connector, ConnectorStatus, NewConnector, PluginUsage, SyncProgress};
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
 pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};

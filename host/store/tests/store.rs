@@ -23,6 +23,7 @@ fn folder(name: &str) -> NewConnector {
         plugin_version: "0.1.0".to_owned(),
         config: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
         grant_dirs: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
+        grant_hosts: Vec::new(),
     }
 }
 

@@ -22,7 +22,8 @@ pub struct ConnectorRequest {
     pub values: BTreeMap<String, String>,
 }
 
-/// Adds the connector; every folder named in a directory field is granted read-only.
+/// Adds the connector; every folder named in a directory field is granted read-only, and the
+/// hosts of its URL fields and of the manifest's `capabilities.network` may be reached over HTTP.
 pub async fn add_connector(
     store: &Store,
     plugins: &PluginSet,
@@ -44,15 +45,15 @@ pub async fn add_connector(
             *value = real_folder(&field.label, value)?;
         }
     }
-    // The folders granted, as stored: directory field -> folder.
-    let grant_dirs: BTreeMap<String, String> = plugin
-        .manifest()
-        .config
+    // What the settings grant: their folders, the hosts of their URLs, and the hosts the
+    // manifest asks for (shown when the plugin was installed).
+    let grant = Grant::for_settings(plugin.manifest(), &request.values);
+    let grant_dirs: BTreeMap<String, String> = grant
+        .directories
         .iter()
-        .filter(|f| f.kind == FieldKind::Directory)
-        .filter_map(|f| Some((f.key.clone(), request.values.get(&f.key)?.clone())))
+        .map(|(field, folder)| (field.clone(), folder.to_string_lossy().into_owned()))
         .collect();
-    let grant = Grant::from_dirs(&grant_dirs);
+    let grant_hosts = grant.hosts.clone();
     let values = request.values.clone();
     let checking = plugin.clone();
     tokio::task::spawn_blocking(move || checking.validate_config(&values, &grant))
@@ -65,6 +66,7 @@ pub async fn add_connector(
                 plugin_id: plugin.id().to_owned(),
                 plugin_version: plugin.manifest().version.clone(),
                 grant_dirs,
+                grant_hosts,
                 config: request.values,
             },
             now_ms(),

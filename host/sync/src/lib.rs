@@ -16,5 +16,5 @@ pub use adding::{ConnectorRequest, add_connector};
 pub use embed::embed_docs;
 pub use error::SyncError;
 pub use scheduler::{Scheduler, TICK};
-pub use syncer::{SyncReport, Syncer};
+pub use syncer::{SyncReport, Syncer, plugin_usage};
 pub use watch::{MAX_DELAY, QUIET, RESCAN_EVERY};

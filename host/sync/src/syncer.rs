@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use quarry_core::{ConnectorId, Coverage, DocId, SourceDoc};
 use quarry_embed::Embedder;
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
-use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session};
+use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session, Usage};
 use quarry_store::{
-    CatalogDoc, CommitBatch, Connector, ConnectorStatus, Store, SyncProgress, now_ms,
+    CatalogDoc, CommitBatch, Connector, ConnectorStatus, PluginUsage, Store, SyncProgress, now_ms,
 };
 use tokio::runtime::Handle;
 
@@ -139,12 +139,27 @@ impl Syncer {
             .plugins
             .get(&connector.plugin_id)
             .ok_or_else(|| SyncError::PluginMissing(connector.plugin_id.clone()))?;
-        let grant = Grant::from_dirs(&connector.grant_dirs);
+        let grant = Grant::from_stored(&connector.grant_dirs, &connector.grant_hosts);
         let name = connector.name.clone();
         let progress: ProgressFn = Arc::new(move |p: Progress| {
             tracing::debug!(connector = %name, done = p.done, total = ?p.total, "{}", p.message);
         });
         let mut session = plugin.session(&connector.config, &grant, Some(progress))?;
+        let result = self.listings(connector, &mut session, stop);
+        let usage = plugin_usage(&session.usage());
+        if let Err(e) = self.block(self.store.add_plugin_usage(&connector.id, &usage)) {
+            tracing::warn!(connector = %connector.name, "cannot record the plugin's usage: {e}");
+        }
+        result
+    }
+
+    /// Runs listings until the source has nothing more (see `run`).
+    fn listings(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        stop: &AtomicBool,
+    ) -> Result<SyncReport, SyncError> {
         // A full listing asked for starts from scratch, unless a listing is half-way: that one
         // goes on (it may be full already; if not, the request stays for the next sync).
         let from_scratch = connector.full_requested && !connector.listing_more;
@@ -174,7 +189,7 @@ impl Syncer {
                 // progress; what was written counts for the whole sync.
                 report.listed = 0;
             }
-            let more = self.batch(connector, &mut session, &mut listing, &mut report, stop)?;
+            let more = self.batch(connector, session, &mut listing, &mut report, stop)?;
             if !more && listing.unswept {
                 // A full listing resumed from a stored checkpoint has not seen what changed, while
                 // it was stopped, in the part it had already listed, nor can it tell what
@@ -373,6 +388,16 @@ impl SyncReport {
 }
 
 /// The catalog's entry for a document as listed, before its text is fetched.
+/// A session's cost as the store keeps it.
+pub fn plugin_usage(usage: &Usage) -> PluginUsage {
+    PluginUsage {
+        calls: usage.calls,
+        failed_calls: usage.failed_calls,
+        cpu_us: u64::try_from(usage.cpu.as_micros()).unwrap_or(u64::MAX),
+        peak_memory_bytes: usage.peak_memory_bytes,
+    }
+}
+
 fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
     CatalogDoc {
         doc_id: doc.id.clone(),

@@ -47,6 +47,7 @@ fn world() -> World {
                 plugin_version: "0.1.0".into(),
                 config: BTreeMap::from([("folder".to_owned(), path.clone())]),
                 grant_dirs: BTreeMap::from([("folder".to_owned(), path)]),
+                grant_hosts: Vec::new(),
             },
             now_ms(),
         ))
@@ -257,6 +258,7 @@ fn removed_connectors_are_purged_and_missing_plugins_reported() {
                 plugin_version: "1.0.0".into(),
                 config: BTreeMap::new(),
                 grant_dirs: BTreeMap::new(),
+                grant_hosts: Vec::new(),
             },
             now_ms(),
         ))

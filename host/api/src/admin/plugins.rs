@@ -185,6 +185,7 @@ fn plugin_json(plugin: &Plugin) -> Value {
                     FieldKind::Number => "number",
                     FieldKind::Bool => "bool",
                     FieldKind::Directory => "directory",
+                    FieldKind::Url => "url",
                 },
                 "required": f.required,
                 "default": f.default,

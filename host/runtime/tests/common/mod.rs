@@ -31,7 +31,7 @@ pub fn settings(plugin: &Plugin, pairs: &[(&str, &str)]) -> (BTreeMap<String, St
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-    let grant = Grant::for_directories(plugin.manifest(), &values);
+    let grant = Grant::for_settings(plugin.manifest(), &values);
     (values, grant)
 }
 

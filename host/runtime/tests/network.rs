@@ -1,0 +1,180 @@
+//! Network connectors: `wasi:http` reaches exactly the granted hosts. Real components (the feed
+//! connector, the hostile test plugin) against HTTP servers on loopback.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{load, runtime, settings};
+use quarry_runtime::{Grant, Limits, RuntimeError};
+use quarry_tests::web::{WebServer, rss};
+
+fn feed_server() -> WebServer {
+    let server = WebServer::start();
+    server.put(
+        "/feed.xml",
+        "application/rss+xml",
+        &rss(&[
+            (
+                "a1",
+                "Quarterly report",
+                "&lt;p&gt;Revenue grew in the &lt;b&gt;third&lt;/b&gt; quarter.&lt;/p&gt;",
+            ),
+            ("a2", "Team offsite", "Plans for the offsite in Lisbon."),
+            ("a3", "Tom &amp; Jerry", "A cat and a mouse."),
+        ]),
+    );
+    server.require_basic("reader", "s3cret-feed-pass");
+    server
+}
+
+#[test]
+fn the_feed_connector_reads_a_granted_feed_with_credentials() {
+    let server = feed_server();
+    let runtime = runtime();
+    let plugin = load(&runtime, "feed", Limits::default());
+    let url = server.url("/feed.xml");
+    let (values, grant) = settings(
+        &plugin,
+        &[
+            ("feed_url", &url),
+            ("username", "reader"),
+            ("password", "s3cret-feed-pass"),
+        ],
+    );
+    assert_eq!(grant.hosts, vec![format!("127.0.0.1:{}", server.port())]);
+    plugin
+        .validate_config(&values, &grant)
+        .expect("the feed validates");
+    let mut session = plugin.session(&values, &grant, None).expect("session");
+    let batch = session.list_docs(None).expect("listing");
+    let titles: Vec<&str> = batch
+        .upserts
+        .iter()
+        .map(|d| d.meta.title.as_str())
+        .collect();
+    assert_eq!(titles, ["Quarterly report", "Team offsite", "Tom & Jerry"]);
+    assert_eq!(
+        batch.upserts[0].meta.update_time_ms,
+        1_793_523_600_000, // 2026-11-01T09:00:00Z
+    );
+    let first = &batch.upserts[0];
+    let text = session
+        .fetch_content(&first.id, &first.locator)
+        .expect("content")
+        .text;
+    assert!(
+        text.contains("Revenue grew in the third quarter."),
+        "{text}"
+    );
+    // The next listing asks conditionally and gets 304: nothing new.
+    let again = session
+        .list_docs(Some(&batch.checkpoint))
+        .expect("relisting");
+    assert!(again.upserts.is_empty());
+    let seen = server.seen();
+    assert!(seen.iter().any(|r| r.headers.contains_key("if-none-match")));
+    let usage = session.usage();
+    assert_eq!(
+        usage.calls, 3,
+        "list, fetch, list (validate ran in its own session): {usage:?}"
+    );
+    assert!(
+        usage.cpu.as_nanos() > 0 && usage.peak_memory_bytes > 0,
+        "{usage:?}"
+    );
+
+    // Wrong credentials: a configuration error that says what to check.
+    let (values, grant) = settings(
+        &plugin,
+        &[
+            ("feed_url", &url),
+            ("username", "reader"),
+            ("password", "wrong"),
+        ],
+    );
+    let err = plugin.validate_config(&values, &grant).expect_err("401");
+    assert!(
+        err.to_string().contains("check the user name and password"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_feed_url_outside_the_grant_is_refused_naming_the_host() {
+    let granted = feed_server();
+    let other = feed_server();
+    let runtime = runtime();
+    let plugin = load(&runtime, "feed", Limits::default());
+    let values: BTreeMap<String, String> =
+        BTreeMap::from([("feed_url".to_owned(), other.url("/feed.xml"))]);
+    let grant = Grant {
+        hosts: vec![format!("127.0.0.1:{}", granted.port())],
+        ..Grant::default()
+    };
+    let Err(err) = plugin.session(&values, &grant, None) else {
+        panic!("a session outside the grant must be refused");
+    };
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "connecting to 127.0.0.1:{} was not granted",
+            other.port()
+        )),
+        "{message}"
+    );
+    assert!(other.seen().is_empty());
+}
+
+#[test]
+fn the_host_refuses_requests_to_hosts_outside_the_grant() {
+    let granted = feed_server();
+    let other = feed_server();
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", Limits::default());
+    let grant = Grant {
+        hosts: vec![format!("127.0.0.1:{}", granted.port())],
+        ..Grant::default()
+    };
+    let fetch = |url: String| {
+        let values = BTreeMap::from([
+            ("mode".to_owned(), "fetch".to_owned()),
+            ("url".to_owned(), url),
+        ]);
+        plugin
+            .session(&values, &grant, None)
+            .expect("session")
+            .list_docs(None)
+    };
+    let ok = fetch(granted.url("/feed.xml")).expect("the granted host answers");
+    assert_eq!(ok.upserts[0].meta.title, "HTTP 401");
+    assert_eq!(granted.seen().len(), 1);
+
+    for url in [
+        other.url("/feed.xml"),
+        format!("http://localhost:{}/feed.xml", granted.port()),
+        format!("http://127.0.0.1:{}/feed.xml", granted.port() ^ 1),
+    ] {
+        let err = fetch(url.clone()).expect_err("outside the grant");
+        let authority = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        match &err {
+            RuntimeError::NetworkDenied {
+                hosts, granted: g, ..
+            } => {
+                assert_eq!(hosts, &vec![authority.clone()]);
+                assert_eq!(g, &grant.hosts);
+            }
+            other => panic!("expected a network refusal, got {other}"),
+        }
+        assert!(err.to_string().contains(&authority), "{err}");
+    }
+    assert!(
+        other.seen().is_empty(),
+        "no request reached the other server"
+    );
+}
