@@ -1,15 +1,11 @@
 //! Stable document ids and versions.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use quarry_sdk::fs::Stat;
-use sha2::{Digest, Sha256};
 
 /// The id of the file at relative path `rel`: `f_` and 128 bits of its SHA-256, URL-safe. The
 /// same path always gives the same id; a renamed file is a new document.
 pub fn doc_id(rel: &str) -> String {
-    let digest = Sha256::digest(rel.as_bytes());
-    format!("f_{}", URL_SAFE_NO_PAD.encode(&digest[..16]))
+    quarry_sdk::stable_id("f_", rel)
 }
 
 /// A version that changes whenever the file is written: size and modification time in

@@ -1,6 +1,18 @@
 //! Convenience constructors for the WIT records.
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+
 use crate::{Batch, Content, Coverage, DocMeta};
+
+/// A stable, valid document id for the source item named by `key` (a path, a message id, a
+/// URL): `prefix` and 128 bits of the key's SHA-256, URL-safe (24 characters with a two-letter
+/// prefix). The same key always gives the same id.
+pub fn stable_id(prefix: &str, key: &str) -> String {
+    let digest = Sha256::digest(key.as_bytes());
+    format!("{prefix}{}", URL_SAFE_NO_PAD.encode(&digest[..16]))
+}
 
 impl Batch {
     /// The final batch of a listing.

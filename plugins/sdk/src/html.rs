@@ -100,7 +100,7 @@ pub fn to_text(html: &str) -> (String, Option<String>) {
             }
         }
     }
-    (super::text::tidy(&out), title)
+    (crate::text::tidy(&out), title)
 }
 
 /// Appends a run of character data, entities decoded; whitespace collapses outside `<pre>`.
@@ -213,6 +213,27 @@ impl Tag {
             self_closing,
             len,
         })
+    }
+}
+
+/// The text of an XML entity reference by its name (`amp`, `#233`, `#xE9`): the five XML
+/// entities and character references; empty for anything else.
+pub fn resolve_xml_entity(name: &str) -> String {
+    match name {
+        "amp" => "&".into(),
+        "lt" => "<".into(),
+        "gt" => ">".into(),
+        "quot" => "\"".into(),
+        "apos" => "'".into(),
+        _ => {
+            let code = name
+                .strip_prefix("#x")
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()));
+            code.and_then(char::from_u32)
+                .map(String::from)
+                .unwrap_or_default()
+        }
     }
 }
 

@@ -28,7 +28,10 @@
 mod config;
 pub mod fs;
 mod helpers;
+pub mod html;
+pub mod http;
 mod log;
+pub mod text;
 
 /// The raw bindings generated from the WIT. Connector code rarely needs them directly.
 #[doc(hidden)]
@@ -46,6 +49,7 @@ pub use bindings::quarry::connector::types::{
     Batch, ConnectorError as Error, Content, Coverage, DocMeta, DocRef, FileChunk, LogLevel,
 };
 pub use config::Config;
+pub use helpers::stable_id;
 pub use log::{log, progress};
 
 /// WIT version this SDK implements.

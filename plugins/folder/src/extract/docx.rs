@@ -22,7 +22,7 @@ pub fn to_content(file: impl Read + Seek) -> Result<Content, Error> {
         text.push_str("\n\n");
         text.push_str(&notes);
     }
-    let mut content = Content::text(super::text::tidy(&text));
+    let mut content = Content::text(quarry_sdk::text::tidy(&text));
     if let Some(title) = core_title(&mut zip) {
         content = content.with_meta("title", title);
     }
@@ -63,7 +63,9 @@ fn part_text<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str) -> Result<Opti
                 out.push_str(&decoded);
             }
             Event::GeneralRef(r) if in_text => {
-                out.push_str(&resolve_entity(&r.decode().unwrap_or_default()));
+                out.push_str(&quarry_sdk::html::resolve_xml_entity(
+                    &r.decode().unwrap_or_default(),
+                ));
             }
             Event::Eof => break,
             _ => {}
@@ -71,26 +73,6 @@ fn part_text<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str) -> Result<Opti
         buf.clear();
     }
     Ok(Some(out))
-}
-
-/// The five XML entities and character references.
-fn resolve_entity(name: &str) -> String {
-    match name {
-        "amp" => "&".into(),
-        "lt" => "<".into(),
-        "gt" => ">".into(),
-        "quot" => "\"".into(),
-        "apos" => "'".into(),
-        _ => {
-            let code = name
-                .strip_prefix("#x")
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()));
-            code.and_then(char::from_u32)
-                .map(String::from)
-                .unwrap_or_default()
-        }
-    }
 }
 
 /// `dc:title` from `docProps/core.xml`, if set.
@@ -105,7 +87,9 @@ fn core_title<R: Read + Seek>(zip: &mut ZipArchive<R>) -> Option<String> {
             Event::Start(e) if e.name().as_ref() == b"dc:title" => in_title = true,
             Event::End(e) if e.name().as_ref() == b"dc:title" => break,
             Event::Text(t) if in_title => title.push_str(&t.xml_content().ok()?),
-            Event::GeneralRef(r) if in_title => title.push_str(&resolve_entity(&r.decode().ok()?)),
+            Event::GeneralRef(r) if in_title => {
+                title.push_str(&quarry_sdk::html::resolve_xml_entity(&r.decode().ok()?))
+            }
             Event::Eof => break,
             _ => {}
         }

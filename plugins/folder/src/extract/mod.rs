@@ -3,7 +3,6 @@
 
 mod delimited;
 mod docx;
-mod html;
 mod json;
 mod pdf;
 pub mod text;
@@ -45,7 +44,7 @@ pub fn extract(kind: Kind, file: File, size: u64) -> Result<Content, Failure> {
     Ok(match kind {
         Kind::Pdf => return Ok(pdf::to_content(&bytes)?),
         Kind::Html => {
-            let (text, title) = html::to_text(&text::decode(bytes));
+            let (text, title) = quarry_sdk::html::to_text(&text::decode(bytes));
             let content = Content::text(text);
             match title {
                 Some(title) => content.with_meta("title", title),

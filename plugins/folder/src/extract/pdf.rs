@@ -27,7 +27,7 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
             first_error.get_or_insert_with(|| e.to_string());
             text.clear();
         }
-        pages.push(super::text::tidy(&text));
+        pages.push(quarry_sdk::text::tidy(&text));
     }
     if !numbers.is_empty() && failed == numbers.len() {
         return Err(Error::Other(format!(

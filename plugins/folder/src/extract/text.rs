@@ -34,26 +34,6 @@ fn normalize_newlines(text: String) -> String {
         .replace('\0', "")
 }
 
-/// Tidies extracted text: trims trailing spaces on each line and collapses runs of blank lines
-/// into one, so paragraphs stay apart and nothing else is blank.
-pub fn tidy(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut blank_run = 0;
-    for line in text.lines() {
-        let line = line.trim_end();
-        if line.trim().is_empty() {
-            blank_run += 1;
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(if blank_run > 0 { "\n\n" } else { "\n" });
-        }
-        blank_run = 0;
-        out.push_str(line);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,10 +44,5 @@ mod tests {
         assert_eq!(decode(b"caf\xE9 cr\xE8me".to_vec()), "café crème");
         assert_eq!(decode(b"\xFF\xFEh\0i\0".to_vec()), "hi");
         assert_eq!(decode(b"a\r\nb\rc".to_vec()), "a\nb\nc");
-    }
-
-    #[test]
-    fn tidy_keeps_paragraphs_and_drops_noise() {
-        assert_eq!(tidy("  a  \n\n\n\n b\nc \n\n"), "  a\n\n b\nc");
     }
 }

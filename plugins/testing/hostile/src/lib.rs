@@ -8,7 +8,9 @@
 //! - `huge-text`: `fetch-content` returns 80 MiB of text.
 //! - `bad-ids`: `list-docs` returns ids and locators that break the contract.
 //! - `escape`: `fetch-content` tries to read outside its folder and reports what happened.
-//! - `network`: `fetch-content` tries to open a TCP connection and to resolve a name.
+//! - `network`: `fetch-content` tries to open a TCP connection, to resolve a name, and HTTP GETs.
+//! - `fetch`: `list-docs` GETs the URL in `url` (a text field: nothing is granted for it) and
+//!   fails if the request does.
 //!
 //! In any other mode it behaves: one document, with text.
 
@@ -66,6 +68,13 @@ impl Connector for Hostile {
             "huge-list" => {
                 let upserts = (0..200_000).map(|i| doc(&format!("d{i}"))).collect();
                 Ok(Batch::last(upserts, Coverage::Full))
+            }
+            "fetch" => {
+                let url = self.config.require("url")?;
+                let response = quarry_sdk::http::get(url, &[])?;
+                let mut probe = doc("fetched");
+                probe.title = format!("HTTP {}", response.status);
+                Ok(Batch::last(vec![probe], Coverage::Full))
             }
             "bad-ids" => {
                 let mut bad = doc("../../etc/passwd");

@@ -1,4 +1,4 @@
-//! Attempts to reach the network through WASI sockets.
+//! Attempts to reach the network through WASI sockets and `wasi:http`.
 
 use quarry_sdk::Config;
 use wasi::sockets::instance_network::instance_network;
@@ -6,8 +6,9 @@ use wasi::sockets::ip_name_lookup::resolve_addresses;
 use wasi::sockets::network::{IpAddressFamily, IpSocketAddress, Ipv4SocketAddress};
 use wasi::sockets::tcp_create_socket::create_tcp_socket;
 
-/// Tries a TCP connection to `127.0.0.1:<port>` (config `port`) and a name lookup, and reports
-/// each as `DENIED <what>: <error>` or `CONNECTED <what>`.
+/// Tries a TCP connection to `127.0.0.1:<port>` (config `port`), a name lookup, and HTTP GETs of
+/// `http://127.0.0.1:<port>/` and `http://localhost:<port>/`, and reports each as
+/// `DENIED <what>: <error>` or `CONNECTED <what>`.
 pub fn attempts(config: &Config) -> String {
     let port: u16 = config.get("port").and_then(|p| p.parse().ok()).unwrap_or(9);
     let mut report = String::new();
@@ -26,6 +27,15 @@ pub fn attempts(config: &Config) -> String {
             }
         }
         Err(e) => report.push_str(&format!("DENIED dns localhost: {e:?}\n")),
+    }
+    for host in ["127.0.0.1", "localhost"] {
+        let url = format!("http://{host}:{port}/");
+        match quarry_sdk::http::get(&url, &[]) {
+            Ok(response) => {
+                report.push_str(&format!("CONNECTED http {url}: {}\n", response.status));
+            }
+            Err(e) => report.push_str(&format!("DENIED http {url}: {e:?}\n")),
+        }
     }
     report
 }
