@@ -17,6 +17,8 @@ step() { printf '\nsetup: %s\n' "$*"; }
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# Python with venv builds Python connectors (componentize-py runs in a virtualenv).
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || packages+=(python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -44,6 +46,29 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+# --- connector toolchains for Python and JavaScript ----------------------------------------
+# componentize-py from PyPI in its own virtualenv; componentize-js from npm at the version
+# plugins/js/package-lock.json pins. Both build components offline once installed.
+COMPONENTIZE_PY_VERSION=0.25.1
+py_tools="${QUARRY_PY_TOOLS:-$HOME/.cache/quarry/tools/py}"
+if ! "$py_tools/bin/componentize-py" --version 2>/dev/null | grep -q "$COMPONENTIZE_PY_VERSION"; then
+  step "installing componentize-py $COMPONENTIZE_PY_VERSION (PyPI) in $py_tools"
+  python3 -m venv "$py_tools"
+  "$py_tools/bin/pip" install --quiet --disable-pip-version-check "componentize-py==$COMPONENTIZE_PY_VERSION"
+else
+  step "componentize-py $COMPONENTIZE_PY_VERSION present"
+fi
+js_dir=plugins/js
+if ! cmp -s "$js_dir/package-lock.json" "$js_dir/node_modules/.package-lock.json.installed" 2>/dev/null; then
+  step "installing componentize-js (npm, versions of $js_dir/package-lock.json)"
+  # `npm ci` refuses this lock (npm 11 leaves other platforms' optional binaries out of it);
+  # `npm install --no-save` installs exactly the locked versions and never rewrites the lock.
+  (cd "$js_dir" && npm install --no-save --no-audit --no-fund --loglevel=error)
+  cp "$js_dir/package-lock.json" "$js_dir/node_modules/.package-lock.json.installed"
+else
+  step "componentize-js present"
+fi
+
 # --- browser-test driver ------------------------------------------------------------------
 # playwright-core at the version package-lock.json pins; it drives Debian's chromium (it never
 # downloads a browser). Reinstalled only when the lock file changes.

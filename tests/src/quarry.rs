@@ -139,6 +139,40 @@ impl Quarry {
         }
     }
 
+    /// Runs a CLI command with `input` on its standard input; it must succeed. Returns its
+    /// standard output.
+    pub fn cli_with_input(&self, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("quarry runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = child.wait_with_output().expect("quarry ends");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&stdout).into_owned(),
+            String::from_utf8_lossy(&stderr).into_owned(),
+        );
+        assert!(
+            status.success(),
+            "quarry {args:?} failed:\n{stdout}\n{stderr}"
+        );
+        stdout
+    }
+
     /// Runs a CLI command that must succeed; returns its standard output.
     pub fn cli_ok(&self, args: &[&str]) -> String {
         let out = self.cli(args);

@@ -333,10 +333,14 @@ function renderConnectors() {
   const body = $("#connector-table tbody");
   body.replaceChildren();
   for (const c of state.connectors) {
-    const where = c.granted_folders.length ? el("small", { class: "path" }, c.granted_folders.join(", ")) : null;
+    const granted = [...c.granted_folders, ...c.granted_hosts.map((h) => `HTTP: ${h}`)];
+    const where = granted.length ? el("small", { class: "path" }, granted.join(", ")) : null;
+    const u = c.plugin_usage;
+    const cost = el("small", { class: "counts", dataset: { usage: "" } },
+      `${u.calls.toLocaleString()} plugin calls, ${(u.cpu_ms / 1000).toFixed(1)} s CPU, peak ${(u.peak_memory_bytes / 1048576).toFixed(1)} MiB`);
     const disabled = c.status === "disabled";
     body.append(el("tr", { dataset: { name: c.name, id: c.connector_id, status: c.status } },
-      el("td", {}, el("strong", {}, c.name), where),
+      el("td", {}, el("strong", {}, c.name), where, cost),
       el("td", {}, c.plugin_name || c.plugin, el("small", {}, c.plugin)),
       statusCell(c),
       el("td", { class: "num" }, c.doc_count.toLocaleString()),

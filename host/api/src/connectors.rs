@@ -57,3 +57,14 @@ pub fn connector_json(c: &Connector) -> Value {
         },
     })
 }
+
+/// What a connector's plugin calls have cost since it was added, for admin views and the CLI:
+/// calls (and failed ones), CPU time in milliseconds, and the peak memory of one instance.
+pub fn plugin_usage_json(c: &Connector) -> Value {
+    json!({
+        "calls": c.usage.calls,
+        "failed_calls": c.usage.failed_calls,
+        "cpu_ms": c.usage.cpu_us / 1000,
+        "peak_memory_bytes": c.usage.peak_memory_bytes,
+    })
+}

@@ -39,7 +39,7 @@ use quarry_runtime::PluginSet;
 use quarry_store::{Connector, Sharing, Store};
 
 pub use admin::{AdminConfig, LOGIN_LINK_MS};
-pub use connectors::connector_json;
+pub use connectors::{connector_json, plugin_usage_json};
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
 pub use integration_docs::docs_for_integration;

@@ -303,6 +303,22 @@ pub enum AddConnector {
         #[arg(long)]
         json: bool,
     },
+    /// Add a connector of any installed plugin (`quarry plugin list` shows them and their
+    /// settings). The folders its settings name and the hosts of its URLs are granted.
+    Plugin {
+        /// The plugin's id (`mbox`, `feed`, `json-http`).
+        plugin: String,
+        /// The connector's name (unique, without regard to case).
+        #[arg(long)]
+        name: String,
+        /// A setting, `key=value`; repeat for each. `key=-` reads the value from standard
+        /// input (one line), so that a password stays out of the shell's history.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        settings: Vec<String>,
+        /// Print {"connector_id", "name"} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Arguments of `quarry search`.

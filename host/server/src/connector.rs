@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quarry_api::connector_json;
+use quarry_api::{connector_json, plugin_usage_json};
 use quarry_core::times::rfc3339;
 use quarry_index::IndexError;
 use quarry_runtime::PluginSet;
@@ -56,10 +56,57 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 );
             }
         }
+        ConnectorCommand::Add(AddConnector::Plugin {
+            plugin,
+            name,
+            settings,
+            json,
+        }) => {
+            let values = read_settings(&settings)?;
+            let plugins = load_plugins(paths)?;
+            let connector = add_connector(
+                store,
+                &plugins,
+                ConnectorRequest {
+                    name,
+                    plugin_id: plugin,
+                    values,
+                },
+            )
+            .await?;
+            if json {
+                println!(
+                    "{}",
+                    json!({ "connector_id": connector.id.as_str(), "name": connector.name })
+                );
+            } else {
+                println!(
+                    "Added connector {:?} ({}) with plugin {}.",
+                    connector.name, connector.id, connector.plugin_id
+                );
+                for folder in connector.grant_dirs.values() {
+                    println!("  It may read {folder} (read-only).");
+                }
+                for host in &connector.grant_hosts {
+                    println!("  It may reach {host} over HTTP.");
+                }
+                println!(
+                    "A running server syncs it now; otherwise: quarry connector sync {:?} --wait",
+                    connector.name
+                );
+            }
+        }
         ConnectorCommand::List { json } => {
             let connectors = store.connectors().await?;
             if json {
-                let rows: Vec<_> = connectors.iter().map(connector_json).collect();
+                let rows: Vec<_> = connectors
+                    .iter()
+                    .map(|c| {
+                        let mut row = connector_json(c);
+                        row["plugin_usage"] = plugin_usage_json(c);
+                        row
+                    })
+                    .collect();
                 println!("{}", serde_json::Value::Array(rows));
             } else if connectors.is_empty() {
                 println!(
@@ -67,17 +114,20 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 );
             } else {
                 println!(
-                    "{:<20} {:<9} {:>8}  {:<24}  {:<14}  LAST ERROR",
-                    "NAME", "STATUS", "DOCS", "LAST SYNC", "PLUGIN"
+                    "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
+                    "NAME", "STATUS", "DOCS", "LAST SYNC", "PLUGIN", "CALLS", "CPU", "PEAK MEM"
                 );
                 for c in &connectors {
                     println!(
-                        "{:<20} {:<9} {:>8}  {:<24}  {:<14}  {}",
+                        "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
                         c.name,
                         c.status.as_str(),
                         c.doc_count,
                         c.last_sync_ms.map_or("never".to_owned(), rfc3339),
                         format!("{}@{}", c.plugin_id, c.plugin_version),
+                        c.usage.calls,
+                        format!("{:.1} s", c.usage.cpu_us as f64 / 1e6),
+                        format!("{:.1} MiB", c.usage.peak_memory_bytes as f64 / 1048576.0),
                         c.last_error.as_deref().unwrap_or("")
                     );
                 }
@@ -288,3 +338,26 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
 
 /// Failed documents `connector status` shows at most.
 const FAILED_SHOWN: u32 = 100;
+
+/// `key=value` settings from the command line; a value of `-` is read from standard input.
+fn read_settings(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut values = BTreeMap::new();
+    for pair in pairs {
+        let Some((key, value)) = pair.split_once('=') else {
+            bail!("--set {pair:?}: write it as key=value");
+        };
+        let value = if value == "-" {
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .with_context(|| format!("reading {key} from standard input"))?;
+            line.trim_end_matches(['\r', '\n']).to_owned()
+        } else {
+            value.to_owned()
+        };
+        if values.insert(key.trim().to_owned(), value).is_some() {
+            bail!("--set {key}: given twice");
+        }
+    }
+    Ok(values)
+}

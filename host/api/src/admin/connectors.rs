@@ -18,7 +18,7 @@ use super::integrations::all_connectors;
 use super::session::{signed_change, signed_in};
 use super::{admin_json, respond, store_error, sync_error};
 use crate::AppState;
-use crate::connectors::connector_json;
+use crate::connectors::{connector_json, plugin_usage_json};
 use crate::error::ApiError;
 use crate::input::{Fields, json_object};
 
@@ -156,8 +156,8 @@ pub(crate) async fn act(
     .await
 }
 
-/// A connector for the settings page: the API's fields, its settings (never passwords) and the
-/// folders it was granted.
+/// A connector for the settings page: the API's fields, its settings (never passwords), the
+/// folders and hosts it was granted, and what its plugin calls cost.
 fn admin_connector_json(state: &AppState, c: &Connector) -> Value {
     let mut row = connector_json(c);
     let manifest = state
@@ -177,6 +177,8 @@ fn admin_connector_json(state: &AppState, c: &Connector) -> Value {
         .collect();
     row["settings"] = Value::Object(settings);
     row["granted_folders"] = json!(c.grant_dirs.values().collect::<Vec<_>>());
+    row["granted_hosts"] = json!(c.grant_hosts);
+    row["plugin_usage"] = plugin_usage_json(c);
     row["plugin_name"] = json!(manifest.map(|m| m.name));
     row["created"] = json!(quarry_core::times::rfc3339(c.created_ms));
     row

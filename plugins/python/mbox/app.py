@@ -1,0 +1,213 @@
+"""Quarry connector for mailboxes in mbox format, written in Python.
+
+Lists every message of the `.mbox` files in the granted folder (and its subfolders), indexes
+each message's subject, people, date and text body, and serves the raw message as the
+original file. Built into a WebAssembly component with componentize-py; the host calls the
+`Source` methods below through `quarry:connector@0.1.0`.
+"""
+
+import email
+import email.contentmanager
+import email.feedparser
+import email.headerregistry
+import email.message
+import email.parser
+import email.policy
+import email.utils
+import hashlib
+import html.parser
+import os
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.imports import host, types
+
+# Messages per listing batch: small enough to finish well within a call's time limit.
+BATCH = 200
+SUFFIXES = (".mbox", ".mbx")
+
+
+def settings():
+    """The connector's settings, as the host validated them against the manifest."""
+    return dict(host.config())
+
+
+def fail(kind, message):
+    """Raises a connector error the host shows to the user."""
+    raise Err(kind(message))
+
+
+def mailboxes(root):
+    """Relative paths of the mbox files under `root`, sorted, hidden ones left out."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.lower().endswith(SUFFIXES) and not name.startswith("."):
+                found.append(os.path.relpath(os.path.join(folder, name), root))
+    return found
+
+
+def messages(data):
+    """(offset, length) of each message in mbox bytes: a message starts at a line "From "."""
+    starts = []
+    if data.startswith(b"From "):
+        starts.append(0)
+    at = data.find(b"\nFrom ")
+    while at != -1:
+        starts.append(at + 1)
+        at = data.find(b"\nFrom ", at + 1)
+    ends = starts[1:] + [len(data)]
+    return [(s, e - s) for s, e in zip(starts, ends)]
+
+
+def message_bytes(raw):
+    """A message without its "From " separator line."""
+    newline = raw.find(b"\n")
+    return raw[newline + 1:] if raw.startswith(b"From ") and newline != -1 else raw
+
+
+def listing(root):
+    """Every message of every mailbox: (relative path, offset, length, raw bytes)."""
+    for rel in mailboxes(root):
+        try:
+            with open(os.path.join(root, rel), "rb") as f:
+                data = f.read()
+        except OSError as e:
+            host.log(types.LogLevel.WARN, f"cannot read {rel}: {e}")
+            continue
+        for offset, length in messages(data):
+            yield rel, offset, length, data[offset:offset + length]
+
+
+def parse(raw):
+    return email.message_from_bytes(message_bytes(raw), policy=email.policy.default)
+
+
+def date_ms(message):
+    try:
+        when = email.utils.parsedate_to_datetime(str(message.get("date", "")))
+        return int(when.timestamp() * 1000)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0
+
+
+def meta(rel, offset, length, raw):
+    message = parse(raw)
+    message_id = str(message.get("message-id", "")).strip()
+    key = message_id or f"{rel}:{offset}"
+    subject = str(message.get("subject", "")).strip() or "(no subject)"
+    return types.DocMeta(
+        id="m_" + hashlib.sha256(key.encode()).hexdigest()[:32],
+        locator=f"{offset}:{length}:{rel}",
+        title=subject,
+        path=rel,
+        url=None,
+        mime_type="message/rfc822",
+        size_bytes=length,
+        update_time_ms=date_ms(message),
+        version=hashlib.sha256(raw).hexdigest()[:32],
+        has_text=True,
+    )
+
+
+class _Text(html.parser.HTMLParser):
+    """The text of an HTML body, scripts and styles left out."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self.skip += 1
+        elif tag in ("p", "br", "div", "li", "tr", "h1", "h2", "h3"):
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self.skip:
+            self.skip -= 1
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def body_text(message):
+    part = message.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return ""
+    try:
+        content = part.get_content()
+    except (LookupError, ValueError):
+        content = part.get_payload(decode=True).decode("utf-8", "replace")
+    if part.get_content_subtype() == "html":
+        reader = _Text()
+        reader.feed(content)
+        content = "".join(reader.parts)
+    return content.strip()
+
+
+def read(root, locator):
+    """The raw bytes a locator names, or a not-found error."""
+    try:
+        offset, length, rel = locator.split(":", 2)
+        offset, length = int(offset), int(length)
+    except ValueError:
+        fail(types.ConnectorError_NotFound, f"not a message locator: {locator!r}")
+    path = os.path.normpath(os.path.join(root, rel))
+    if not path.startswith(root.rstrip("/") + "/"):
+        fail(types.ConnectorError_NotFound, f"outside the folder: {rel!r}")
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            raw = f.read(length)
+    except OSError as e:
+        fail(types.ConnectorError_NotFound, f"{rel}: {e}")
+    if not raw.startswith(b"From ") and offset != 0:
+        fail(types.ConnectorError_NotFound, f"{rel} changed; the next sync lists it again")
+    return raw
+
+
+# componentize-py snapshots the modules imported while it builds the component; a module the
+# standard library imports lazily, at call time, would be missing then. Parsing one message here
+# imports everything parsing and reading messages needs.
+body_text(email.message_from_bytes(b"Subject: warm-up\n\nwarm-up\n", policy=email.policy.default))
+
+
+class Source(exports.Source):
+    def list_docs(self, checkpoint):
+        root = settings()["folder"]
+        start = int(checkpoint) if checkpoint else 0
+        upserts, total = [], 0
+        for n, (rel, offset, length, raw) in enumerate(listing(root)):
+            total = n + 1
+            if start <= n < start + BATCH:
+                upserts.append(meta(rel, offset, length, raw))
+        host.progress("listing messages", min(start + BATCH, total), total)
+        more = start + BATCH < total
+        return types.Batch(
+            upserts=upserts,
+            deletes=[],
+            checkpoint=str(start + BATCH) if more else "",
+            more=more,
+            coverage=types.Coverage.FULL,
+        )
+
+    def fetch_content(self, doc):
+        message = parse(read(settings()["folder"], doc.locator))
+        people = [(k, str(message.get(k, ""))) for k in ("from", "to", "cc", "date")]
+        people = [(k, v) for k, v in people if v]
+        header = "\n".join(f"{k.capitalize()}: {v}" for k, v in people)
+        subject = str(message.get("subject", "")).strip()
+        text = f"{subject}\n{header}\n\n{body_text(message)}"
+        return types.Content(text=text, page_starts=[], metadata=people)
+
+    def read_file(self, doc, offset, max_bytes):
+        raw = message_bytes(read(settings()["folder"], doc.locator))
+        return types.FileChunk(data=raw[offset:offset + max_bytes], total_size=len(raw))
+
+    def validate_config(self, config):
+        root = dict(config).get("folder", "")
+        if not os.path.isdir(root):
+            fail(types.ConnectorError_InvalidConfig, "folder: not a folder Quarry can read")
