@@ -106,14 +106,44 @@ impl Plugin {
             .map(|f| {
                 format!(
                     "Read the files of the folder you give as \u{201c}{}\u{201d} (read-only; nothing outside it)",
-                    f.label
+                    f.display_name()
                 )
             })
             .collect();
         if asks.is_empty() {
             asks.push("No access to your files".to_owned());
         }
-        asks.push("No network access".to_owned());
+        let urls: Vec<String> = manifest
+            .config
+            .iter()
+            .filter(|f| f.kind == crate::FieldKind::Url)
+            .map(|f| format!("\u{201c}{}\u{201d}", f.display_name()))
+            .collect();
+        if !urls.is_empty() {
+            asks.push(format!(
+                "Connect over HTTP to the host of the address you give as {} (no other host)",
+                urls.join(" or ")
+            ));
+        }
+        if !manifest.capabilities.network.is_empty() {
+            asks.push(format!(
+                "Connect over HTTP to {}",
+                manifest.capabilities.network.join(", ")
+            ));
+        }
+        if urls.is_empty() && manifest.capabilities.network.is_empty() {
+            asks.push("No network access".to_owned());
+        }
+        for secret in manifest
+            .config
+            .iter()
+            .filter(|f| f.kind == crate::FieldKind::Password)
+        {
+            asks.push(format!(
+                "Receive the secret you give as \u{201c}{}\u{201d} (only this plugin gets it; it is never logged or shown again)",
+                secret.display_name()
+            ));
+        }
         let limits = self.limits();
         asks.push(format!(
             "Runs sandboxed: at most {} MiB of memory and {} s per call",

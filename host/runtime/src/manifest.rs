@@ -207,6 +207,15 @@ impl Manifest {
 }
 
 impl ConfigField {
+    /// The label users see, or the key when the manifest gives none.
+    pub fn display_name(&self) -> &str {
+        if self.label.trim().is_empty() {
+            &self.key
+        } else {
+            &self.label
+        }
+    }
+
     fn check(&self) -> Result<(), String> {
         if !is_name(&self.key, b'_') {
             return Err(format!(

@@ -38,6 +38,8 @@ struct Inner {
     dir: PathBuf,
     engine: Engine,
     pre: v0_1_0::ConnectorPre<HostState>,
+    /// What the component imports (`wasi:http/types@0.2.6`, `quarry:connector/host@0.1.0`).
+    imports: Vec<String>,
     limits: Limits,
     /// Keeps call deadlines running for as long as the plugin can be called.
     _ticker: Arc<EpochTicker>,
@@ -77,6 +79,11 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(link_error)?;
         let pre = v0_1_0::ConnectorPre::new(pre).map_err(link_error)?;
+        let imports = component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
         Ok(Plugin {
             inner: Arc::new(Inner {
                 id,
@@ -84,6 +91,7 @@ impl Runtime {
                 dir: dir.to_owned(),
                 engine: self.engine.clone(),
                 pre,
+                imports,
                 limits,
                 _ticker: self.ticker.clone(),
             }),
@@ -91,8 +99,11 @@ impl Runtime {
     }
 }
 
-/// Finds the `quarry:connector/source` export and checks its version against the host's and the
-/// manifest's.
+/// The functions of `quarry:connector/source`, every version so far.
+const SOURCE_FUNCTIONS: [&str; 4] = ["list-docs", "fetch-content", "read-file", "validate-config"];
+
+/// Finds the `quarry:connector/source` export, checks its version against the host's and the
+/// manifest's, and that it has every function.
 fn check_wit_version(
     engine: &Engine,
     component: &Component,
@@ -127,6 +138,29 @@ fn check_wit_version(
             ),
         });
     }
+    let interface = format!("{prefix}{found}");
+    if let Some(wasmtime::component::types::ComponentItem::ComponentInstance(instance)) = component
+        .component_type()
+        .get_export(engine, &interface)
+        .map(|e| e.ty)
+    {
+        let has: Vec<&str> = instance.exports(engine).map(|(name, _)| name).collect();
+        let missing: Vec<&str> = SOURCE_FUNCTIONS
+            .iter()
+            .copied()
+            .filter(|f| !has.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            return Err(RuntimeError::WitVersion {
+                plugin: manifest.id.clone(),
+                message: format!(
+                    "the component's {interface} lacks {} (it has: {}); implement every function of the interface",
+                    missing.join(", "),
+                    has.join(", ")
+                ),
+            });
+        }
+    }
     if found != manifest.wit {
         return Err(RuntimeError::WitVersion {
             plugin: manifest.id.clone(),
@@ -153,6 +187,11 @@ impl Plugin {
     /// The folder the plugin was loaded from.
     pub fn dir(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// The interfaces its component imports, by name and version.
+    pub fn imports(&self) -> &[String] {
+        &self.inner.imports
     }
 
     /// The limits its calls run under.

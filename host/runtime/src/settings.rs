@@ -268,6 +268,40 @@ mod tests {
             let err = resolve(&m, &v, &grant).expect_err(expected);
             assert!(err.contains(expected), "{err} should mention {expected}");
         }
+        let asking = Manifest::parse(
+            r#"
+            id = "t"
+            name = "T"
+            version = "1.0.0"
+            wit = "0.1.0"
+            component = "t.wasm"
+            [capabilities]
+            network = ["api.example.com"]
+            [[config]]
+            key = "feed"
+            type = "url"
+        "#,
+        )
+        .expect("manifest asking for a host");
+        let feed = values(&[("feed", "https://feeds.example.org/rss")]);
+        let granted = Grant::for_settings(&asking, &feed);
+        assert_eq!(granted.hosts, ["api.example.com", "feeds.example.org"]);
+        assert!(resolve(&asking, &feed, &granted).is_ok());
+        let err = resolve(&asking, &feed, &Grant::default()).expect_err("nothing granted");
+        assert!(
+            err.contains("connecting to feeds.example.org was not granted"),
+            "{err}"
+        );
+        let only_feed = Grant {
+            hosts: vec!["feeds.example.org".to_owned()],
+            ..Grant::default()
+        };
+        let err = resolve(&asking, &feed, &only_feed).expect_err("capability not granted");
+        assert!(
+            err.contains("capabilities.network asks for api.example.com")
+                && err.contains("granted hosts: feeds.example.org"),
+            "{err}"
+        );
         let v = values(&[("folder", &path), ("limit", "many")]);
         let err = resolve(&m, &v, &Grant::for_settings(&m, &v)).expect_err("bad number");
         assert!(err.contains("`limit` must be a whole number"), "{err}");

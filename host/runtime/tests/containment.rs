@@ -286,3 +286,19 @@ fn a_component_of_another_wit_version_is_refused_naming_both() {
         "{message}"
     );
 }
+
+#[test]
+fn a_component_missing_an_export_is_refused_naming_it() {
+    let runtime = runtime();
+    let err = runtime
+        .load(&quarry_tests::plugin_dir("partial"), Limits::default())
+        .err()
+        .expect("a component without read-file is refused");
+    assert!(matches!(err, RuntimeError::WitVersion { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("lacks read-file, validate-config")
+            && message.contains("it has: list-docs, fetch-content"),
+        "{message}"
+    );
+}

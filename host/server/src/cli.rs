@@ -104,6 +104,36 @@ pub enum PluginCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Start a new connector from a template: a small working one, its WIT, a build script and
+    /// a README that goes from the first edit to search results.
+    New {
+        /// The language: rust, python or js.
+        #[arg(value_enum)]
+        lang: crate::scaffold::Lang,
+        /// The connector's name (its id is made from it: "My Notes" -> my-notes).
+        name: String,
+        /// Where to create its folder [default: the current folder].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Check a plugin folder before installing it: manifest, WIT world and version, exports,
+    /// what it asks for, and with a sample configuration a dry-run listing.
+    Check {
+        /// The plugin's folder (quarry-plugin.toml and the component it names).
+        path: PathBuf,
+        /// A setting of the sample configuration, `key=value` (`key=-` reads standard input);
+        /// repeat for each. Without settings the dry run needs a plugin with no required ones.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        settings: Vec<String>,
+        /// Documents the dry run lists at most.
+        #[arg(long, default_value_t = 1000)]
+        max_docs: usize,
+    },
+    /// Remove a plugin installed with `quarry plugin install` (no connector may use it).
+    Remove {
+        /// The plugin's id.
+        id: String,
+    },
 }
 
 /// `quarry admin ...`.

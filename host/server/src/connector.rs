@@ -340,7 +340,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
 const FAILED_SHOWN: u32 = 100;
 
 /// `key=value` settings from the command line; a value of `-` is read from standard input.
-fn read_settings(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+pub(crate) fn read_settings(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut values = BTreeMap::new();
     for pair in pairs {
         let Some((key, value)) = pair.split_once('=') else {

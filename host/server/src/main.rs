@@ -7,7 +7,9 @@ mod cli;
 mod connector;
 mod integration;
 mod plugin;
+mod plugin_check;
 mod progress;
+mod scaffold;
 mod search;
 mod serve;
 mod setup;
@@ -70,7 +72,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = open_store(&paths).await?;
             activity::run(&store, &args).await
         }
-        Command::Plugin(command) => plugin::run(&paths, command),
+        Command::Plugin(command) => plugin::run(&paths, command).await,
         Command::Admin(command) => {
             let store = open_store(&paths).await?;
             admin::run(&paths, &store, command).await

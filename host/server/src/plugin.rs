@@ -1,4 +1,5 @@
-//! `quarry plugin ...`: install a plugin after showing what it asks for, and list plugins.
+//! `quarry plugin ...`: start a connector from a template, check a plugin folder, install a
+//! plugin after showing what it asks for, list and remove plugins.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -7,11 +8,34 @@ use quarry_runtime::{MANIFEST_FILE, Manifest, Plugin};
 use serde_json::json;
 
 use crate::cli::PluginCommand;
-use crate::setup::{Paths, load_plugins, plugin_runtime};
+use crate::setup::{Paths, load_plugins, open_store, plugin_runtime};
+use crate::{plugin_check, scaffold};
 
 /// Runs a plugin command.
-pub fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
+pub async fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
     match command {
+        PluginCommand::New { lang, name, dir } => {
+            let parent = match dir {
+                Some(dir) => dir,
+                None => std::env::current_dir().context("cannot read the current folder")?,
+            };
+            let created = scaffold::create(lang, &name, &parent)?;
+            println!("Created {}.", created.display());
+            println!("Next: read its README.md, or");
+            println!("  cd {} && ./build.sh", created.display());
+            println!(
+                "  quarry plugin check . --set {}",
+                scaffold::sample_setting(lang)
+            );
+            println!("  quarry plugin install .");
+            Ok(())
+        }
+        PluginCommand::Check {
+            path,
+            settings,
+            max_docs,
+        } => plugin_check::check(paths, &path, &settings, max_docs).await,
+        PluginCommand::Remove { id } => remove(paths, &id).await,
         PluginCommand::Install { path, yes } => install(paths, &path, yes),
         PluginCommand::List { json } => {
             let plugins = load_plugins(paths)?.all();
@@ -30,7 +54,7 @@ pub fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
                 println!("{}", serde_json::Value::Array(rows));
             } else {
                 for p in &plugins {
-                    describe(p);
+                    describe(p, p.dir());
                     println!();
                 }
             }
@@ -39,11 +63,11 @@ pub fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
     }
 }
 
-fn describe(plugin: &Plugin) {
+fn describe(plugin: &Plugin, from: &std::path::Path) {
     let m = plugin.manifest();
     println!("{} {} ({}, WIT {})", m.name, m.version, m.id, m.wit);
     println!("  {}", m.description);
-    println!("  from {}", plugin.dir().display());
+    println!("  from {}", from.display());
     for ask in plugin.requested_capabilities() {
         println!("  - {ask}");
     }
@@ -60,7 +84,7 @@ fn install(paths: &Paths, folder: &std::path::Path, yes: bool) -> anyhow::Result
         .with_context(|| format!("cannot read {}", component_path.display()))?;
     let runtime = plugin_runtime(paths)?;
     let staged = runtime.stage(&manifest_text, &component, &paths.plugin_staging())?;
-    describe(&staged.plugin);
+    describe(&staged.plugin, folder);
     let granted = yes || {
         if !std::io::stdin().is_terminal() {
             staged.discard();
@@ -84,5 +108,41 @@ fn install(paths: &Paths, folder: &std::path::Path, yes: bool) -> anyhow::Result
         plugin.manifest().version,
         plugin.dir().display()
     );
+    Ok(())
+}
+
+/// Removes an installed plugin, unless a connector uses it.
+async fn remove(paths: &Paths, id: &str) -> anyhow::Result<()> {
+    let dir = paths.installed_plugins().join(id);
+    if !dir.join(MANIFEST_FILE).is_file() {
+        let plugins = load_plugins(paths)?;
+        if let Some(plugin) = plugins.get(id) {
+            bail!(
+                "plugin {id} comes with Quarry (from {}); only plugins installed with `quarry plugin install` can be removed",
+                plugin.dir().display()
+            );
+        }
+        let installed: Vec<String> = plugins.all().iter().map(|p| p.id().to_owned()).collect();
+        bail!(
+            "no plugin {id:?} is installed (plugins: {})",
+            installed.join(", ")
+        );
+    }
+    let store = open_store(paths).await?;
+    let users: Vec<String> = store
+        .connectors()
+        .await?
+        .into_iter()
+        .filter(|c| c.plugin_id == id)
+        .map(|c| c.name)
+        .collect();
+    if !users.is_empty() {
+        bail!(
+            "connectors use plugin {id}: {}; remove them first (`quarry connector remove NAME`)",
+            users.join(", ")
+        );
+    }
+    std::fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    println!("Removed plugin {id}. A running server stops offering it at its next start.");
     Ok(())
 }
