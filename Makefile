@@ -60,6 +60,7 @@ run: build
 bench: plugins
 	cargo build --locked --release -p quarry-server
 	cargo bench --locked -p quarry-runtime --bench folder
+	cargo bench --locked -p quarry-runtime --bench languages
 	cargo bench --locked -p quarry-tests --bench search
 	cargo bench --locked -p quarry-tests --bench semantic
 	cargo bench --locked -p quarry-tests --bench sync

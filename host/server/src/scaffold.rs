@@ -133,7 +133,7 @@ fn words(lang: Lang) -> Words {
             language: "Rust",
             source: "src/lib.rs",
             edit: "it indexes the `.txt` and `.md` files of a granted folder; `list_docs` says what exists, `fetch_content` gives a document's text.",
-            needs: "once: `rustup target add wasm32-wasip2`",
+            needs: "once: `rustup target add wasm32-wasip2`; without rustup's target, Quarry's `scripts/wasm-cargo.sh` builds with Debian's rustc-web, then copy the component from `target/wasm32-wasip2/release/`",
             sample: "folder=/path/to/notes",
         },
         Lang::Python => Words {

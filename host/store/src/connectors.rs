@@ -1,6 +1,7 @@
 //! Connectors: a plugin, its settings, the user's grant, and the state of its sync.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use quarry_core::ConnectorId;
 use sqlx::Row;
@@ -59,8 +60,8 @@ pub struct SyncProgress {
     pub remaining: Option<u64>,
 }
 
-/// A connector to add.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A connector to add. Its `Debug` shows setting keys only: values may be secrets.
+#[derive(Clone, PartialEq, Eq)]
 pub struct NewConnector {
     /// Unique name, without regard to case.
     pub name: String,
@@ -89,8 +90,8 @@ pub struct PluginUsage {
     pub peak_memory_bytes: u64,
 }
 
-/// A connector.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A connector. Its `Debug` shows setting keys only: values may be secrets.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Connector {
     /// `cn_` and random characters.
     pub id: ConnectorId,
@@ -136,6 +137,36 @@ pub struct Connector {
     pub sync_interval_s: Option<i64>,
     /// How often it runs a full listing, if set for this connector (else the manifest's).
     pub full_interval_s: Option<i64>,
+}
+
+impl fmt::Debug for NewConnector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewConnector")
+            .field("name", &self.name)
+            .field("plugin_id", &self.plugin_id)
+            .field("config_keys", &self.config.keys().collect::<Vec<_>>())
+            .field("grant_dirs", &self.grant_dirs)
+            .field("grant_hosts", &self.grant_hosts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Connector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connector")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("plugin_id", &self.plugin_id)
+            .field("plugin_version", &self.plugin_version)
+            .field("config_keys", &self.config.keys().collect::<Vec<_>>())
+            .field("grant_dirs", &self.grant_dirs)
+            .field("grant_hosts", &self.grant_hosts)
+            .field("status", &self.status)
+            .field("progress", &self.progress)
+            .field("doc_count", &self.doc_count)
+            .field("last_error", &self.last_error)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {

@@ -363,3 +363,23 @@ async fn audit_entries_list_newest_first_with_filters() -> Result<(), StoreError
     assert_eq!(x_since_3, vec![entry(3, "in_a", Some("cn_x"))]);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_connectors_debug_form_shows_no_setting_values() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let mut new = folder("Secrets");
+    new.config
+        .insert("password".to_owned(), "hunter2-secret".to_owned());
+    assert!(!format!("{new:?}").contains("hunter2-secret"));
+    let added = store.add_connector(&new, NOW).await.expect("added");
+    assert_eq!(
+        added.config.get("password").map(String::as_str),
+        Some("hunter2-secret")
+    );
+    let shown = format!("{added:?}");
+    assert!(
+        !shown.contains("hunter2-secret") && shown.contains("password"),
+        "{shown}"
+    );
+}

@@ -11,8 +11,8 @@ use quarry_store::{Connector, NewConnector, Store, now_ms};
 
 use crate::SyncError;
 
-/// A connector to add.
-#[derive(Debug, Clone)]
+/// A connector to add. Its `Debug` shows setting keys only: values may be secrets.
+#[derive(Clone)]
 pub struct ConnectorRequest {
     /// Its name (unique, without regard to case).
     pub name: String,
@@ -20,6 +20,16 @@ pub struct ConnectorRequest {
     pub plugin_id: String,
     /// Its settings by manifest key; folders must be absolute paths.
     pub values: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for ConnectorRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectorRequest")
+            .field("name", &self.name)
+            .field("plugin_id", &self.plugin_id)
+            .field("value_keys", &self.values.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// Adds the connector; every folder named in a directory field is granted read-only, and the

@@ -90,10 +90,11 @@ pub fn items(xml: &str) -> Result<Vec<Item>, Error> {
                 if !root_seen {
                     return Err(not_a_feed(&e));
                 }
-                if let Some((at, current, _)) = &mut item {
-                    if depth == *at && e.local_name().as_ref() == b"link" {
-                        take_link(&e, current);
-                    }
+                if let Some((at, current, _)) = &mut item
+                    && depth == *at
+                    && e.local_name().as_ref() == b"link"
+                {
+                    take_link(&e, current);
                 }
             }
             Event::Text(t) => {
@@ -119,15 +120,15 @@ pub fn items(xml: &str) -> Result<Vec<Item>, Error> {
                 }
             }
             Event::End(_) => {
-                if field.as_ref().is_some_and(|(at, _, _)| *at == depth) {
-                    if let (Some((_, f, text)), Some((_, current, _))) = (field.take(), &mut item) {
-                        store(current, f, text);
-                    }
+                if field.as_ref().is_some_and(|(at, _, _)| *at == depth)
+                    && let (Some((_, f, text)), Some((_, current, _))) = (field.take(), &mut item)
+                {
+                    store(current, f, text);
                 }
-                if item.as_ref().is_some_and(|(at, _, _)| *at == depth) {
-                    if let Some((_, done, _)) = item.take() {
-                        items.push(done);
-                    }
+                if item.as_ref().is_some_and(|(at, _, _)| *at == depth)
+                    && let Some((_, done, _)) = item.take()
+                {
+                    items.push(done);
                 }
                 depth = depth.saturating_sub(1);
             }

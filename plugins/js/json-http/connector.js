@@ -56,6 +56,10 @@ function stableId(prefix, key) {
   return prefix + h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0');
 }
 
+// The records this instance fetched, by URL, so that the fetch-content calls following a listing
+// in the same instance do not download the source again. Never relied on: a fresh instance fetches.
+let fetched = null;
+
 async function fetchRecords(s) {
   const headers = { accept: 'application/json, application/x-ndjson, */*;q=0.5' };
   if (s.token) headers.authorization = `Bearer ${s.token}`;
@@ -133,20 +137,31 @@ function meta(s, record, n) {
   };
 }
 
+/** The records of the source, by locator: this instance's copy, or a fresh one. */
+async function byLocator(s, fresh) {
+  if (fresh || !fetched || fetched.url !== s.url) {
+    const records = await fetchRecords(s);
+    const index = new Map();
+    records.forEach((r, n) => {
+      const key = keyOf(s, r, n);
+      index.set(key.length <= 4096 ? key : stableId('k_', key), r);
+    });
+    fetched = { url: s.url, records, index };
+  }
+  return fetched;
+}
+
 async function find(s, locator) {
-  const records = await fetchRecords(s);
-  const n = records.findIndex((r, i) => {
-    const key = keyOf(s, r, i);
-    return key === locator || stableId('k_', key) === locator;
-  });
-  if (n < 0) fail('not-found', `the answer no longer has record ${locator}`);
-  return records[n];
+  let record = (await byLocator(s, false)).index.get(locator);
+  if (record === undefined) record = (await byLocator(s, true)).index.get(locator);
+  if (record === undefined) fail('not-found', `the answer no longer has record ${locator}`);
+  return record;
 }
 
 export const source = {
   async listDocs(_checkpoint) {
     const s = settings();
-    const records = await fetchRecords(s);
+    const { records } = await byLocator(s, true);
     progress('listing records', BigInt(records.length), BigInt(records.length));
     log('debug', `${records.length} records from ${s.url}`);
     return {

@@ -9,6 +9,7 @@ original file. Built into a WebAssembly component with componentize-py; the host
 import email
 import email.contentmanager
 import email.feedparser
+import email.header
 import email.headerregistry
 import email.message
 import email.parser
@@ -45,20 +46,25 @@ def mailboxes(root):
         for name in sorted(files):
             if name.lower().endswith(SUFFIXES) and not name.startswith("."):
                 found.append(os.path.relpath(os.path.join(folder, name), root))
-    return found
+    return sorted(found)
 
 
-def messages(data):
-    """(offset, length) of each message in mbox bytes: a message starts at a line "From "."""
-    starts = []
-    if data.startswith(b"From "):
-        starts.append(0)
-    at = data.find(b"\nFrom ")
-    while at != -1:
-        starts.append(at + 1)
-        at = data.find(b"\nFrom ", at + 1)
-    ends = starts[1:] + [len(data)]
-    return [(s, e - s) for s, e in zip(starts, ends)]
+def messages_from(path, start):
+    """(offset, raw bytes) of each message of the mbox file at `path` from byte `start` (the
+    start of a message) on, read as a stream: a message starts at a line beginning "From "."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        pos, begun, lines = start, None, []
+        for line in f:
+            if line.startswith(b"From "):
+                if begun is not None:
+                    yield begun, b"".join(lines)
+                begun, lines = pos, []
+            if begun is not None:
+                lines.append(line)
+            pos += len(line)
+        if begun is not None:
+            yield begun, b"".join(lines)
 
 
 def message_bytes(raw):
@@ -67,36 +73,37 @@ def message_bytes(raw):
     return raw[newline + 1:] if raw.startswith(b"From ") and newline != -1 else raw
 
 
-def listing(root):
-    """Every message of every mailbox: (relative path, offset, length, raw bytes)."""
-    for rel in mailboxes(root):
-        try:
-            with open(os.path.join(root, rel), "rb") as f:
-                data = f.read()
-        except OSError as e:
-            host.log(types.LogLevel.WARN, f"cannot read {rel}: {e}")
-            continue
-        for offset, length in messages(data):
-            yield rel, offset, length, data[offset:offset + length]
-
-
 def parse(raw):
     return email.message_from_bytes(message_bytes(raw), policy=email.policy.default)
 
 
 def date_ms(message):
     try:
-        when = email.utils.parsedate_to_datetime(str(message.get("date", "")))
+        when = email.utils.parsedate_to_datetime(header(message, "date"))
         return int(when.timestamp() * 1000)
     except (TypeError, ValueError, IndexError, OverflowError):
         return 0
 
 
-def meta(rel, offset, length, raw):
-    message = parse(raw)
-    message_id = str(message.get("message-id", "")).strip()
+def header(message, name):
+    """A header as text, encoded words (=?utf-8?...?=) decoded."""
+    value = message.get(name)
+    if value is None:
+        return ""
+    try:
+        return str(email.header.make_header(email.header.decode_header(str(value)))).strip()
+    except (LookupError, ValueError, UnicodeError):
+        return str(value).strip()
+
+
+def meta(rel, offset, raw):
+    length = len(raw)
+    # Headers only, with the plain compat32 policy: listing stays cheap.
+    message = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(
+        message_bytes(raw))
+    message_id = header(message, "message-id")
     key = message_id or f"{rel}:{offset}"
-    subject = str(message.get("subject", "")).strip() or "(no subject)"
+    subject = header(message, "subject") or "(no subject)"
     return types.DocMeta(
         id="m_" + hashlib.sha256(key.encode()).hexdigest()[:32],
         locator=f"{offset}:{length}:{rel}",
@@ -175,24 +182,34 @@ def read(root, locator):
 body_text(email.message_from_bytes(b"Subject: warm-up\n\nwarm-up\n", policy=email.policy.default))
 
 
+def batch(upserts, checkpoint, more):
+    return types.Batch(upserts=upserts, deletes=[], checkpoint=checkpoint, more=more,
+                       coverage=types.Coverage.FULL)
+
+
 class Source(exports.Source):
     def list_docs(self, checkpoint):
+        # The checkpoint is where the next batch starts: "<byte offset>:<mailbox path>".
         root = settings()["folder"]
-        start = int(checkpoint) if checkpoint else 0
-        upserts, total = [], 0
-        for n, (rel, offset, length, raw) in enumerate(listing(root)):
-            total = n + 1
-            if start <= n < start + BATCH:
-                upserts.append(meta(rel, offset, length, raw))
-        host.progress("listing messages", min(start + BATCH, total), total)
-        more = start + BATCH < total
-        return types.Batch(
-            upserts=upserts,
-            deletes=[],
-            checkpoint=str(start + BATCH) if more else "",
-            more=more,
-            coverage=types.Coverage.FULL,
-        )
+        files = mailboxes(root)
+        at_offset, at_file = 0, files[0] if files else ""
+        if checkpoint:
+            offset, _, rel = checkpoint.partition(":")
+            at_offset, at_file = int(offset), rel
+        upserts = []
+        for n, rel in enumerate(files):
+            if rel < at_file:
+                continue
+            host.progress(f"reading {rel}", n, len(files))
+            start = at_offset if rel == at_file else 0
+            try:
+                for offset, raw in messages_from(os.path.join(root, rel), start):
+                    if len(upserts) == BATCH:
+                        return batch(upserts, f"{offset}:{rel}", True)
+                    upserts.append(meta(rel, offset, raw))
+            except OSError as e:
+                host.log(types.LogLevel.WARN, f"cannot read {rel}: {e}")
+        return batch(upserts, "", False)
 
     def fetch_content(self, doc):
         message = parse(read(settings()["folder"], doc.locator))
