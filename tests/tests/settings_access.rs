@@ -579,13 +579,13 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
         &q,
         "POST",
         "/admin/v1/connectors",
-        Some(&json!({"name": "Mail", "plugin": "mbox", "settings": {}})),
+        Some(&json!({"name": "Cal", "plugin": "calendar", "settings": {}})),
     );
     assert_eq!(unknown_plugin.status, 400);
+    let message = unknown_plugin.json()["error"]["message"].to_string();
     assert!(
-        unknown_plugin.text().contains("installed: folder"),
-        "{}",
-        unknown_plugin.text()
+        message.contains("calendar") && message.contains("is not installed (installed: "),
+        "{message}"
     );
     q.wait_for("the new connector syncs", |cs| {
         cs.iter()
