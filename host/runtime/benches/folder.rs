@@ -30,10 +30,7 @@ impl Pass {
 }
 
 fn main() {
-    let files: usize = std::env::var("QUARRY_BENCH_FILES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
+    let files: usize = quarry_tests::bench::env_or("QUARRY_BENCH_FILES", 4000);
     let tmp = tempfile::tempdir().expect("temp dir");
     let written = write_tree(tmp.path(), files);
     println!(
@@ -55,10 +52,7 @@ fn main() {
     native(tmp.path());
     sandboxed(&plugin, tmp.path());
     let mut best: [Option<Pass>; 3] = [None, None, None];
-    let rounds: usize = std::env::var("QUARRY_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let rounds: usize = quarry_tests::bench::env_or("QUARRY_BENCH_ROUNDS", 3);
     for _ in 0..rounds.max(1) {
         let n = native(tmp.path());
         let s = sandboxed(&plugin, tmp.path());

@@ -33,10 +33,7 @@ struct Row {
 }
 
 fn main() {
-    let docs: usize = std::env::var("QUARRY_BENCH_DOCS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    let docs: usize = quarry_tests::bench::env_or("QUARRY_BENCH_DOCS", 200);
     let tmp = tempfile::tempdir().expect("temp dir");
     let web = WebServer::start();
     let notes = tmp.path().join("notes");

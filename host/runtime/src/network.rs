@@ -111,10 +111,11 @@ impl NetworkGate {
         }
     }
 
-    /// The authorities refused since the last time this was asked, without repeats.
+    /// The authorities refused since the last time this was asked, sorted, without repeats.
     pub(crate) fn take_denied(&self) -> Vec<String> {
         let mut denied = self.denied.lock().unwrap_or_else(PoisonError::into_inner);
         let mut hosts = std::mem::take(&mut *denied);
+        hosts.sort();
         hosts.dedup();
         hosts
     }

@@ -28,33 +28,12 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 .with_context(|| format!("cannot open the folder {}", path.display()))?
                 .to_string_lossy()
                 .into_owned();
-            let plugins = load_plugins(paths)?;
-            let connector = add_connector(
-                store,
-                &plugins,
-                ConnectorRequest {
-                    name,
-                    plugin_id: "folder".to_owned(),
-                    values: BTreeMap::from([("folder".to_owned(), folder)]),
-                },
-            )
-            .await?;
-            let folder = connector.config.get("folder").cloned().unwrap_or_default();
-            if json {
-                println!(
-                    "{}",
-                    json!({ "connector_id": connector.id.as_str(), "name": connector.name })
-                );
-            } else {
-                println!(
-                    "Added connector {:?} ({}) over {folder} (read-only).",
-                    connector.name, connector.id
-                );
-                println!(
-                    "A running server syncs it now; otherwise: quarry connector sync {:?} --wait",
-                    connector.name
-                );
-            }
+            let request = ConnectorRequest {
+                name,
+                plugin_id: "folder".to_owned(),
+                values: BTreeMap::from([("folder".to_owned(), folder)]),
+            };
+            add(paths, store, request, json).await?;
         }
         ConnectorCommand::Add(AddConnector::Plugin {
             plugin,
@@ -62,39 +41,12 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
             settings,
             json,
         }) => {
-            let values = read_settings(&settings)?;
-            let plugins = load_plugins(paths)?;
-            let connector = add_connector(
-                store,
-                &plugins,
-                ConnectorRequest {
-                    name,
-                    plugin_id: plugin,
-                    values,
-                },
-            )
-            .await?;
-            if json {
-                println!(
-                    "{}",
-                    json!({ "connector_id": connector.id.as_str(), "name": connector.name })
-                );
-            } else {
-                println!(
-                    "Added connector {:?} ({}) with plugin {}.",
-                    connector.name, connector.id, connector.plugin_id
-                );
-                for folder in connector.grant_dirs.values() {
-                    println!("  It may read {folder} (read-only).");
-                }
-                for host in &connector.grant_hosts {
-                    println!("  It may reach {host} over HTTP.");
-                }
-                println!(
-                    "A running server syncs it now; otherwise: quarry connector sync {:?} --wait",
-                    connector.name
-                );
-            }
+            let request = ConnectorRequest {
+                name,
+                plugin_id: plugin,
+                values: read_settings(&settings)?,
+            };
+            add(paths, store, request, json).await?;
         }
         ConnectorCommand::List { json } => {
             let connectors = store.connectors().await?;
@@ -338,6 +290,39 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
 
 /// Failed documents `connector status` shows at most.
 const FAILED_SHOWN: u32 = 100;
+
+/// Adds a connector and says what it was granted (or prints its id and name as JSON).
+async fn add(
+    paths: &Paths,
+    store: &Store,
+    request: ConnectorRequest,
+    json: bool,
+) -> anyhow::Result<()> {
+    let plugins = load_plugins(paths)?;
+    let connector = add_connector(store, &plugins, request).await?;
+    if json {
+        println!(
+            "{}",
+            json!({ "connector_id": connector.id.as_str(), "name": connector.name })
+        );
+        return Ok(());
+    }
+    println!(
+        "Added connector {:?} ({}) with plugin {}.",
+        connector.name, connector.id, connector.plugin_id
+    );
+    for folder in connector.grant_dirs.values() {
+        println!("  It may read {folder} (read-only).");
+    }
+    for host in &connector.grant_hosts {
+        println!("  It may reach {host} over HTTP.");
+    }
+    println!(
+        "A running server syncs it now; otherwise: quarry connector sync {:?} --wait",
+        connector.name
+    );
+    Ok(())
+}
 
 /// `key=value` settings from the command line; a value of `-` is read from standard input.
 pub(crate) fn read_settings(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
