@@ -327,14 +327,18 @@ impl Session {
         ) -> wasmtime::Result<Result<R, wit::ConnectorError>>,
     ) -> Result<R, RuntimeError> {
         let ticks = deadline_ticks(&self.plugin.inner.limits);
+        // A call's CPU time includes making its instance, when it needs a new one.
+        let cpu_before = thread_cpu_time();
+        self.usage.calls += 1;
         let mut live = match self.live.take() {
             Some(live) => live,
-            None => self.instantiate(call, ticks)?,
+            None => self.instantiate(call, ticks).inspect_err(|_| {
+                self.usage.failed_calls += 1;
+                self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
+            })?,
         };
         live.store.set_epoch_deadline(ticks);
-        let cpu_before = thread_cpu_time();
         let result = f(&live.bindings, &mut live.store);
-        self.usage.calls += 1;
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
         let state = live.store.data();
         self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);

@@ -11,8 +11,9 @@ pub struct Usage {
     pub calls: u64,
     /// Of those, the ones that failed (the plugin's own error, a trap, a timeout, the memory cap).
     pub failed_calls: u64,
-    /// CPU time the calls took on the calling thread: the plugin's code and the host functions it
-    /// called (reading files, logging), not time spent waiting.
+    /// CPU time the calls took on the calling thread: making a new instance when one was
+    /// needed, the plugin's code and the host functions it called (reading files, logging), not
+    /// time spent waiting.
     pub cpu: Duration,
     /// The most linear memory one instance held, in bytes.
     pub peak_memory_bytes: u64,
