@@ -16,26 +16,22 @@ PROFILE_DIR="$WASM_TARGET_DIR/wasm32-wasip2/release"
 cd "$ROOT/plugins"
 CARGO_TARGET_DIR="$WASM_TARGET_DIR" "$ROOT/scripts/wasm-cargo.sh" --locked
 
-# Checks a built component and reports its size.
+# A top-level string value of a manifest: manifest_value <key> <quarry-plugin.toml>.
+manifest_value() { sed -n "s/^$1 *= *\"\(.*\)\"/\1/p" "$2"; }
+
+# Checks that a built component is valid and exports `source` at its manifest's WIT version.
 check_component() { # <component path> <manifest>
   local wasm="$1" manifest="$2"
   if command -v wasm-tools >/dev/null 2>&1; then
     wasm-tools validate "$wasm"
-    expected="export quarry:connector/source@$(sed -n 's/^wit *= *"\(.*\)"/\1/p' "$manifest");"
+    expected="export quarry:connector/source@$(manifest_value wit "$manifest");"
     wasm-tools component wit "$wasm" | grep -qF "$expected" \
       || { echo "plugins: $wasm does not contain '$expected'" >&2; exit 1; }
   fi
 }
 
-# Builds a connector of another language only when its inputs changed: the stamp beside the
-# component is a hash of the sources, the manifest, the WIT and the tool's version.
-fresh() { # <plugin source dir> <component path> <tool version>
-  local stamp
-  stamp="$( (cd "$1" && find . -type f -not -path './node_modules/*' -not -name '*.pyc' | sort | xargs sha256sum; \
-             sha256sum "$ROOT"/wit/*/*.wit; echo "$3") | sha256sum | cut -d' ' -f1)"
-  if [ -f "$2" ] && [ "$(cat "$2.stamp" 2>/dev/null)" = "$stamp" ]; then return 0; fi
-  echo "$stamp" > "$2.stamp.new"
-  return 1
+report() { # <id> <component path>
+  printf 'plugins: %-10s %8s bytes  %s\n' "$1" "$(stat -c %s "$2")" "$2"
 }
 
 # Lay out each plugin folder: the manifest next to the component it names.
@@ -44,8 +40,8 @@ for manifest in $(find . -name quarry-plugin.toml -not -path './target/*' -not -
     -not -path './js/*' -not -path '*/node_modules/*' | sort); do
   dir="$(dirname "$manifest")"
   case "$dir" in ./testing/*) dest="$TEST_OUT" ;; *) dest="$OUT" ;; esac
-  id="$(sed -n 's/^id *= *"\(.*\)"/\1/p' "$manifest")"
-  component="$(sed -n 's/^component *= *"\(.*\)"/\1/p' "$manifest")"
+  id="$(manifest_value id "$manifest")"
+  component="$(manifest_value component "$manifest")"
   [ -n "$id" ] && [ -n "$component" ] || { echo "plugins: $manifest lacks id or component" >&2; exit 1; }
   [ -f "$PROFILE_DIR/$component" ] || { echo "plugins: $dir built no $component" >&2; exit 1; }
   mkdir -p "$dest/$id"
@@ -58,51 +54,50 @@ for manifest in $(find . -name quarry-plugin.toml -not -path './target/*' -not -
   elif command -v wasm-tools >/dev/null 2>&1; then
     wasm-tools validate "$dest/$id/$component"
   fi
-  printf 'plugins: %-10s %8s bytes  %s\n' "$id" "$(stat -c %s "$dest/$id/$component")" "$dest/$id/$component"
+  report "$id" "$dest/$id/$component"
 done
 
-# --- Python connectors: componentize-py (pinned, installed by `make setup`) ------------------
-PY_TOOLS="${QUARRY_PY_TOOLS:-$HOME/.cache/quarry/tools/py}"
-componentize_py="$PY_TOOLS/bin/componentize-py"
-for manifest in $(find python -mindepth 2 -maxdepth 2 -name quarry-plugin.toml 2>/dev/null | sort); do
-  dir="$(dirname "$manifest")"
+# Builds and lays out the connectors of another language, each only when its inputs changed:
+# the stamp beside the component is a hash of the sources, the WIT and the tool's version.
+#   build_each <language> <folder> <tool version> <build command>
+# runs `<build command> <plugin folder> <WIT folder> <output .wasm>` for each plugin folder.
+build_each() {
+  local language="$1" folder="$2" tool="$3" build="$4" manifest dir id wasm stamp started
+  for manifest in $(find "$folder" -mindepth 2 -maxdepth 2 -name quarry-plugin.toml \
+      -not -path '*/node_modules/*' 2>/dev/null | sort); do
+    dir="$(dirname "$manifest")"
+    id="$(manifest_value id "$manifest")"
+    wasm="$OUT/$id/$(manifest_value component "$manifest")"
+    mkdir -p "$OUT/$id"
+    stamp="$( (cd "$dir" && find . -type f -not -path './node_modules/*' -not -name '*.pyc' \
+               | sort | xargs sha256sum; sha256sum "$ROOT"/wit/*/*.wit; echo "$tool") \
+             | sha256sum | cut -d' ' -f1)"
+    if [ ! -f "$wasm" ] || [ "$(cat "$wasm.stamp" 2>/dev/null)" != "$stamp" ]; then
+      started=$SECONDS
+      "$build" "$dir" "$ROOT/wit/connector@$(manifest_value wit "$manifest")" "$wasm.tmp"
+      mv "$wasm.tmp" "$wasm"
+      echo "$stamp" > "$wasm.stamp"
+      echo "plugins: built $id ($language) in $((SECONDS - started)) s"
+    fi
+    cp "$manifest" "$OUT/$id/quarry-plugin.toml"
+    check_component "$wasm" "$manifest"
+    report "$id" "$wasm"
+  done
+}
+
+# Python: componentize-py (pinned, installed by `make setup`).
+componentize_py="${QUARRY_PY_TOOLS:-$HOME/.cache/quarry/tools/py}/bin/componentize-py"
+build_python() { # <plugin folder> <WIT folder> <output>
   [ -x "$componentize_py" ] || { echo "plugins: $componentize_py missing; run 'make setup'" >&2; exit 1; }
-  id="$(sed -n 's/^id *= *"\(.*\)"/\1/p' "$manifest")"
-  component="$(sed -n 's/^component *= *"\(.*\)"/\1/p' "$manifest")"
-  wit="$(sed -n 's/^wit *= *"\(.*\)"/\1/p' "$manifest")"
-  mkdir -p "$OUT/$id"
-  wasm="$OUT/$id/$component"
-  if ! fresh "$dir" "$wasm" "$("$componentize_py" --version)"; then
-    started=$SECONDS
-    (cd "$dir" && PYTHONDONTWRITEBYTECODE=1 "$componentize_py" -d "$ROOT/wit/connector@$wit" \
-      -w connector componentize app -o "$wasm.tmp" >/dev/null)
-    mv "$wasm.tmp" "$wasm"
-    mv "$wasm.stamp.new" "$wasm.stamp"
-    echo "plugins: built $id (Python) in $((SECONDS - started)) s"
-  fi
-  cp "$manifest" "$OUT/$id/quarry-plugin.toml"
-  check_component "$wasm" "$manifest"
-  printf 'plugins: %-10s %8s bytes  %s\n' "$id" "$(stat -c %s "$wasm")" "$wasm"
-done
+  (cd "$1" && PYTHONDONTWRITEBYTECODE=1 "$componentize_py" -d "$2" -w connector \
+    componentize app -o "$3" >/dev/null)
+}
+build_each Python python "$("$componentize_py" --version 2>/dev/null || echo missing)" build_python
 
-# --- JavaScript connectors: componentize-js (pinned in js/package-lock.json) ---------------------
-for manifest in $(find js -mindepth 2 -maxdepth 2 -name quarry-plugin.toml -not -path '*/node_modules/*' 2>/dev/null | sort); do
-  dir="$(dirname "$manifest")"
+# JavaScript: componentize-js (pinned in js/package-lock.json, installed by `make setup`).
+build_js() { # <plugin folder> <WIT folder> <output>
   [ -d js/node_modules/@bytecodealliance/componentize-js ] \
     || { echo "plugins: plugins/js/node_modules missing; run 'make setup'" >&2; exit 1; }
-  id="$(sed -n 's/^id *= *"\(.*\)"/\1/p' "$manifest")"
-  component="$(sed -n 's/^component *= *"\(.*\)"/\1/p' "$manifest")"
-  wit="$(sed -n 's/^wit *= *"\(.*\)"/\1/p' "$manifest")"
-  mkdir -p "$OUT/$id"
-  wasm="$OUT/$id/$component"
-  if ! fresh "$dir" "$wasm" "$(cat js/package-lock.json)"; then
-    started=$SECONDS
-    node js/build.mjs "$dir/connector.js" "$ROOT/wit/connector@$wit" "$wasm.tmp"
-    mv "$wasm.tmp" "$wasm"
-    mv "$wasm.stamp.new" "$wasm.stamp"
-    echo "plugins: built $id (JavaScript) in $((SECONDS - started)) s"
-  fi
-  cp "$manifest" "$OUT/$id/quarry-plugin.toml"
-  check_component "$wasm" "$manifest"
-  printf 'plugins: %-10s %8s bytes  %s\n' "$id" "$(stat -c %s "$wasm")" "$wasm"
-done
+  node js/build.mjs "$1/connector.js" "$2" "$3"
+}
+build_each JavaScript js "$(cat js/package-lock.json)" build_js
