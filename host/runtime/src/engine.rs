@@ -14,9 +14,10 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::RuntimeError;
 use crate::bindings::v0_1_0;
+use crate::fs_guard::ProtectedPaths;
 use crate::host_state::HostState;
+use crate::{RuntimeError, deadline, fs_guard};
 
 /// How often the engine's epoch advances; deadlines are measured in these ticks.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -31,6 +32,8 @@ pub struct RuntimeConfig {
     pub max_instances: u32,
     /// The largest memory limit any plugin may be given, in bytes.
     pub max_memory_bytes: u64,
+    /// Quarry's own folders: no plugin reads them, even inside a granted folder.
+    pub protected: ProtectedPaths,
 }
 
 impl Default for RuntimeConfig {
@@ -39,6 +42,7 @@ impl Default for RuntimeConfig {
             cache_dir: None,
             max_instances: 64,
             max_memory_bytes: 1 << 30,
+            protected: ProtectedPaths::default(),
         }
     }
 }
@@ -54,6 +58,8 @@ pub struct Runtime {
     compiled: Mutex<HashMap<String, Component>>,
     /// Shared with every plugin loaded: deadlines keep working while any of them lives.
     pub(crate) ticker: Arc<EpochTicker>,
+    /// Folders no sandbox may read.
+    pub(crate) protected: Arc<ProtectedPaths>,
 }
 
 impl Runtime {
@@ -85,6 +91,12 @@ impl Runtime {
             .map_err(|e| engine_error(format!("linking WASI HTTP: {e:#}")))?;
         v0_1_0::Connector::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| engine_error(format!("linking the host interface: {e:#}")))?;
+        // Stricter than WASI: opens never block nor reach Quarry's own folders, and waits end
+        // at the call's deadline.
+        fs_guard::add_to_linker(&mut linker)
+            .map_err(|e| engine_error(format!("linking the guarded filesystem: {e:#}")))?;
+        deadline::add_to_linker(&mut linker)
+            .map_err(|e| engine_error(format!("linking the bounded waits: {e:#}")))?;
 
         if let Some(dir) = &config.cache_dir {
             fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
@@ -102,6 +114,7 @@ impl Runtime {
             cache_dir: config.cache_dir,
             compiled: Mutex::new(HashMap::new()),
             ticker,
+            protected: Arc::new(config.protected),
         })
     }
 
@@ -147,6 +160,11 @@ impl Runtime {
         write_atomically(&cached, &compiled)?;
         deserialize(&self.engine, &cached)
             .map_err(|e| component_error(format!("compiled component unusable: {e:#}")))
+    }
+
+    /// Quarry's own folders, which no plugin reads.
+    pub fn protected(&self) -> &ProtectedPaths {
+        &self.protected
     }
 
     /// The cache file name: the component's hash and the engine's compatibility hash, so a new

@@ -4,6 +4,8 @@
 //! output that breaks the contract), or the plugin itself answered with an error. Both carry the
 //! plugin's id and the call.
 
+use std::fmt;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -22,6 +24,31 @@ pub enum GuestError {
     /// Anything else.
     #[error("{0}")]
     Other(String),
+}
+
+/// A connection the host refused a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Refusal {
+    /// `host:port` as the plugin asked for it.
+    pub authority: String,
+    /// Empty when the host is outside the grant; otherwise the addresses the granted name
+    /// resolved to, none of which it may reach (loopback, private, link-local).
+    pub addresses: Vec<IpAddr>,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.addresses.is_empty() {
+            return write!(f, "{}: not in this connector's grant", self.authority);
+        }
+        let addresses: Vec<String> = self.addresses.iter().map(ToString::to_string).collect();
+        write!(
+            f,
+            "{}: it resolves only to {}, which a granted name may not lead to (loopback, private and link-local addresses are reached only when the grant names the address itself)",
+            self.authority,
+            addresses.join(", ")
+        )
+    }
 }
 
 /// Everything that can go wrong loading or calling a plugin.
@@ -109,10 +136,11 @@ pub enum RuntimeError {
         /// The plugin's error.
         error: GuestError,
     },
-    /// The plugin failed after the host refused it a connection to a host outside its grant.
+    /// The plugin failed after the host refused it a connection: to a host outside its grant, or
+    /// to a granted name that led only to loopback, private or link-local addresses.
     #[error(
-        "plugin {plugin}: {call}: the host refused a connection to {}: not in this connector's grant (granted hosts: {}); the plugin then failed: {plugin_said}",
-        hosts.join(", "),
+        "plugin {plugin}: {call}: the host refused a connection to {} (granted hosts: {}); the plugin then failed: {plugin_said}",
+        refused.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
         if granted.is_empty() { "none".to_owned() } else { granted.join(", ") }
     )]
     NetworkDenied {
@@ -120,8 +148,8 @@ pub enum RuntimeError {
         plugin: String,
         /// The WIT function called.
         call: &'static str,
-        /// The hosts refused (`host:port` as the plugin asked for them).
-        hosts: Vec<String>,
+        /// What was refused, and why.
+        refused: Vec<Refusal>,
         /// The hosts the connector may reach.
         granted: Vec<String>,
         /// The error that followed, as the host saw it.

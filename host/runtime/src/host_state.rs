@@ -2,6 +2,7 @@
 //! behind the `host` imports (log, progress, config).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
@@ -9,6 +10,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::v0_1_0::quarry::connector::{host, types};
+use crate::deadline::CallDeadline;
+use crate::fs_guard::ProtectedPaths;
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
 use crate::network::NetworkGate;
 use crate::stdio::TailCapture;
@@ -40,19 +43,39 @@ pub struct HostState {
     pub(crate) config: Vec<(String, String)>,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) stdio: TailCapture,
+    /// Quarry's own folders, out of reach of every open.
+    pub(crate) protected: Arc<ProtectedPaths>,
+    /// When the running call must end.
+    deadline: CallDeadline,
+    /// The full time one call may take (the wait of a host function outside a call).
+    call_timeout: Duration,
     log_lines: u32,
 }
 
+/// What a sandbox is made of, besides its WASI context.
+pub(crate) struct SandboxParts {
+    pub(crate) gate: NetworkGate,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) plugin: Arc<str>,
+    pub(crate) config: Vec<(String, String)>,
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) stdio: TailCapture,
+    pub(crate) protected: Arc<ProtectedPaths>,
+    pub(crate) call_timeout: Duration,
+}
+
 impl HostState {
-    pub(crate) fn new(
-        wasi: WasiCtx,
-        gate: NetworkGate,
-        limiter: MemoryLimiter,
-        plugin: Arc<str>,
-        config: Vec<(String, String)>,
-        progress: Option<ProgressFn>,
-        stdio: TailCapture,
-    ) -> Self {
+    pub(crate) fn new(wasi: WasiCtx, parts: SandboxParts) -> Self {
+        let SandboxParts {
+            gate,
+            limiter,
+            plugin,
+            config,
+            progress,
+            stdio,
+            protected,
+            call_timeout,
+        } = parts;
         HostState {
             wasi,
             http: WasiHttpCtx::new(),
@@ -63,8 +86,23 @@ impl HostState {
             config,
             progress,
             stdio,
+            protected,
+            deadline: CallDeadline::default(),
+            call_timeout,
             log_lines: 0,
         }
+    }
+
+    /// Starts a call that may take the plugin's call timeout: host functions that wait stop
+    /// waiting at its end.
+    pub(crate) fn begin_call(&mut self) {
+        self.deadline = CallDeadline::starting_now(self.call_timeout);
+        self.gate.set_deadline(self.deadline);
+    }
+
+    /// Time left before the running call's deadline.
+    pub(crate) fn time_left(&self) -> Duration {
+        self.deadline.left(self.call_timeout)
     }
 }
 

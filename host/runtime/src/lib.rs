@@ -8,13 +8,16 @@
 
 mod bindings;
 mod convert;
+mod deadline;
 mod engine;
 mod error;
+mod fs_guard;
 mod host_state;
 mod install;
 mod limits;
 mod manifest;
 mod network;
+mod outbound;
 mod plugin;
 mod plugin_set;
 mod settings;
@@ -23,7 +26,8 @@ mod usage;
 
 pub use bindings::SUPPORTED_WIT_VERSIONS;
 pub use engine::{Runtime, RuntimeConfig};
-pub use error::{GuestError, RuntimeError};
+pub use error::{GuestError, Refusal, RuntimeError};
+pub use fs_guard::ProtectedPaths;
 pub use host_state::{Progress, ProgressFn};
 pub use install::StagedPlugin;
 pub use limits::Limits;

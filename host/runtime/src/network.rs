@@ -3,15 +3,17 @@
 //! A grant entry is `host` (ports 80 and 443, the defaults of http and https) or `host:port`
 //! (that port only). Hosts compare without regard to case. Every request is checked before a
 //! connection is made; a refused one fails in the guest with `HTTP-request-denied`, and the host
-//! remembers the authority so that the call's error names it (see `Session::call`).
+//! remembers the authority so that the call's error names it (see `Session::call`). A granted
+//! request is sent by `outbound`, which checks the addresses a name resolves to.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use http_body_util::BodyExt;
-use wasmtime_wasi_http::{
-    Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks, default_send_request,
-};
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+use crate::deadline::CallDeadline;
+use crate::error::Refusal;
+use crate::outbound::{self, Reach, Refused, Sent};
 
 /// A granted host, parsed: `host` or `host:port`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,90 +94,96 @@ impl HostGrant {
     }
 }
 
-/// The `wasi:http` hooks of one plugin instance: the host check and the time bound.
+/// The `wasi:http` hooks of one plugin instance: the host check, the address check, and the
+/// time bound.
 pub(crate) struct NetworkGate {
     grant: HostGrant,
-    /// No request waits longer than this for a connection, the first byte, or between bytes:
-    /// the call's own deadline cannot interrupt the host while it waits.
-    timeout: Duration,
-    /// Authorities refused during the current call.
-    denied: Arc<Mutex<Vec<String>>>,
+    /// When the running call must end: no request waits past it for a connection, a response or
+    /// the next part of a body (the call's epoch deadline cannot interrupt the host while it
+    /// waits).
+    deadline: CallDeadline,
+    /// What was refused during the current call.
+    refused: Arc<Mutex<Vec<Refusal>>>,
 }
 
 impl NetworkGate {
-    pub(crate) fn new(grant: HostGrant, timeout: Duration) -> NetworkGate {
+    pub(crate) fn new(grant: HostGrant) -> NetworkGate {
         NetworkGate {
             grant,
-            timeout,
-            denied: Arc::default(),
+            deadline: CallDeadline::default(),
+            refused: Arc::default(),
         }
     }
 
-    /// The authorities refused since the last time this was asked, sorted, without repeats.
-    pub(crate) fn take_denied(&self) -> Vec<String> {
-        let mut denied = self.denied.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut hosts = std::mem::take(&mut *denied);
-        hosts.sort();
-        hosts.dedup();
-        hosts
+    /// Bounds the requests of the call that starts.
+    pub(crate) fn set_deadline(&mut self, deadline: CallDeadline) {
+        self.deadline = deadline;
     }
 
-    fn bounded(&self, options: Option<RequestOptions>) -> RequestOptions {
-        let options = options.unwrap_or_default();
-        let cap =
-            |asked: Option<Duration>| Some(asked.map_or(self.timeout, |d| d.min(self.timeout)));
-        RequestOptions {
-            connect_timeout: cap(options.connect_timeout),
-            first_byte_timeout: cap(options.first_byte_timeout),
-            between_bytes_timeout: cap(options.between_bytes_timeout),
-        }
+    /// What was refused since the last time this was asked, sorted, without repeats.
+    pub(crate) fn take_refused(&self) -> Vec<Refusal> {
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = std::mem::take(&mut *refused);
+        all.sort();
+        all.dedup();
+        all
     }
 }
 
-type ResponseFuture = Box<
-    dyn Future<
-            Output = Result<
-                (
-                    http::Response<WasiBody>,
-                    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-                ),
-                HttpError,
-            >,
-        > + Send,
->;
+/// Logs a refusal and keeps it for the call's error.
+fn record(refused: &Mutex<Vec<Refusal>>, refusal: Refusal) {
+    tracing::warn!("refused a plugin's request: {refusal}");
+    refused
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(refusal);
+}
+
+type ResponseFuture = Box<dyn Future<Output = Result<Sent, HttpError>> + Send>;
 
 impl WasiHttpHooks for NetworkGate {
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
-        options: Option<RequestOptions>,
+        _options: Option<RequestOptions>,
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> ResponseFuture {
         drop(fut);
         let uri = request.uri();
         let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
-        let allowed = uri.authority().is_some_and(|a| {
+        let granted = uri.authority().filter(|a| {
             let port = a.port_u16().unwrap_or(if https { 443 } else { 80 });
             self.grant.allows(a.host(), port)
         });
-        if !allowed {
-            let authority = uri
-                .authority()
-                .map_or_else(|| "(no host)".to_owned(), |a| a.as_str().to_owned());
-            tracing::warn!(host = %authority, "refused a plugin's request: host not granted");
-            self.denied
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(authority);
+        let authority = uri
+            .authority()
+            .map_or_else(|| "(no host)".to_owned(), |a| a.as_str().to_owned());
+        let Some(reach) = granted.map(|a| Reach::of(a.host())) else {
+            record(
+                &self.refused,
+                Refusal {
+                    authority,
+                    addresses: Vec::new(),
+                },
+            );
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
-        }
-        let options = self.bounded(options);
+        };
+        // The whole exchange ends by the call's deadline, whatever the plugin asked for.
+        let deadline = Instant::now() + self.deadline.left(Duration::ZERO);
+        let refused = self.refused.clone();
         Box::new(async move {
-            let (response, io) = default_send_request(request, Some(options)).await?;
-            Ok((
-                response.map(BodyExt::boxed_unsync),
-                Box::new(io) as Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-            ))
+            match outbound::send(request, reach, deadline).await {
+                Ok(sent) => Ok(sent),
+                Err(Refused::Failed(e)) => Err(e),
+                Err(Refused::Addresses(addresses)) => {
+                    let refusal = Refusal {
+                        authority,
+                        addresses,
+                    };
+                    record(&refused, refusal);
+                    Err(HttpError::DestinationIpProhibited)
+                }
+            }
         })
     }
 }

@@ -16,8 +16,10 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::bindings::v0_1_0::quarry::connector::types as wit;
 use crate::bindings::{SUPPORTED_WIT_VERSIONS, WIT_PACKAGE, v0_1_0};
+use crate::deadline::DeadlineReached;
 use crate::engine::{EPOCH_TICK, EpochTicker};
-use crate::host_state::{HostState, MemoryLimiter, ProgressFn};
+use crate::fs_guard::ProtectedPaths;
+use crate::host_state::{HostState, MemoryLimiter, ProgressFn, SandboxParts};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::network::{HostGrant, NetworkGate};
@@ -41,6 +43,8 @@ struct Inner {
     /// What the component imports (`wasi:http/types@0.2.6`, `quarry:connector/host@0.1.0`).
     imports: Vec<String>,
     limits: Limits,
+    /// Quarry's own folders: never mounted, never opened.
+    protected: Arc<ProtectedPaths>,
     /// Keeps call deadlines running for as long as the plugin can be called.
     _ticker: Arc<EpochTicker>,
 }
@@ -93,6 +97,7 @@ impl Runtime {
                 pre,
                 imports,
                 limits,
+                protected: self.protected.clone(),
                 _ticker: self.ticker.clone(),
             }),
         })
@@ -207,12 +212,12 @@ impl Plugin {
         grant: &Grant,
         progress: Option<ProgressFn>,
     ) -> Result<Session, RuntimeError> {
-        let setup = resolve(&self.inner.manifest, values, grant).map_err(|message| {
-            RuntimeError::Config {
+        let setup = resolve(&self.inner.manifest, values, grant, &self.inner.protected).map_err(
+            |message| RuntimeError::Config {
                 plugin: self.id().to_owned(),
                 message,
-            }
-        })?;
+            },
+        )?;
         Ok(Session {
             plugin: self.clone(),
             setup,
@@ -338,11 +343,12 @@ impl Session {
             })?,
         };
         live.store.set_epoch_deadline(ticks);
+        live.store.data_mut().begin_call();
         let result = f(&live.bindings, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
         let state = live.store.data();
         self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);
-        let denied = state.gate.take_denied();
+        let refused = state.gate.take_refused();
         let outcome = match result {
             Ok(Ok(value)) => {
                 self.live = Some(live);
@@ -360,14 +366,14 @@ impl Session {
             Err(error) => classify(&self.plugin, call, &error, live.store.data()),
         };
         self.usage.failed_calls += 1;
-        if denied.is_empty() {
+        if refused.is_empty() {
             return Err(outcome);
         }
         // The plugin failed after the host refused it a host: that refusal is the news.
         Err(RuntimeError::NetworkDenied {
             plugin: self.plugin.id().to_owned(),
             call,
-            hosts: denied,
+            refused,
             granted: self.setup.hosts.clone(),
             plugin_said: outcome.to_string(),
         })
@@ -387,16 +393,20 @@ impl Session {
                     message: format!("cannot open the granted folder {}: {e:#}", host.display()),
                 })?;
         }
-        let gate = NetworkGate::new(HostGrant::new(&self.setup.hosts), inner.limits.call_timeout);
-        let state = HostState::new(
+        let mut state = HostState::new(
             wasi.build(),
-            gate,
-            MemoryLimiter::new(inner.limits.memory_bytes),
-            inner.id.clone(),
-            self.setup.config.clone(),
-            self.progress.clone(),
-            stdio,
+            SandboxParts {
+                gate: NetworkGate::new(HostGrant::new(&self.setup.hosts)),
+                limiter: MemoryLimiter::new(inner.limits.memory_bytes),
+                plugin: inner.id.clone(),
+                config: self.setup.config.clone(),
+                progress: self.progress.clone(),
+                stdio,
+                protected: inner.protected.clone(),
+                call_timeout: inner.limits.call_timeout,
+            },
         );
+        state.begin_call();
         let mut store = Store::new(&inner.engine, state);
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_trap();
@@ -433,7 +443,9 @@ fn classify(
             limit_bytes: plugin.inner.limits.memory_bytes,
         };
     }
-    if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+    if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt)
+        || error.downcast_ref::<DeadlineReached>().is_some()
+    {
         return RuntimeError::Timeout {
             plugin: id,
             call,

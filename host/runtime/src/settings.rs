@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::fs_guard::ProtectedPaths;
 use crate::manifest::{FieldKind, Manifest};
 use crate::network::{check_host_entry, entry_for_url};
 
@@ -85,6 +86,7 @@ pub(crate) fn resolve(
     manifest: &Manifest,
     values: &BTreeMap<String, String>,
     grant: &Grant,
+    protected: &ProtectedPaths,
 ) -> Result<SandboxSetup, String> {
     if let Some(unknown) = values.keys().find(|k| manifest.field(k).is_none()) {
         let known: Vec<&str> = manifest.config.iter().map(|f| f.key.as_str()).collect();
@@ -127,6 +129,16 @@ pub(crate) fn resolve(
             if !host.is_dir() {
                 return Err(format!(
                     "`{}`: {} is not a folder that exists",
+                    field.key,
+                    host.display()
+                ));
+            }
+            if host
+                .canonicalize()
+                .is_ok_and(|real| protected.covers(&real))
+            {
+                return Err(format!(
+                    "`{}`: {} is one of Quarry's own folders (or inside one), which no plugin may read",
                     field.key,
                     host.display()
                 ));
@@ -224,7 +236,12 @@ mod tests {
         let path = dir.path().to_string_lossy().into_owned();
         let m = manifest();
         let v = values(&[("folder", &path), ("token", "s3cret")]);
-        let setup = resolve(&m, &v, &Grant::for_settings(&m, &v))?;
+        let setup = resolve(
+            &m,
+            &v,
+            &Grant::for_settings(&m, &v),
+            &ProtectedPaths::default(),
+        )?;
         assert_eq!(
             setup.config,
             vec![
@@ -265,7 +282,7 @@ mod tests {
             ),
         ];
         for (v, grant, expected) in cases {
-            let err = resolve(&m, &v, &grant).expect_err(expected);
+            let err = resolve(&m, &v, &grant, &ProtectedPaths::default()).expect_err(expected);
             assert!(err.contains(expected), "{err} should mention {expected}");
         }
         let asking = Manifest::parse(
@@ -286,8 +303,14 @@ mod tests {
         let feed = values(&[("feed", "https://feeds.example.org/rss")]);
         let granted = Grant::for_settings(&asking, &feed);
         assert_eq!(granted.hosts, ["api.example.com", "feeds.example.org"]);
-        assert!(resolve(&asking, &feed, &granted).is_ok());
-        let err = resolve(&asking, &feed, &Grant::default()).expect_err("nothing granted");
+        assert!(resolve(&asking, &feed, &granted, &ProtectedPaths::default()).is_ok());
+        let err = resolve(
+            &asking,
+            &feed,
+            &Grant::default(),
+            &ProtectedPaths::default(),
+        )
+        .expect_err("nothing granted");
         assert!(
             err.contains("connecting to feeds.example.org was not granted"),
             "{err}"
@@ -296,14 +319,21 @@ mod tests {
             hosts: vec!["feeds.example.org".to_owned()],
             ..Grant::default()
         };
-        let err = resolve(&asking, &feed, &only_feed).expect_err("capability not granted");
+        let err = resolve(&asking, &feed, &only_feed, &ProtectedPaths::default())
+            .expect_err("capability not granted");
         assert!(
             err.contains("capabilities.network asks for api.example.com")
                 && err.contains("granted hosts: feeds.example.org"),
             "{err}"
         );
         let v = values(&[("folder", &path), ("limit", "many")]);
-        let err = resolve(&m, &v, &Grant::for_settings(&m, &v)).expect_err("bad number");
+        let err = resolve(
+            &m,
+            &v,
+            &Grant::for_settings(&m, &v),
+            &ProtectedPaths::default(),
+        )
+        .expect_err("bad number");
         assert!(err.contains("`limit` must be a whole number"), "{err}");
     }
 }

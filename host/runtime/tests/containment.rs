@@ -302,3 +302,19 @@ fn a_component_missing_an_export_is_refused_naming_it() {
         "{message}"
     );
 }
+
+#[test]
+fn a_plugin_that_sleeps_in_a_wasi_call_is_stopped_at_the_deadline() {
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", quick_limits());
+    let mut session = hostile(&plugin, &[("mode", "sleep")]);
+    let started = Instant::now();
+    let err = session.list_docs(None).expect_err("the sleep must be cut");
+    let elapsed = started.elapsed();
+    assert!(matches!(err, RuntimeError::Timeout { .. }), "{err}");
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(3),
+        "stopped at the 2 s deadline, not after the hour: {elapsed:?}"
+    );
+    folder_still_works(&runtime);
+}

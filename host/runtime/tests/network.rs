@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{load, runtime, settings};
-use quarry_runtime::{Grant, Limits, RuntimeError};
+use quarry_runtime::{Grant, Limits, Refusal, RuntimeError};
 use quarry_tests::web::{WebServer, rss};
 
 fn feed_server() -> WebServer {
@@ -164,9 +164,17 @@ fn the_host_refuses_requests_to_hosts_outside_the_grant() {
             .to_owned();
         match &err {
             RuntimeError::NetworkDenied {
-                hosts, granted: g, ..
+                refused,
+                granted: g,
+                ..
             } => {
-                assert_eq!(hosts, &vec![authority.clone()]);
+                assert_eq!(
+                    refused,
+                    &vec![Refusal {
+                        authority: authority.clone(),
+                        addresses: Vec::new()
+                    }]
+                );
                 assert_eq!(g, &grant.hosts);
             }
             other => panic!("expected a network refusal, got {other}"),

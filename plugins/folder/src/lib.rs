@@ -153,10 +153,17 @@ impl Folder {
             )));
         }
         let path = self.root.join(rel);
-        let file = self
-            .root_dir()?
-            .open_file(locator)
-            .map_err(|e| io_error(&path, &e))?;
+        let root = self.root_dir()?;
+        let file = root.open_file(locator).map_err(|e| {
+            // The host opens only regular files and folders: a listed file replaced by a FIFO,
+            // a socket or a device is, for this connector, a file that no longer exists.
+            match root.stat_follow(locator) {
+                Ok(stat) if stat.kind != quarry_sdk::fs::Kind::File => {
+                    Error::NotFound(format!("{} is no longer a regular file", path.display()))
+                }
+                _ => io_error(&path, &e),
+            }
+        })?;
         Ok((path, file))
     }
 }

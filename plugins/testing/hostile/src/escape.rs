@@ -35,3 +35,45 @@ pub fn attempts(config: &Config) -> String {
     }
     report
 }
+
+/// Reads every entry of the folder (files whole, folders by listing them), without looking at
+/// what each is first, and reports one line each: `READ <name>: <bytes or entries>` or
+/// `DENIED <name>: <error>`. With `probe` (a relative path), first stats and reads that path.
+pub fn read_all(config: &Config) -> String {
+    let root = config.get("folder").unwrap_or("/folder");
+    let mut names: Vec<String> = match fs::read_dir(root) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) => return format!("DENIED {root}: {e}\n"),
+    };
+    names.sort();
+    let mut report = String::new();
+    // A path through other folders, as a guess of what lies inside one it cannot list.
+    if let Some(probe) = config.get("probe") {
+        let path = format!("{root}/{probe}");
+        match fs::metadata(&path) {
+            Ok(meta) => report.push_str(&format!("STAT {probe}: {} bytes\n", meta.len())),
+            Err(e) => report.push_str(&format!("DENIED stat {probe}: {e}\n")),
+        }
+        match fs::read(&path) {
+            Ok(bytes) => report.push_str(&format!("READ {probe}: {} bytes\n", bytes.len())),
+            Err(e) => report.push_str(&format!("DENIED {probe}: {e}\n")),
+        }
+    }
+    for name in names {
+        let path = format!("{root}/{name}");
+        let outcome = match fs::read(&path) {
+            Ok(bytes) => format!("READ {name}: {} bytes", bytes.len()),
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => match fs::read_dir(&path) {
+                Ok(entries) => format!("READ {name}: {} entries", entries.count()),
+                Err(e) => format!("DENIED {name}: {e}"),
+            },
+            Err(e) => format!("DENIED {name}: {e}"),
+        };
+        report.push_str(&outcome);
+        report.push('\n');
+    }
+    report
+}

@@ -11,6 +11,9 @@
 //! - `network`: `fetch-content` tries to open a TCP connection, to resolve a name, and HTTP GETs.
 //! - `fetch`: `list-docs` GETs the URL in `url` (a text field: nothing is granted for it) and
 //!   fails if the request does.
+//! - `sleep`: `list-docs` sleeps for an hour in a WASI call (a clock subscription and a poll).
+//! - `read-all`: `fetch-content` reads every entry of its folder, whatever its type (FIFOs,
+//!   sockets, devices, Quarry's own folders), and reports what happened to each.
 //!
 //! In any other mode it behaves: one document, with text.
 
@@ -69,6 +72,10 @@ impl Connector for Hostile {
                 let upserts = (0..200_000).map(|i| doc(&format!("d{i}"))).collect();
                 Ok(Batch::last(upserts, Coverage::Full))
             }
+            "sleep" => {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                Ok(Batch::last(vec![doc("woke")], Coverage::Full))
+            }
             "fetch" => {
                 let url = self.config.require("url")?;
                 let response = quarry_sdk::http::get(url, &[])?;
@@ -89,6 +96,7 @@ impl Connector for Hostile {
         match self.mode.as_str() {
             "huge-text" => Ok(Content::text("x".repeat(80 << 20))),
             "escape" => Ok(Content::text(escape::attempts(&self.config))),
+            "read-all" => Ok(Content::text(escape::read_all(&self.config))),
             "network" => Ok(Content::text(network::attempts(&self.config))),
             _ => Ok(Content::text("hello")),
         }

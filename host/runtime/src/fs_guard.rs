@@ -1,0 +1,348 @@
+//! The sandbox's files, stricter than WASI's own:
+//!
+//! - A plugin opens only regular files and folders. Everything is opened non-blocking and the
+//!   opened object itself is checked, so a FIFO (whose open waits for a writer), a socket or a
+//!   device never blocks a call and is refused without being read; a file swapped for a FIFO
+//!   after it was listed is refused the same way.
+//! - Quarry's own folders (data folder, component cache, model, plugin folders) are out of reach
+//!   wherever they sit inside a granted folder: what an open reaches is checked by its real path
+//!   (and a folder also by its device and inode), and a path through one of them is not statted.
+//!
+//! wasmtime-wasi's `open-at` and `stat-at` are replaced in the linker by the versions here; the
+//! other functions of `wasi:filesystem` act on descriptors that passed through them.
+
+use std::fs::Metadata;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use cap_fs_ext::{
+    FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
+};
+use cap_primitives::fs::{OpenOptions, OpenOptionsExt};
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::OpenMode;
+use wasmtime_wasi::filesystem::{Descriptor, Dir, File, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, HostDescriptor, OpenFlags,
+    PathFlags,
+};
+use wasmtime_wasi::runtime::in_tokio;
+
+use crate::host_state::HostState;
+
+/// The `wasi:filesystem/types` instance whose functions are replaced (any 0.2.x a guest imports
+/// resolves to it).
+const TYPES: &str = "wasi:filesystem/types@0.2.12";
+
+/// Quarry's own folders, which no plugin may read, however a granted folder leads to them.
+#[derive(Debug, Clone, Default)]
+pub struct ProtectedPaths {
+    /// Real paths (symlinks resolved), or the paths as given for those that do not exist yet.
+    paths: Vec<PathBuf>,
+    /// Device and inode of those that exist: the same folder reached under another name (a bind
+    /// mount) is recognised too.
+    ids: Vec<(u64, u64)>,
+}
+
+impl ProtectedPaths {
+    /// The folders `paths` (absolute; relative ones are ignored).
+    pub fn new(paths: impl IntoIterator<Item = PathBuf>) -> ProtectedPaths {
+        let mut protected = ProtectedPaths::default();
+        for path in paths.into_iter().filter(|p| p.is_absolute()) {
+            let real = path.canonicalize().unwrap_or(path);
+            if let Ok(meta) = std::fs::metadata(&real) {
+                protected.ids.push((meta.dev(), meta.ino()));
+            }
+            if !protected.paths.contains(&real) {
+                protected.paths.push(real);
+            }
+        }
+        protected
+    }
+
+    /// The protected folders.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    /// Whether the real path `path` is a protected folder or inside one.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.paths.iter().any(|p| path.starts_with(p))
+    }
+
+    /// The protected folders inside the real folder `dir` (not `dir` itself): what granting it
+    /// leaves out.
+    pub fn inside(&self, dir: &Path) -> Vec<PathBuf> {
+        self.paths
+            .iter()
+            .filter(|p| p.starts_with(dir) && p.as_path() != dir)
+            .cloned()
+            .collect()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// Whether an opened object is, or lies inside, a protected folder.
+    fn refuses(&self, file: &std::fs::File, meta: &Metadata) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        if meta.is_dir() && self.ids.contains(&(meta.dev(), meta.ino())) {
+            return true;
+        }
+        // The kernel's name for the open file: its real path, whatever links led to it. Without
+        // it the check cannot be made, and the open is refused.
+        match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            Ok(real) => self.covers(&real),
+            Err(_) => true,
+        }
+    }
+}
+
+/// Replaces `open-at` and `stat-at` of `wasi:filesystem/types` in `linker` (which must already
+/// hold wasmtime-wasi's).
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut types = linker.instance(TYPES)?;
+    types.func_wrap(
+        "[method]descriptor.open-at",
+        |mut store: StoreContextMut<'_, HostState>,
+         (fd, path_flags, path, open_flags, flags): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            OpenFlags,
+            DescriptorFlags,
+        )| {
+            let state = store.data_mut();
+            let opened = match open(state, &fd, path_flags, &path, open_flags, flags)? {
+                Ok(descriptor) => Ok(state.table.push(descriptor)?),
+                Err(denied) => Err(denied.code()),
+            };
+            Ok((opened,))
+        },
+    )?;
+    types.func_wrap(
+        "[method]descriptor.stat-at",
+        |mut store: StoreContextMut<'_, HostState>,
+         (fd, path_flags, path): (Resource<Descriptor>, PathFlags, String)| {
+            Ok((stat_at(store.data_mut(), fd, path_flags, path)?,))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// Why [`open`] gave no descriptor.
+enum Denied {
+    /// One of Quarry's own folders, or inside one.
+    Protected,
+    /// A FIFO, socket or device.
+    NotRegular,
+    /// The system's answer.
+    Os(ErrorCode),
+}
+
+impl Denied {
+    fn code(&self) -> ErrorCode {
+        match self {
+            Denied::Protected | Denied::NotRegular => ErrorCode::Access,
+            Denied::Os(code) => *code,
+        }
+    }
+}
+
+impl From<std::io::Error> for Denied {
+    fn from(e: std::io::Error) -> Denied {
+        Denied::Os(ErrorCode::from(e))
+    }
+}
+
+/// Opens `path` relative to the folder descriptor `fd`, read-only, refusing anything of Quarry's
+/// own and anything that is not a regular file or a folder. The outer error is a trap.
+fn open(
+    state: &mut HostState,
+    fd: &Resource<Descriptor>,
+    path_flags: PathFlags,
+    path: &str,
+    open_flags: OpenFlags,
+    flags: DescriptorFlags,
+) -> wasmtime::Result<Result<Descriptor, Denied>> {
+    let Descriptor::Dir(dir) = state.table.get(fd)? else {
+        return Ok(Err(Denied::Os(ErrorCode::NotDirectory)));
+    };
+    let writes = open_flags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE)
+        || flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY);
+    if writes {
+        // Every mount is read-only.
+        return Ok(Err(Denied::Os(ErrorCode::NotPermitted)));
+    }
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .maybe_dir(true)
+        .follow(if path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+            FollowSymlinks::Yes
+        } else {
+            FollowSymlinks::No
+        })
+        // Non-blocking: opening a FIFO for reading returns at once instead of waiting for a
+        // writer. No controlling terminal, whatever the object is.
+        .nonblock(true)
+        .custom_flags(rustix::fs::OFlags::NOCTTY.bits() as i32);
+    let opened = cap_primitives::fs::open(&dir.dir, Path::new(path), &options)
+        .and_then(|file| file.metadata().map(|meta| (file, meta)));
+    let (file, meta) = match opened {
+        Ok(opened) => opened,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    if state.protected.refuses(&file, &meta) {
+        tracing::debug!(plugin = %state.plugin, path, "refused: one of Quarry's own folders");
+        return Ok(Err(Denied::Protected));
+    }
+    if !(meta.is_file() || meta.is_dir()) {
+        // A FIFO, socket or device: reading it could block or never end.
+        return Ok(Err(Denied::NotRegular));
+    }
+    if open_flags.contains(OpenFlags::DIRECTORY) && !meta.is_dir() {
+        return Ok(Err(Denied::Os(ErrorCode::NotDirectory)));
+    }
+    // Reads of regular files and folders block as usual (non-blocking means nothing to them,
+    // but the flag would be visible to the guest).
+    if let Err(e) = rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::empty()) {
+        return Ok(Err(std::io::Error::from(e).into()));
+    }
+    let (perms, blocking) = (dir.perms, true);
+    Ok(Ok(if meta.is_dir() {
+        Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, blocking))
+    } else {
+        Descriptor::File(File::new(file, perms, OpenMode::READ, blocking))
+    }))
+}
+
+/// `stat-at`, kept from reaching inside Quarry's own folders: a path through other folders has
+/// its parent resolved by the guarded [`open`] first, and a symlink that is followed has its
+/// target checked the same way. A plain name inside `fd` (the common case, one system call) is
+/// statted as wasmtime-wasi does.
+fn stat_at(
+    state: &mut HostState,
+    fd: Resource<Descriptor>,
+    path_flags: PathFlags,
+    path: String,
+) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
+    if state.protected.is_empty() {
+        return delegate_stat(state, fd, path_flags, path);
+    }
+    let Some((parent, name)) = split_parent(&path) else {
+        return stat_name(state, fd, path_flags, path);
+    };
+    let parent = match open(
+        state,
+        &fd,
+        PathFlags::SYMLINK_FOLLOW,
+        parent,
+        OpenFlags::DIRECTORY,
+        DescriptorFlags::READ,
+    )? {
+        Ok(descriptor) => state.table.push(descriptor)?,
+        Err(denied) => return Ok(Err(denied.code())),
+    };
+    let handle = Resource::new_borrow(parent.rep());
+    let stat = stat_name(state, handle, path_flags, name.to_owned());
+    state.table.delete(parent)?;
+    stat
+}
+
+/// Stats a name inside the checked folder `fd`; a symlink it follows must not lead into one of
+/// Quarry's own folders.
+fn stat_name(
+    state: &mut HostState,
+    fd: Resource<Descriptor>,
+    path_flags: PathFlags,
+    name: String,
+) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
+    if !path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+        return delegate_stat(state, fd, path_flags, name);
+    }
+    let handle = Resource::new_borrow(fd.rep());
+    match delegate_stat(state, handle, PathFlags::empty(), name.clone())? {
+        Ok(stat) if stat.type_ != DescriptorType::SymbolicLink => return Ok(Ok(stat)),
+        Err(code) => return Ok(Err(code)),
+        Ok(_) => {}
+    }
+    let target = open(
+        state,
+        &fd,
+        PathFlags::SYMLINK_FOLLOW,
+        &name,
+        OpenFlags::empty(),
+        DescriptorFlags::READ,
+    )?;
+    match target {
+        Ok(descriptor) => drop(descriptor),
+        Err(Denied::Protected) => return Ok(Err(ErrorCode::Access)),
+        // Not readable, or not a regular file: then not one of Quarry's own either.
+        Err(Denied::NotRegular | Denied::Os(_)) => {}
+    }
+    delegate_stat(state, fd, path_flags, name)
+}
+
+/// wasmtime-wasi's own `stat-at`.
+fn delegate_stat(
+    state: &mut HostState,
+    fd: Resource<Descriptor>,
+    path_flags: PathFlags,
+    path: String,
+) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
+    let mut view = state.filesystem();
+    match in_tokio(HostDescriptor::stat_at(&mut view, fd, path_flags, path)) {
+        Ok(stat) => Ok(Ok(stat)),
+        Err(error) => error.downcast().map(Err),
+    }
+}
+
+/// `a/b/c` as (`a/b`, `c`); `None` for a single name. Only paths with more than one component
+/// need the parent resolved.
+fn split_parent(path: &str) -> Option<(&str, &str)> {
+    let trimmed = path.trim_end_matches('/');
+    let (parent, name) = trimmed.rsplit_once('/')?;
+    let parent = if parent.is_empty() { "/" } else { parent };
+    let plain = Path::new(parent)
+        .components()
+        .any(|c| !matches!(c, Component::CurDir));
+    plain.then_some((parent, if name.is_empty() { "." } else { name }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_paths_through_folders_are_split() {
+        assert_eq!(split_parent("a.txt"), None);
+        assert_eq!(split_parent("./a.txt"), None);
+        assert_eq!(split_parent("q/quarry.db"), Some(("q", "quarry.db")));
+        assert_eq!(split_parent("a/b/c/"), Some(("a/b", "c")));
+        assert_eq!(split_parent("a/../q/x"), Some(("a/../q", "x")));
+    }
+
+    #[test]
+    fn protected_paths_cover_what_lies_inside() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).expect("mkdir");
+        let protected = ProtectedPaths::new([data.clone(), PathBuf::from("relative/ignored")]);
+        let real = data.canonicalize().expect("real path");
+        assert_eq!(protected.paths(), std::slice::from_ref(&real));
+        assert!(protected.covers(&real.join("quarry.db")));
+        assert!(protected.covers(&real));
+        assert!(!protected.covers(&real.with_file_name("data-other")));
+        let root = dir.path().canonicalize().expect("real path");
+        assert_eq!(protected.inside(&root), std::slice::from_ref(&real));
+        assert!(protected.inside(&real).is_empty());
+    }
+}
