@@ -9,6 +9,8 @@ use axum::response::{IntoResponse, Response};
 use quarry_core::ErrorKind;
 use serde::Serialize;
 
+use crate::input::{MAX_DETAILS, MAX_MESSAGE_CHARS, clip, detail};
+
 /// One problem with one field of a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Detail {
@@ -85,15 +87,22 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The body of an error answer.
+/// The body of an error answer. Whatever built the error, the answer stays small: the message
+/// and each detail are cut to a readable length and at most [`MAX_DETAILS`] details are listed.
 pub(crate) fn envelope(error: &ApiError, request_id: &str) -> serde_json::Value {
     let mut body = serde_json::json!({
         "code": error.kind.code().as_str(),
-        "message": error.message,
+        "message": clip(&error.message, MAX_MESSAGE_CHARS),
         "request_id": request_id,
     });
     if !error.details.is_empty() {
-        body["details"] = serde_json::to_value(&error.details).unwrap_or_default();
+        let details: Vec<Detail> = error
+            .details
+            .iter()
+            .take(MAX_DETAILS)
+            .map(|d| detail(&d.field, &d.issue))
+            .collect();
+        body["details"] = serde_json::to_value(&details).unwrap_or_default();
     }
     serde_json::json!({ "error": body })
 }

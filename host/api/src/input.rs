@@ -84,11 +84,15 @@ pub(crate) async fn json_object_up_to(
     }
 }
 
-/// Problems found so far.
+/// Problems found so far. At most [`MAX_DETAILS`] different ones are kept, each cut to a
+/// readable length; the rest are only counted, so that an answer stays small whatever was sent
+/// (200,000 unknown names in one request are one detail and a count).
 #[derive(Default)]
 pub(crate) struct Problems {
     message: Option<String>,
     details: Vec<Detail>,
+    /// Problems found beyond those kept.
+    more: usize,
 }
 
 impl Problems {
@@ -99,8 +103,17 @@ impl Problems {
         issue: impl Into<String>,
         message: impl Into<String>,
     ) {
-        self.message.get_or_insert_with(|| message.into());
-        self.details.push(detail(field, &issue.into()));
+        let detail = detail(field, &issue.into());
+        if self.details.contains(&detail) {
+            return;
+        }
+        if self.details.len() >= MAX_DETAILS {
+            self.more += 1;
+            return;
+        }
+        self.message
+            .get_or_insert_with(|| clip(&message.into(), MAX_MESSAGE_CHARS));
+        self.details.push(detail);
     }
 
     /// Adds the problems found in a nested object.
@@ -108,15 +121,21 @@ impl Problems {
         if self.message.is_none() {
             self.message = other.message;
         }
-        self.details.extend(other.details);
+        for detail in other.details {
+            self.add(&detail.field, detail.issue, "");
+        }
+        self.more += other.more;
     }
 
     /// `Ok` when nothing was found, else the validation error.
     pub(crate) fn finish(self) -> Result<(), ApiError> {
-        match self.message {
-            None => Ok(()),
-            Some(message) => Err(ApiError::validation(message, self.details)),
+        let Some(mut message) = self.message else {
+            return Ok(());
+        };
+        if self.more > 0 {
+            message.push_str(&format!(" ({} more problem(s) not listed)", self.more));
         }
+        Err(ApiError::validation(message, self.details))
     }
 }
 
@@ -287,22 +306,46 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// A problem as a detail.
+/// Different problems an answer lists at most.
+pub(crate) const MAX_DETAILS: usize = 20;
+/// Characters of a detail's field name at most.
+pub(crate) const MAX_FIELD_CHARS: usize = 100;
+/// Characters of a detail's issue at most.
+pub(crate) const MAX_ISSUE_CHARS: usize = 300;
+/// Characters of an error message at most.
+pub(crate) const MAX_MESSAGE_CHARS: usize = 500;
+
+/// A problem as a detail, each part cut to a readable length.
 pub(crate) fn detail(field: &str, issue: &str) -> Detail {
     Detail {
-        field: field.to_owned(),
-        issue: issue.to_owned(),
+        field: clip(field, MAX_FIELD_CHARS),
+        issue: clip(issue, MAX_ISSUE_CHARS),
+    }
+}
+
+/// `text` cut to `max` characters, the cut marked with "...".
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(3)) {
+        Some((end, _)) if text.chars().count() > max => format!("{}...", &text[..end]),
+        _ => text.to_owned(),
+    }
+}
+
+/// Items of a list named in a message at most ("known: a, b, c and 12 more").
+pub(crate) const MAX_LISTED: usize = 10;
+
+/// `items` joined with ", ", at most [`MAX_LISTED`] of them, and how many more there are.
+pub(crate) fn listed<T: AsRef<str>>(items: &[T]) -> String {
+    let shown: Vec<&str> = items.iter().take(MAX_LISTED).map(AsRef::as_ref).collect();
+    match items.len().saturating_sub(MAX_LISTED) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
     }
 }
 
 /// A value as shown in messages: its JSON, cut to 60 characters.
 pub(crate) fn shown(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() <= 60 {
-        text
-    } else {
-        format!("{}...", text.chars().take(57).collect::<String>())
-    }
+    clip(&value.to_string(), 60)
 }
 
 fn kind_of(value: &Value) -> &'static str {

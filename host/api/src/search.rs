@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::error::ApiError;
 use crate::frame::{RequestId, json};
 use crate::guard::{Read, guarded};
-use crate::input::{Fields, json_object};
+use crate::input::{Fields, clip, json_object, listed};
 use crate::shape::doc_fields;
 use crate::{AppState, visible_connectors};
 use quarry_core::times::parse_instant;
@@ -172,6 +172,11 @@ fn connector_filter(f: &mut Fields<'_>, connectors: &[Connector]) -> Vec<quarry_
             .collect();
     };
     let known: Vec<&str> = connectors.iter().map(|c| c.name.as_str()).collect();
+    let known = if known.is_empty() {
+        "there are none".to_owned()
+    } else {
+        format!("known: {}", listed(&known))
+    };
     let mut chosen = Vec::new();
     for name in names {
         match connectors
@@ -184,15 +189,11 @@ fn connector_filter(f: &mut Fields<'_>, connectors: &[Connector]) -> Vec<quarry_
                 }
             }
             None => {
-                let list = if known.is_empty() {
-                    "there are none".to_owned()
-                } else {
-                    format!("known: {}", known.join(", "))
-                };
+                let name = clip(name, 60);
                 f.problems.add(
                     "connector_names_filter",
-                    format!("unknown connector {name:?}; {list}"),
-                    format!("connector_names_filter names an unknown connector {name:?}; {list}"),
+                    format!("unknown connector {name:?}; {known}"),
+                    format!("connector_names_filter names an unknown connector {name:?}; {known}"),
                 );
             }
         }
