@@ -1,5 +1,6 @@
 //! Quarry's shared vocabulary: identifiers, the documents connectors produce, and the table of API
-//! error codes. No I/O.
+//! error codes; and two small checks on the process and its files (thread priority, whether a file
+//! may be trusted). No other I/O.
 //!
 //! Every other host crate depends on this one; it depends on nothing of ours.
 
@@ -9,6 +10,7 @@ mod ids;
 pub mod priority;
 mod source;
 pub mod times;
+pub mod trust;
 
 pub use api_error::{ApiCode, ErrorKind};
 pub use error::CoreError;

@@ -2,10 +2,9 @@
 //! deadlines, and an on-disk cache of compiled components.
 
 use std::collections::HashMap;
-use std::fs;
 use std::hash::Hasher;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -15,6 +14,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::bindings::v0_1_0;
+use crate::component_cache::{ComponentCache, deserialize};
 use crate::fs_guard::ProtectedPaths;
 use crate::host_state::HostState;
 use crate::{RuntimeError, deadline, fs_guard};
@@ -52,7 +52,7 @@ pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<HostState>,
     pub(crate) max_memory_bytes: u64,
-    cache_dir: Option<PathBuf>,
+    cache: Option<ComponentCache>,
     /// Components compiled by this process, by cache key: loading a plugin twice compiles once,
     /// and concurrent loads of the same component wait for the first.
     compiled: Mutex<HashMap<String, Component>>,
@@ -98,12 +98,11 @@ impl Runtime {
         deadline::add_to_linker(&mut linker)
             .map_err(|e| engine_error(format!("linking the bounded waits: {e:#}")))?;
 
-        if let Some(dir) = &config.cache_dir {
-            fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-        }
+        let cache = config
+            .cache_dir
+            .as_deref()
+            .map(ComponentCache::open)
+            .transpose()?;
         let ticker = EpochTicker::start(engine.clone())
             .map(Arc::new)
             .map_err(|e| engine_error(format!("starting the deadline ticker: {e}")))?;
@@ -111,7 +110,7 @@ impl Runtime {
             engine,
             linker,
             max_memory_bytes: config.max_memory_bytes,
-            cache_dir: config.cache_dir,
+            cache,
             compiled: Mutex::new(HashMap::new()),
             ticker,
             protected: Arc::new(config.protected),
@@ -140,25 +139,19 @@ impl Runtime {
             plugin: plugin.to_owned(),
             message,
         };
-        let Some(dir) = &self.cache_dir else {
+        let Some(cache) = &self.cache else {
             return Component::new(&self.engine, bytes)
                 .map_err(|e| component_error(format!("not a valid component: {e:#}")));
         };
-        let cached = dir.join(format!("{key}.cwasm"));
-        if cached.is_file() {
-            match deserialize(&self.engine, &cached) {
-                Ok(component) => return Ok(component),
-                Err(e) => {
-                    tracing::warn!(plugin, path = %cached.display(), "recompiling: cached component unusable: {e:#}")
-                }
-            }
+        if let Some(component) = cache.load(&self.engine, key) {
+            return Ok(component);
         }
         let compiled = self
             .engine
             .precompile_component(bytes)
             .map_err(|e| component_error(format!("not a valid component: {e:#}")))?;
-        write_atomically(&cached, &compiled)?;
-        deserialize(&self.engine, &cached)
+        cache.store(key, &compiled)?;
+        deserialize(&self.engine, &compiled)
             .map_err(|e| component_error(format!("compiled component unusable: {e:#}")))
     }
 
@@ -175,28 +168,6 @@ impl Runtime {
         std::hash::Hash::hash(&self.engine.precompile_compatibility_hash(), &mut hasher);
         hex::encode(hasher.0.finalize())
     }
-}
-
-/// Loads a compiled component written by [`Runtime::compile`].
-#[allow(unsafe_code)]
-fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
-    // SAFETY: the file was produced by `Engine::precompile_component` of an engine with the same
-    // compatibility hash (it is part of the file name), in the runtime's own cache folder, and is
-    // only ever replaced whole by an atomic rename. wasmtime additionally checks its header.
-    unsafe { Component::deserialize_file(engine, path) }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeError> {
-    let io = |source| RuntimeError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    // Unique per process and write, so concurrent writers never share a temporary file.
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    let tmp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(io)?;
-    fs::rename(&tmp, path).map_err(io)
 }
 
 /// Feeds `Hash` output into SHA-256, for a hash that is stable across processes.

@@ -7,6 +7,7 @@
 //! read-only, HTTP only to granted hosts, no environment, no other files. Every call is bounded by [`Limits`].
 
 mod bindings;
+mod component_cache;
 mod convert;
 mod deadline;
 mod engine;

@@ -1,0 +1,186 @@
+//! The on-disk cache of compiled components. What it holds is loaded as native code, so it lives
+//! in a folder of this user's that no one else may write to (checked when the runtime starts),
+//! and each file is opened without following links and checked before it is loaded.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use quarry_core::trust::owned_and_guarded;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use crate::RuntimeError;
+
+/// A private folder of compiled components, one file per component and engine build.
+pub(crate) struct ComponentCache {
+    dir: PathBuf,
+}
+
+impl ComponentCache {
+    /// The cache in `dir`, created (readable by this user only) if needed. Refused when the
+    /// folder belongs to someone else or others may write to it.
+    pub(crate) fn open(dir: &Path) -> Result<ComponentCache, RuntimeError> {
+        let io = |source| RuntimeError::Io {
+            path: dir.to_owned(),
+            source,
+        };
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io)?;
+        let meta = fs::symlink_metadata(dir).map_err(io)?;
+        let trusted = if meta.is_dir() {
+            owned_and_guarded(dir, &meta)
+        } else {
+            Err(format!("{} is not a folder", dir.display()))
+        };
+        trusted.map_err(|message| RuntimeError::Component {
+            plugin: "(runtime)".into(),
+            message: format!("the component cache cannot be trusted: {message}"),
+        })?;
+        Ok(ComponentCache {
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// The compiled component cached under `key`, if there is a usable one. A file that is a
+    /// link, not this user's, or writable by others is not loaded.
+    pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
+        let path = self.path(key);
+        let mut file = match checked_file(&path) {
+            Ok(file) => file?,
+            Err(why) => {
+                tracing::warn!(path = %path.display(), "not loading a cached component: {why}");
+                return None;
+            }
+        };
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        match deserialize(engine, &bytes) {
+            Ok(component) => Some(component),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "recompiling: cached component unusable: {e:#}");
+                None
+            }
+        }
+    }
+
+    /// Caches `compiled` under `key`: written to a new private file, then renamed into place.
+    pub(crate) fn store(&self, key: &str, compiled: &[u8]) -> Result<(), RuntimeError> {
+        let path = self.path(key);
+        let io = |source| RuntimeError::Io {
+            path: path.clone(),
+            source,
+        };
+        // Unique per process and write, so concurrent writers never share a temporary file.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        let tmp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io)?;
+        let written = file.write_all(compiled).and_then(|()| file.sync_all());
+        if let Err(e) = written.and_then(|()| fs::rename(&tmp, &path)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(io(e));
+        }
+        Ok(())
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.cwasm"))
+    }
+}
+
+/// The cached file at `path`, opened without following a link and checked: `Ok(None)` when there
+/// is none, an error saying why one is not used.
+fn checked_file(path: &Path) -> Result<Option<fs::File>, String> {
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    owned_and_guarded(path, &meta)?;
+    Ok(Some(file))
+}
+
+/// Loads a compiled component: bytes `Engine::precompile_component` made in this process, or
+/// read back from the cache by [`ComponentCache::load`].
+#[allow(unsafe_code)]
+pub(crate) fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
+    // SAFETY: the bytes were produced by `Engine::precompile_component` of an engine with the
+    // same compatibility hash (part of the cache file's name): either just now, in this process,
+    // or read from a regular file of this user's, writable by no one else, in a folder of this
+    // user's that no one else may write to (checked by `open` and `load`). wasmtime additionally
+    // checks the header.
+    unsafe { Component::deserialize(engine, bytes) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_cache_others_may_write_to_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("components");
+        let cache = ComponentCache::open(&dir).expect("a new private folder");
+        assert_eq!(
+            fs::metadata(&dir).expect("meta").permissions().mode() & 0o777,
+            0o700
+        );
+        cache.store("k", b"compiled").expect("store");
+        assert_eq!(
+            fs::metadata(dir.join("k.cwasm"))
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).expect("chmod");
+        let err = ComponentCache::open(&dir).err().expect("refused");
+        assert!(err.to_string().contains("cannot be trusted"), "{err}");
+    }
+
+    #[test]
+    fn a_cached_file_that_is_a_link_is_not_loaded() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let cache = ComponentCache::open(&tmp.path().join("c")).expect("cache");
+        let elsewhere = tmp.path().join("elsewhere.cwasm");
+        fs::write(&elsewhere, b"not a component").expect("write");
+        let link = tmp.path().join("c/k.cwasm");
+        std::os::unix::fs::symlink(&elsewhere, &link).expect("link");
+        let err = checked_file(&link).expect_err("a link is refused");
+        assert!(err.contains("symbolic links"), "{err}");
+        assert!(cache.load(&Engine::default(), "k").is_none());
+        assert!(matches!(
+            checked_file(&tmp.path().join("c/none.cwasm")),
+            Ok(None)
+        ));
+        fs::write(tmp.path().join("c/open.cwasm"), b"x").expect("write");
+        fs::set_permissions(
+            tmp.path().join("c/open.cwasm"),
+            fs::Permissions::from_mode(0o666),
+        )
+        .expect("chmod");
+        let err = checked_file(&tmp.path().join("c/open.cwasm")).expect_err("writable by others");
+        assert!(err.contains("other users"), "{err}");
+    }
+}
