@@ -170,6 +170,7 @@ fn prepare(q: &Quarry, folder: &std::path::Path) -> String {
                     )]),
                     grant_dirs: BTreeMap::new(),
                     grant_hosts: Vec::new(),
+                    secret_keys: Default::default(),
                 },
                 quarry_store::now_ms(),
             )

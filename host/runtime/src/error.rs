@@ -9,6 +9,8 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::settings::Secrets;
+
 /// An error the plugin itself reported (WIT `connector-error`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GuestError {
@@ -176,6 +178,66 @@ impl RuntimeError {
                 | RuntimeError::Trap { .. }
                 | RuntimeError::Output { .. }
         )
+    }
+
+    /// This error with every secret value blanked out of the texts that came from the plugin.
+    pub(crate) fn redacted(self, secrets: &Secrets) -> RuntimeError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let clean = |text: String| secrets.redact(&text);
+        match self {
+            RuntimeError::Trap {
+                plugin,
+                call,
+                message,
+            } => RuntimeError::Trap {
+                plugin,
+                call,
+                message: clean(message),
+            },
+            RuntimeError::Output {
+                plugin,
+                call,
+                message,
+            } => RuntimeError::Output {
+                plugin,
+                call,
+                message: clean(message),
+            },
+            RuntimeError::Config { plugin, message } => RuntimeError::Config {
+                plugin,
+                message: clean(message),
+            },
+            RuntimeError::Guest {
+                plugin,
+                call,
+                error,
+            } => RuntimeError::Guest {
+                plugin,
+                call,
+                error: match error {
+                    GuestError::NotFound(m) => GuestError::NotFound(clean(m)),
+                    GuestError::Unavailable(m) => GuestError::Unavailable(clean(m)),
+                    GuestError::InvalidConfig(m) => GuestError::InvalidConfig(clean(m)),
+                    GuestError::Other(m) => GuestError::Other(clean(m)),
+                },
+            },
+            RuntimeError::NetworkDenied {
+                plugin,
+                call,
+                refused,
+                granted,
+                plugin_said,
+            } => RuntimeError::NetworkDenied {
+                plugin,
+                call,
+                refused,
+                granted,
+                plugin_said: clean(plugin_said),
+            },
+            other => other,
+        }
     }
 
     /// The plugin's own error, if this is one.

@@ -13,6 +13,7 @@ use crate::bindings::v0_1_0::quarry::connector::{host, types};
 use crate::deadline::CallDeadline;
 use crate::fs_guard::ProtectedPaths;
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
+use crate::settings::Secrets;
 use crate::network::NetworkGate;
 use crate::stdio::TailCapture;
 
@@ -45,6 +46,8 @@ pub struct HostState {
     pub(crate) stdio: TailCapture,
     /// Quarry's own folders, out of reach of every open.
     pub(crate) protected: Arc<ProtectedPaths>,
+    /// Secret setting values, blanked out of log lines.
+    secrets: Secrets,
     /// When the running call must end.
     deadline: CallDeadline,
     /// The full time one call may take (the wait of a host function outside a call).
@@ -62,6 +65,7 @@ pub(crate) struct SandboxParts {
     pub(crate) stdio: TailCapture,
     pub(crate) protected: Arc<ProtectedPaths>,
     pub(crate) call_timeout: Duration,
+    pub(crate) secrets: Secrets,
 }
 
 impl HostState {
@@ -75,6 +79,7 @@ impl HostState {
             stdio,
             protected,
             call_timeout,
+            secrets,
         } = parts;
         HostState {
             wasi,
@@ -87,6 +92,7 @@ impl HostState {
             progress,
             stdio,
             protected,
+            secrets,
             deadline: CallDeadline::default(),
             call_timeout,
             log_lines: 0,
@@ -136,7 +142,7 @@ impl host::Host for HostState {
             }
             return;
         }
-        let message = cut(&message, MAX_LOG_LINE_BYTES);
+        let message = self.secrets.redact(cut(&message, MAX_LOG_LINE_BYTES));
         let plugin = &*self.plugin;
         match level {
             types::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
@@ -151,7 +157,7 @@ impl host::Host for HostState {
         if let Some(report) = &self.progress {
             report(Progress {
                 plugin: self.plugin.to_string(),
-                message: cut(&message, MAX_LOG_LINE_BYTES).to_owned(),
+                message: self.secrets.redact(cut(&message, MAX_LOG_LINE_BYTES)),
                 done,
                 total,
             });

@@ -160,6 +160,15 @@ impl Manifest {
         self.config.iter().find(|f| f.key == key)
     }
 
+    /// The keys of its secret settings (`password` fields): sealed at rest, never shown.
+    pub fn secret_keys(&self) -> std::collections::BTreeSet<String> {
+        self.config
+            .iter()
+            .filter(|f| f.kind == FieldKind::Password)
+            .map(|f| f.key.clone())
+            .collect()
+    }
+
     fn check(&self) -> Result<(), String> {
         if !is_name(&self.id, b'-') {
             return Err(format!(

@@ -204,6 +204,11 @@ impl Plugin {
         &self.inner.limits
     }
 
+    /// Quarry's own folders, which its sessions never read.
+    pub fn protected(&self) -> &ProtectedPaths {
+        &self.inner.protected
+    }
+
     /// Opens a session for a connector with these settings and this grant. Fails if they do not
     /// fit the manifest (unknown or missing fields, folders not granted).
     pub fn session(
@@ -322,8 +327,21 @@ impl Session {
     }
 
     /// Runs one call on the live instance (creating it first if needed), under the deadline.
-    /// A host-side failure drops the instance; the plugin's own error does not.
+    /// A host-side failure drops the instance; the plugin's own error does not. An error never
+    /// carries a secret setting's value, whatever the plugin said.
     fn call<R>(
+        &mut self,
+        call: &'static str,
+        f: impl FnOnce(
+            &v0_1_0::Connector,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Result<R, wit::ConnectorError>>,
+    ) -> Result<R, RuntimeError> {
+        self.call_unredacted(call, f)
+            .map_err(|e| e.redacted(&self.setup.secrets))
+    }
+
+    fn call_unredacted<R>(
         &mut self,
         call: &'static str,
         f: impl FnOnce(
@@ -404,6 +422,7 @@ impl Session {
                 stdio,
                 protected: inner.protected.clone(),
                 call_timeout: inner.limits.call_timeout,
+                secrets: self.setup.secrets.clone(),
             },
         );
         state.begin_call();
@@ -425,6 +444,7 @@ impl Session {
             call,
             message,
         }
+        .redacted(&self.setup.secrets)
     }
 }
 

@@ -2,7 +2,7 @@
 //! server runs (from the settings page) is seen by the API and the sync at once.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::manifest::MANIFEST_FILE;
@@ -17,7 +17,9 @@ pub struct PluginSet {
 
 impl PluginSet {
     /// Loads every plugin folder (a folder with a `quarry-plugin.toml`) inside `dirs`, each with
-    /// `limits`. Later folders win when two hold the same id. Returns the set and what failed.
+    /// `limits`. The first folder holding an id keeps it: a plugin of a later folder (the data
+    /// folder's installed plugins come after the bundled ones) cannot take the id of an earlier
+    /// one, and with it the grants of that plugin's connectors. Returns the set and what failed.
     pub fn load(
         runtime: &Runtime,
         dirs: &[PathBuf],
@@ -37,7 +39,17 @@ impl PluginSet {
             folders.sort();
             for folder in folders {
                 match runtime.load(&folder, limits.clone()) {
-                    Ok(plugin) => set.insert(plugin),
+                    Ok(plugin) => match set.get(plugin.id()) {
+                        Some(first) => failed.push(RuntimeError::Config {
+                            plugin: plugin.id().to_owned(),
+                            message: format!(
+                                "{} is not loaded: the id belongs to the plugin in {}",
+                                folder.display(),
+                                first.dir().display()
+                            ),
+                        }),
+                        None => set.insert(plugin),
+                    },
                     Err(e) => failed.push(e),
                 }
             }
@@ -62,6 +74,13 @@ impl PluginSet {
             .values()
             .cloned()
             .collect()
+    }
+
+    /// The plugin holding `id` that was not installed into `installed` (one that comes with
+    /// Quarry), if there is one: an installed plugin may not take its id.
+    pub fn bundled(&self, id: &str, installed: &Path) -> Option<Plugin> {
+        self.get(id)
+            .filter(|plugin| plugin.dir().parent() != Some(installed))
     }
 
     /// Adds `plugin`, replacing one with the same id.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::fs_guard::ProtectedPaths;
 use crate::manifest::{FieldKind, Manifest};
@@ -65,6 +66,27 @@ pub(crate) struct SandboxSetup {
     pub(crate) mounts: Vec<(PathBuf, String)>,
     /// Hosts the sandbox may reach over HTTP.
     pub(crate) hosts: Vec<String>,
+    /// The values of its `password` settings, kept out of logs and errors.
+    pub(crate) secrets: Secrets,
+}
+
+/// Secret setting values, blanked out of whatever text leaves the sandbox (log lines, errors,
+/// the plugin's output).
+#[derive(Clone, Default)]
+pub(crate) struct Secrets(Arc<[String]>);
+
+impl Secrets {
+    /// `text` with every secret replaced by `[secret]`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.0
+            .iter()
+            .fold(text.to_owned(), |text, secret| text.replace(secret.as_str(), "[secret]"))
+    }
+
+    /// Whether there are none to blank out.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl fmt::Debug for SandboxSetup {
@@ -106,6 +128,7 @@ pub(crate) fn resolve(
     }
     let mut config = Vec::new();
     let mut mounts = Vec::new();
+    let mut secrets = Vec::new();
     for field in &manifest.config {
         let value = values.get(&field.key).or(field.default.as_ref());
         let Some(value) = value else {
@@ -157,6 +180,9 @@ pub(crate) fn resolve(
                     ));
                 }
             }
+            if field.kind == FieldKind::Password && !value.is_empty() {
+                secrets.push(value.clone());
+            }
             config.push((field.key.clone(), value.clone()));
         }
     }
@@ -178,6 +204,7 @@ pub(crate) fn resolve(
         config,
         mounts,
         hosts: grant.hosts.clone(),
+        secrets: Secrets(secrets.into()),
     })
 }
 
@@ -255,6 +282,10 @@ mod tests {
             vec![(dir.path().to_owned(), "/folder".to_owned())]
         );
         assert!(!format!("{setup:?}").contains("s3cret"));
+        assert_eq!(
+            setup.secrets.redact("login s3cret refused"),
+            "login [secret] refused"
+        );
         Ok(())
     }
 

@@ -318,3 +318,16 @@ fn a_plugin_that_sleeps_in_a_wasi_call_is_stopped_at_the_deadline() {
     );
     folder_still_works(&runtime);
 }
+
+#[test]
+fn a_secret_setting_never_appears_in_an_error_whatever_the_plugin_says() {
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", quick_limits());
+    let secret = "pa55-w0rd-never-shown";
+    let err = hostile(&plugin, &[("mode", "echo-secret"), ("secret", secret)])
+        .list_docs(None)
+        .expect_err("the plugin fails on purpose");
+    let text = err.to_string();
+    assert!(text.contains("login refused for [secret]"), "{text}");
+    assert!(!text.contains(secret), "{text}");
+}

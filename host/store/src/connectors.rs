@@ -1,6 +1,6 @@
 //! Connectors: a plugin, its settings, the user's grant, and the state of its sync.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use quarry_core::ConnectorId;
@@ -9,6 +9,7 @@ use sqlx::sqlite::SqliteRow;
 
 use crate::integrations::{check_name, unique_violation};
 use crate::keys::random_id;
+use crate::secrets::SecretBox;
 use crate::{Store, StoreError};
 
 /// What a connector is doing.
@@ -75,6 +76,8 @@ pub struct NewConnector {
     pub grant_dirs: BTreeMap<String, String>,
     /// Hosts the user granted (`host` or `host:port`).
     pub grant_hosts: Vec<String>,
+    /// The settings that are secrets (the manifest's `password` fields): sealed at rest.
+    pub secret_keys: BTreeSet<String>,
 }
 
 /// What a connector's plugin calls have cost since it was added.
@@ -117,6 +120,8 @@ pub struct Connector {
     pub last_sync_ms: Option<i64>,
     /// Why its last sync failed, if it did.
     pub last_error: Option<String>,
+    /// The same, in words an integration may see (no paths, addresses or plugin output).
+    pub last_error_public: Option<String>,
     /// When a sync was asked for, if one is pending.
     pub sync_requested_ms: Option<i64>,
     /// Where its listing resumes.
@@ -178,24 +183,21 @@ impl Store {
     ) -> Result<Connector, StoreError> {
         let name = check_name(&new.name, "connector")?;
         let id = random_id("cn_")?;
-        let json = |map: &BTreeMap<String, String>| {
-            serde_json::to_string(map).map_err(|e| StoreError::Invalid(e.to_string()))
-        };
+        let config = self.seal_settings(&id, &new.config, &new.secret_keys)?;
         let inserted = sqlx::query(
             "INSERT INTO connectors (id, name, plugin_id, plugin_version, config, grant_dirs,
-                                     grant_hosts, created_ms, status, sync_requested_ms)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'idle', ?)",
+                                     grant_hosts, secret_keys, created_ms, status,
+                                     sync_requested_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', ?)",
         )
         .bind(&id)
         .bind(&name)
         .bind(&new.plugin_id)
         .bind(&new.plugin_version)
-        .bind(json(&new.config)?)
-        .bind(json(&new.grant_dirs)?)
-        .bind(
-            serde_json::to_string(&new.grant_hosts)
-                .map_err(|e| StoreError::Invalid(e.to_string()))?,
-        )
+        .bind(to_json(&config)?)
+        .bind(to_json(&new.grant_dirs)?)
+        .bind(to_json(&new.grant_hosts)?)
+        .bind(to_json(&new.secret_keys)?)
         .bind(now_ms)
         .bind(now_ms)
         .execute(&self.pool)
@@ -240,7 +242,9 @@ impl Store {
         let rows = sqlx::query("SELECT * FROM connectors WHERE removed_ms IS NULL ORDER BY name")
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(connector_from_row).collect()
+        rows.iter()
+            .map(|row| self.connector_from_row(row))
+            .collect()
     }
 
     /// The connector with this id, unless it does not exist or was removed.
@@ -249,7 +253,9 @@ impl Store {
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(connector_from_row).transpose()
+        row.as_ref()
+            .map(|row| self.connector_from_row(row))
+            .transpose()
     }
 
     /// The connector named `name` (without regard to case); the error lists the known names.
@@ -259,7 +265,7 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         match row {
-            Some(row) => connector_from_row(&row),
+            Some(row) => self.connector_from_row(&row),
             None => Err(StoreError::NotFound {
                 what: "connector",
                 name: name.to_owned(),
@@ -427,21 +433,27 @@ impl Store {
         Ok(())
     }
 
-    /// Marks the end of a sync: `idle`, or `error` with the reason.
+    /// Marks the end of a sync: `idle`, or `error` with the reason (in full for the user, and in
+    /// words an integration may see).
     pub async fn sync_finished(
         &self,
         id: &ConnectorId,
-        error: Option<&str>,
+        error: Option<&SyncFailure>,
         now_ms: i64,
     ) -> Result<(), StoreError> {
+        let (full, public) = match error {
+            Some(failure) => (Some(failure.full.as_str()), Some(failure.public.as_str())),
+            None => (None, None),
+        };
         sqlx::query(
             "UPDATE connectors SET status = CASE WHEN status = 'disabled' THEN 'disabled'
                                                WHEN ? IS NULL THEN 'idle' ELSE 'error' END,
-                                   last_error = ?, last_sync_ms = ?
+                                   last_error = ?, last_error_public = ?, last_sync_ms = ?
              WHERE id = ?",
         )
-        .bind(error)
-        .bind(error)
+        .bind(full)
+        .bind(full)
+        .bind(public)
         .bind(now_ms)
         .bind(id.as_str())
         .execute(&self.pool)
@@ -471,53 +483,147 @@ fn to_u64(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-fn connector_from_row(row: &SqliteRow) -> Result<Connector, StoreError> {
-    let map = |column: &str| -> Result<BTreeMap<String, String>, StoreError> {
-        let text: String = row.try_get(column)?;
-        serde_json::from_str(&text)
-            .map_err(|e| StoreError::Db(format!("connectors.{column} is not a JSON object: {e}")))
-    };
-    let id: String = row.try_get("id")?;
-    let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
-    let listed = to_u64(row.try_get("listed")?);
-    let expected: Option<i64> = row.try_get("expected")?;
-    let remaining = expected
-        .filter(|_| status == ConnectorStatus::Syncing)
-        .map(|e| to_u64(e).saturating_sub(listed));
-    Ok(Connector {
-        id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
-        name: row.try_get("name")?,
-        plugin_id: row.try_get("plugin_id")?,
-        plugin_version: row.try_get("plugin_version")?,
-        config: map("config")?,
-        grant_dirs: map("grant_dirs")?,
-        grant_hosts: serde_json::from_str(&row.try_get::<String, _>("grant_hosts")?).map_err(
-            |e| StoreError::Db(format!("connectors.grant_hosts is not a JSON array: {e}")),
-        )?,
-        usage: PluginUsage {
-            calls: to_u64(row.try_get("plugin_calls")?),
-            failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
-            cpu_us: to_u64(row.try_get("plugin_cpu_us")?),
-            peak_memory_bytes: to_u64(row.try_get("plugin_peak_memory_bytes")?),
-        },
-        created_ms: row.try_get("created_ms")?,
-        status,
-        last_sync_ms: row.try_get("last_sync_ms")?,
-        last_error: row.try_get("last_error")?,
-        sync_requested_ms: row.try_get("sync_requested_ms")?,
-        checkpoint: row.try_get("checkpoint")?,
-        listing_more: row.try_get::<i64, _>("listing_more")? != 0,
-        generation: row.try_get("generation")?,
-        progress: SyncProgress {
-            listed,
-            indexed: to_u64(row.try_get("indexed")?),
-            failed: to_u64(row.try_get("failed")?),
-            remaining,
-        },
-        doc_count: to_u64(row.try_get("doc_count")?),
-        last_full_ms: row.try_get("last_full_ms")?,
-        full_requested: row.try_get::<i64, _>("full_requested")? != 0,
-        sync_interval_s: row.try_get("sync_interval_s")?,
-        full_interval_s: row.try_get("full_interval_s")?,
-    })
+/// A value as the JSON text a column holds.
+fn to_json(value: &impl serde::Serialize) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+/// Why a sync failed, twice: for the user, and for integrations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncFailure {
+    /// The full reason (paths, hosts, the plugin's words), for the user.
+    pub full: String,
+    /// What an integration may see.
+    pub public: String,
+}
+
+impl Store {
+    /// The settings as stored: the values of `secret_keys` sealed for connector `id`.
+    fn seal_settings(
+        &self,
+        id: &str,
+        config: &BTreeMap<String, String>,
+        secret_keys: &BTreeSet<String>,
+    ) -> Result<BTreeMap<String, String>, StoreError> {
+        config
+            .iter()
+            .map(|(key, value)| {
+                let stored = if secret_keys.contains(key) && !SecretBox::is_sealed(value) {
+                    self.secrets.seal(&format!("{id}/{key}"), value)?
+                } else {
+                    value.clone()
+                };
+                Ok((key.clone(), stored))
+            })
+            .collect()
+    }
+
+    /// Seals the settings of connector `id` named in `secret_keys` that are stored in clear (by
+    /// a Quarry from before sealing, or because the plugin's manifest now calls them secrets).
+    /// Returns whether anything changed.
+    pub async fn seal_secrets(
+        &self,
+        id: &ConnectorId,
+        secret_keys: &BTreeSet<String>,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("SELECT config, secret_keys FROM connectors WHERE id = ?")
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            return Ok(false);
+        };
+        let config: BTreeMap<String, String> = from_json(&row, "config")?;
+        let mut sealed_keys: BTreeSet<String> = from_json(&row, "secret_keys")?;
+        let clear = secret_keys
+            .iter()
+            .any(|k| config.get(k).is_some_and(|v| !SecretBox::is_sealed(v)));
+        if !clear && secret_keys.is_subset(&sealed_keys) {
+            return Ok(false);
+        }
+        sealed_keys.extend(secret_keys.iter().cloned());
+        let config = self.seal_settings(id.as_str(), &config, &sealed_keys)?;
+        sqlx::query("UPDATE connectors SET config = ?, secret_keys = ? WHERE id = ?")
+            .bind(to_json(&config)?)
+            .bind(to_json(&sealed_keys)?)
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    fn connector_from_row(&self, row: &SqliteRow) -> Result<Connector, StoreError> {
+        let id: String = row.try_get("id")?;
+        let secret_keys: BTreeSet<String> = from_json(row, "secret_keys")?;
+        let mut config: BTreeMap<String, String> = from_json(row, "config")?;
+        for key in &secret_keys {
+            let Some(value) = config.get_mut(key) else {
+                continue;
+            };
+            if !SecretBox::is_sealed(value) {
+                continue;
+            }
+            match self.secrets.open(&format!("{id}/{key}"), value) {
+                Ok(plain) => *value = plain,
+                Err(e) => {
+                    // The connector stays listed; its sessions fail naming the missing setting.
+                    tracing::error!(connector = %id, setting = %key, "{e}");
+                    config.remove(key);
+                }
+            }
+        }
+        let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
+        let listed = to_u64(row.try_get("listed")?);
+        let expected: Option<i64> = row.try_get("expected")?;
+        let remaining = expected
+            .filter(|_| status == ConnectorStatus::Syncing)
+            .map(|e| to_u64(e).saturating_sub(listed));
+        Ok(Connector {
+            id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+            name: row.try_get("name")?,
+            plugin_id: row.try_get("plugin_id")?,
+            plugin_version: row.try_get("plugin_version")?,
+            config,
+            grant_dirs: from_json(row, "grant_dirs")?,
+            grant_hosts: from_json(row, "grant_hosts")?,
+            usage: PluginUsage {
+                calls: to_u64(row.try_get("plugin_calls")?),
+                failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
+                cpu_us: to_u64(row.try_get("plugin_cpu_us")?),
+                peak_memory_bytes: to_u64(row.try_get("plugin_peak_memory_bytes")?),
+            },
+            created_ms: row.try_get("created_ms")?,
+            status,
+            last_sync_ms: row.try_get("last_sync_ms")?,
+            last_error: row.try_get("last_error")?,
+            last_error_public: row.try_get("last_error_public")?,
+            sync_requested_ms: row.try_get("sync_requested_ms")?,
+            checkpoint: row.try_get("checkpoint")?,
+            listing_more: row.try_get::<i64, _>("listing_more")? != 0,
+            generation: row.try_get("generation")?,
+            progress: SyncProgress {
+                listed,
+                indexed: to_u64(row.try_get("indexed")?),
+                failed: to_u64(row.try_get("failed")?),
+                remaining,
+            },
+            doc_count: to_u64(row.try_get("doc_count")?),
+            last_full_ms: row.try_get("last_full_ms")?,
+            full_requested: row.try_get::<i64, _>("full_requested")? != 0,
+            sync_interval_s: row.try_get("sync_interval_s")?,
+            full_interval_s: row.try_get("full_interval_s")?,
+        })
+    }
+}
+
+/// A JSON column, parsed.
+fn from_json<T: serde::de::DeserializeOwned>(
+    row: &SqliteRow,
+    column: &str,
+) -> Result<T, StoreError> {
+    let text: String = row.try_get(column)?;
+    serde_json::from_str(&text)
+        .map_err(|e| StoreError::Db(format!("connectors.{column} is not valid JSON: {e}")))
 }

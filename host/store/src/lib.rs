@@ -14,6 +14,7 @@ mod error;
 mod integrations;
 mod keys;
 mod month;
+mod secrets;
 mod usage;
 
 use std::ops::{Deref, DerefMut};
@@ -28,14 +29,19 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+use crate::secrets::SecretBox;
+
 pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
-pub use connectors::{Connector, ConnectorStatus, NewConnector, PluginUsage, SyncProgress};
+pub use connectors::{
+    Connector, ConnectorStatus, NewConnector, PluginUsage, SyncFailure, SyncProgress,
+};
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
 pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};
 pub use month::UsageMonth;
+pub use secrets::KEY_FILE;
 
 /// The database file inside a data folder.
 pub const DB_FILE: &str = "quarry.db";
@@ -49,6 +55,8 @@ pub struct Store {
     /// a request counting itself could wait tens of milliseconds behind a sync's back-to-back
     /// transactions; in this queue it waits for the one transaction ahead of it.
     write_turn: Arc<Mutex<()>>,
+    /// The key that seals secret settings (kept beside the database, not in it).
+    secrets: Arc<SecretBox>,
 }
 
 /// A transaction that writes, holding this process's write turn until it ends.
@@ -80,8 +88,11 @@ impl DerefMut for WriteTx {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date. The
+    /// key that seals secret settings is [`KEY_FILE`] beside it (created if needed).
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        let key = path.with_file_name(KEY_FILE);
+        let secrets = Arc::new(SecretBox::open_or_create(&key)?);
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(StoreError::db)?
             .filename(path)
@@ -110,6 +121,7 @@ impl Store {
         Ok(Store {
             pool,
             write_turn: Arc::default(),
+            secrets,
         })
     }
 

@@ -1,11 +1,11 @@
 //! The store against real SQLite files in temporary folders.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use quarry_core::{DocId, DocMeta};
 use quarry_store::{
     AuditEntry, AuditFilter, CatalogDoc, CommitBatch, ConnectorStatus, NewConnector, Quota,
-    Sharing, Store, StoreError, SyncProgress, UsageMonth,
+    Sharing, Store, StoreError, SyncFailure, SyncProgress, UsageMonth,
 };
 
 const NOW: i64 = 1_795_359_600_000; // 2026-11-22T15:00:00Z
@@ -24,6 +24,7 @@ fn folder(name: &str) -> NewConnector {
         config: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
         grant_dirs: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
         grant_hosts: Vec::new(),
+        secret_keys: BTreeSet::new(),
     }
 }
 
@@ -306,14 +307,17 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
     assert_eq!(b.version, "v2");
     assert!(store.catalog_doc(&c.id, &ids(&["c"])[0]).await?.is_none());
 
-    store
-        .sync_finished(&c.id, Some("plugin folder: list-docs timed out"), NOW)
-        .await?;
+    let failure = SyncFailure {
+        full: "plugin folder: list-docs timed out".to_owned(),
+        public: "the connector's plugin took too long and was stopped".to_owned(),
+    };
+    store.sync_finished(&c.id, Some(&failure), NOW).await?;
     let after = store.connector(&c.id).await?.expect("exists");
     assert_eq!(after.status, ConnectorStatus::Error);
+    assert_eq!(after.last_error.as_deref(), Some(failure.full.as_str()));
     assert_eq!(
-        after.last_error.as_deref(),
-        Some("plugin folder: list-docs timed out")
+        after.last_error_public.as_deref(),
+        Some(failure.public.as_str())
     );
     store.sync_finished(&c.id, None, NOW).await?;
     assert_eq!(
@@ -382,4 +386,55 @@ async fn a_connectors_debug_form_shows_no_setting_values() {
         !shown.contains("hunter2-secret") && shown.contains("password"),
         "{shown}"
     );
+}
+
+#[tokio::test]
+async fn secret_settings_never_reach_the_database_file_in_clear() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let secret = "s3cret-Feed-pass-4711";
+    let mut feed = folder("Feed");
+    feed.plugin_id = "feed".to_owned();
+    feed.config.insert("password".to_owned(), secret.to_owned());
+    feed.secret_keys.insert("password".to_owned());
+    let added = store.add_connector(&feed, NOW).await?;
+    assert_eq!(
+        added.config["password"], secret,
+        "in memory, the plugin gets it"
+    );
+
+    // Stored before sealing existed: sealed when the manifest says it is a secret.
+    let mut old = folder("Old");
+    old.config
+        .insert("token".to_owned(), "old-clear-token-0815".to_owned());
+    let old = store.add_connector(&old, NOW).await?;
+    let keys = BTreeSet::from(["token".to_owned()]);
+    assert!(store.seal_secrets(&old.id, &keys).await?);
+    assert!(!store.seal_secrets(&old.id, &keys).await?, "once");
+    assert_eq!(
+        store.connector(&old.id).await?.expect("old").config["token"],
+        "old-clear-token-0815"
+    );
+    store.close().await;
+
+    let mut on_disk = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).expect("list") {
+        let path = entry.expect("entry").path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("quarry.db"))
+        {
+            on_disk.extend(std::fs::read(&path).expect("read"));
+        }
+    }
+    let text = String::from_utf8_lossy(&on_disk);
+    assert!(text.contains("/data/notes"), "the test reads the real file");
+    assert!(!text.contains(secret) && !text.contains("old-clear-token-0815"));
+
+    // Without its key, the database alone opens no secret.
+    std::fs::remove_file(dir.path().join(quarry_store::KEY_FILE)).expect("remove the key");
+    let store = open(&dir).await;
+    let feed = store.connector(&added.id).await?.expect("listed still");
+    assert!(!feed.config.contains_key("password"));
+    Ok(())
 }

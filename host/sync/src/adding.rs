@@ -4,7 +4,7 @@
 //! grant, and only then is the connector stored. A running server syncs it at its next look.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use quarry_runtime::{FieldKind, Grant, PluginSet};
 use quarry_store::{Connector, NewConnector, Store, now_ms};
@@ -64,6 +64,15 @@ pub async fn add_connector(
         .map(|(field, folder)| (field.clone(), folder.to_string_lossy().into_owned()))
         .collect();
     let grant_hosts = grant.hosts.clone();
+    for folder in grant.directories.values() {
+        if plugin.protected().covers(folder) {
+            return Err(SyncError::Invalid(format!(
+                "{} is one of Quarry's own folders (or inside one): its data folder, component cache, model or plugins are never indexed",
+                folder.display()
+            )));
+        }
+    }
+    let secret_keys = plugin.manifest().secret_keys();
     let values = request.values.clone();
     let checking = plugin.clone();
     tokio::task::spawn_blocking(move || checking.validate_config(&values, &grant))
@@ -77,6 +86,7 @@ pub async fn add_connector(
                 plugin_version: plugin.manifest().version.clone(),
                 grant_dirs,
                 grant_hosts,
+                secret_keys,
                 config: request.values,
             },
             now_ms(),
@@ -103,4 +113,34 @@ fn real_folder(label: &str, value: &str) -> Result<String, SyncError> {
         )));
     }
     Ok(real.to_string_lossy().into_owned())
+}
+
+/// Quarry's own folders inside the folders `connector` was granted: they are left out of it
+/// (never listed, never read), which adding the connector says.
+pub fn own_folders_inside(plugins: &PluginSet, connector: &Connector) -> Vec<PathBuf> {
+    let Some(plugin) = plugins.get(&connector.plugin_id) else {
+        return Vec::new();
+    };
+    connector
+        .grant_dirs
+        .values()
+        .flat_map(|folder| plugin.protected().inside(Path::new(folder)))
+        .collect()
+}
+
+/// Seals the secret settings still stored in clear (by a Quarry from before sealing): each
+/// connector's `password` fields, as its plugin's manifest names them. Returns how many
+/// connectors changed.
+pub async fn seal_stored_secrets(store: &Store, plugins: &PluginSet) -> Result<usize, SyncError> {
+    let mut sealed = 0;
+    for connector in store.connectors().await? {
+        let Some(plugin) = plugins.get(&connector.plugin_id) else {
+            continue;
+        };
+        let keys = plugin.manifest().secret_keys();
+        if !keys.is_empty() && store.seal_secrets(&connector.id, &keys).await? {
+            sealed += 1;
+        }
+    }
+    Ok(sealed)
 }

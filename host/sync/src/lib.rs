@@ -12,7 +12,7 @@ mod scheduler;
 mod syncer;
 mod watch;
 
-pub use adding::{ConnectorRequest, add_connector};
+pub use adding::{ConnectorRequest, add_connector, own_folders_inside, seal_stored_secrets};
 pub use embed::embed_docs;
 pub use error::SyncError;
 pub use scheduler::{Scheduler, TICK};

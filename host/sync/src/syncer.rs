@@ -115,11 +115,11 @@ impl Syncer {
             Err(SyncError::Stopped) => None,
             Err(e) => {
                 tracing::warn!(connector = %connector.name, "sync failed: {e}");
-                Some(e.to_string())
+                Some(e.failure())
             }
         };
         if !matches!(result, Err(SyncError::Gone)) {
-            self.block(self.store.sync_finished(id, error.as_deref(), now_ms()))?;
+            self.block(self.store.sync_finished(id, error.as_ref(), now_ms()))?;
         }
         result
     }

@@ -48,6 +48,7 @@ fn world() -> World {
                 config: BTreeMap::from([("folder".to_owned(), path.clone())]),
                 grant_dirs: BTreeMap::from([("folder".to_owned(), path)]),
                 grant_hosts: Vec::new(),
+                secret_keys: Default::default(),
             },
             now_ms(),
         ))
@@ -259,6 +260,7 @@ fn removed_connectors_are_purged_and_missing_plugins_reported() {
                 config: BTreeMap::new(),
                 grant_dirs: BTreeMap::new(),
                 grant_hosts: Vec::new(),
+                secret_keys: Default::default(),
             },
             now_ms(),
         ))

@@ -12,6 +12,7 @@
 //! - `fetch`: `list-docs` GETs the URL in `url` (a text field: nothing is granted for it) and
 //!   fails if the request does.
 //! - `sleep`: `list-docs` sleeps for an hour in a WASI call (a clock subscription and a poll).
+//! - `echo-secret`: `list-docs` logs its `secret` setting and fails with it in its message.
 //! - `read-all`: `fetch-content` reads every entry of its folder, whatever its type (FIFOs,
 //!   sockets, devices, Quarry's own folders), and reports what happened to each.
 //!
@@ -71,6 +72,14 @@ impl Connector for Hostile {
             "huge-list" => {
                 let upserts = (0..200_000).map(|i| doc(&format!("d{i}"))).collect();
                 Ok(Batch::last(upserts, Coverage::Full))
+            }
+            "echo-secret" => {
+                let secret = self.config.get("secret").unwrap_or_default();
+                quarry_sdk::log(
+                    quarry_sdk::LogLevel::Warn,
+                    &format!("logging in with {secret}"),
+                );
+                Err(Error::Unavailable(format!("login refused for {secret}")))
             }
             "sleep" => {
                 std::thread::sleep(std::time::Duration::from_secs(3600));

@@ -1,0 +1,156 @@
+//! Password settings are encrypted at rest: ChaCha20-Poly1305 (ring) under a 256-bit key kept in
+//! its own file beside the database (`secret.key`, readable by this user only), never in it. A
+//! copy of the database alone (a backup, a file a plugin or an integration got hold of) reveals
+//! none of them. Each value is sealed with a fresh random nonce and bound to its connector and
+//! setting, so a sealed value moved to another place does not open.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+
+use crate::StoreError;
+
+/// The key file, beside the database.
+pub const KEY_FILE: &str = "secret.key";
+/// What starts a sealed value (and tells it from a value stored before sealing existed).
+const SEALED: &str = "sealed:v1:";
+
+/// Seals and opens secret settings with the data folder's key.
+pub(crate) struct SecretBox {
+    key: LessSafeKey,
+    path: PathBuf,
+}
+
+impl SecretBox {
+    /// The key in `path`, created (random, mode 0600) when there is none.
+    pub(crate) fn open_or_create(path: &Path) -> Result<SecretBox, StoreError> {
+        let failed = |message: String| StoreError::Open {
+            path: path.to_owned(),
+            message,
+        };
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut key = [0u8; 32];
+                getrandom::fill(&mut key).map_err(|e| failed(format!("no randomness: {e}")))?;
+                let mut file = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(path)
+                    .map_err(|e| failed(format!("cannot create the key: {e}")))?;
+                file.write_all(hex::encode(key).as_bytes())
+                    .and_then(|()| file.sync_all())
+                    .map_err(|e| failed(format!("cannot write the key: {e}")))?;
+                return SecretBox::from_key(&key, path);
+            }
+            Err(e) => return Err(failed(format!("cannot read the key: {e}"))),
+        };
+        let key = hex::decode(String::from_utf8_lossy(&bytes).trim())
+            .ok()
+            .filter(|key| key.len() == 32)
+            .ok_or_else(|| {
+                failed("the key file is damaged (it must hold 64 hex digits)".to_owned())
+            })?;
+        SecretBox::from_key(&key, path)
+    }
+
+    fn from_key(key: &[u8], path: &Path) -> Result<SecretBox, StoreError> {
+        let unbound = UnboundKey::new(&CHACHA20_POLY1305, key).map_err(|_| StoreError::Open {
+            path: path.to_owned(),
+            message: "the key file is damaged".to_owned(),
+        })?;
+        Ok(SecretBox {
+            key: LessSafeKey::new(unbound),
+            path: path.to_owned(),
+        })
+    }
+
+    /// `plain` sealed for the place `context` names (connector and setting).
+    pub(crate) fn seal(&self, context: &str, plain: &str) -> Result<String, StoreError> {
+        let mut nonce = [0u8; NONCE_LEN];
+        getrandom::fill(&mut nonce)
+            .map_err(|e| StoreError::Db(format!("no randomness to seal a secret: {e}")))?;
+        let mut sealed = plain.as_bytes().to_vec();
+        self.key
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(context.as_bytes()),
+                &mut sealed,
+            )
+            .map_err(|_| StoreError::Db("sealing a secret failed".to_owned()))?;
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        Ok(format!("{SEALED}{}", STANDARD.encode(out)))
+    }
+
+    /// The value `sealed` holds for `context`; an error when it was sealed under another key or
+    /// for another place, or is damaged.
+    pub(crate) fn open(&self, context: &str, sealed: &str) -> Result<String, StoreError> {
+        let unreadable = || {
+            StoreError::Invalid(format!(
+                "a secret setting cannot be decrypted with the key in {} (was the database copied without its key?); set it again",
+                self.path.display()
+            ))
+        };
+        let bytes = sealed
+            .strip_prefix(SEALED)
+            .and_then(|b64| STANDARD.decode(b64).ok())
+            .filter(|b| b.len() >= NONCE_LEN)
+            .ok_or_else(unreadable)?;
+        let (nonce, body) = bytes.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| unreadable())?;
+        let mut body = body.to_vec();
+        let plain = self
+            .key
+            .open_in_place(nonce, Aad::from(context.as_bytes()), &mut body)
+            .map_err(|_| unreadable())?;
+        String::from_utf8(plain.to_vec()).map_err(|_| unreadable())
+    }
+
+    /// Whether `value` is sealed (rather than a value stored in clear by an older Quarry).
+    pub(crate) fn is_sealed(value: &str) -> bool {
+        value.starts_with(SEALED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_values_open_only_in_their_place_and_with_their_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(KEY_FILE);
+        let secrets = SecretBox::open_or_create(&path).expect("key created");
+        let sealed = secrets.seal("cn_a/password", "hunter2").expect("sealed");
+        assert!(SecretBox::is_sealed(&sealed));
+        assert!(!sealed.contains("hunter2"));
+        assert_ne!(
+            sealed,
+            secrets.seal("cn_a/password", "hunter2").expect("sealed")
+        );
+        let again = SecretBox::open_or_create(&path).expect("key read back");
+        assert_eq!(
+            again.open("cn_a/password", &sealed).expect("opens"),
+            "hunter2"
+        );
+        assert!(
+            again.open("cn_b/password", &sealed).is_err(),
+            "bound to its place"
+        );
+        let other = SecretBox::open_or_create(&dir.path().join("other.key")).expect("key");
+        let err = other
+            .open("cn_a/password", &sealed)
+            .expect_err("another key");
+        assert!(err.to_string().contains("cannot be decrypted"), "{err}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}
