@@ -39,7 +39,9 @@ pub(crate) async fn list(
     .await
 }
 
-/// A connector as the API shows it.
+/// A connector as the API shows it to integrations: `last_error` says what kind of failure it
+/// was, without host paths, addresses or the plugin's words (the user's views replace it with
+/// [`Connector::last_error`], the full reason).
 pub fn connector_json(c: &Connector) -> Value {
     json!({
         "connector_id": c.id.as_str(),
@@ -48,7 +50,8 @@ pub fn connector_json(c: &Connector) -> Value {
         "status": c.status.as_str(),
         "doc_count": c.doc_count,
         "last_sync_time": c.last_sync_ms.map(rfc3339),
-        "last_error": c.last_error,
+        // A failure recorded before failures had public words is named without detail.
+        "last_error": c.last_error_public.as_deref().or(c.last_error.as_ref().map(|_| "the last sync failed")),
         "progress": {
             "listed": c.progress.listed,
             "indexed": c.progress.indexed,
@@ -56,6 +59,15 @@ pub fn connector_json(c: &Connector) -> Value {
             "remaining": c.progress.remaining,
         },
     })
+}
+
+/// A connector as its user sees it (the settings page, `quarry connector list --json`): as
+/// [`connector_json`], with the full reason of a failure and what its plugin calls cost.
+pub fn connector_json_for_user(c: &Connector) -> Value {
+    let mut row = connector_json(c);
+    row["last_error"] = json!(c.last_error);
+    row["plugin_usage"] = plugin_usage_json(c);
+    row
 }
 
 /// What a connector's plugin calls have cost since it was added, for admin views and the CLI:

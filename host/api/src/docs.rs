@@ -17,7 +17,7 @@ use crate::frame::{RequestId, json};
 use crate::guard::{Read, guarded};
 use crate::input::param_integer;
 use crate::shape::doc_fields;
-use crate::{AppState, PathIds, known_connector};
+use crate::{AppState, PathIds, served_connector};
 
 /// Largest value of `page_start`, `page_end` and `max_chars` accepted.
 const MAX_PARAM: u64 = 1 << 31;
@@ -71,7 +71,7 @@ async fn find(
     connector: &ConnectorId,
     doc: &DocId,
 ) -> Result<IndexDoc, ApiError> {
-    known_connector(state, connector).await?;
+    served_connector(state, connector).await?;
     let index = state.index.clone();
     let (c, d) = (connector.clone(), doc.clone());
     tokio::task::spawn_blocking(move || index.document(&c, &d))

@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::frame::RequestId;
 use crate::guard::{Read, guarded};
 use crate::times::http_date;
-use crate::{AppState, PathIds, known_connector};
+use crate::{AppState, PathIds, served_connector};
 
 /// Bytes asked of the plugin per call.
 const CHUNK_BYTES: u32 = 256 << 10;
@@ -75,7 +75,7 @@ async fn download(
     connector_id: &ConnectorId,
     doc_id: &DocId,
 ) -> Result<Response, ApiError> {
-    let connector = known_connector(state, connector_id).await?;
+    let connector = served_connector(state, connector_id).await?;
     let doc = state
         .store
         .catalog_doc(connector_id, doc_id)

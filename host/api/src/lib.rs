@@ -36,10 +36,10 @@ use quarry_core::{ConnectorId, DocId, ErrorKind};
 use quarry_embed::Embedder;
 use quarry_index::SearchIndex;
 use quarry_runtime::PluginSet;
-use quarry_store::{Connector, Sharing, Store};
+use quarry_store::{Connector, ConnectorStatus, Sharing, Store};
 
 pub use admin::{AdminConfig, LOGIN_LINK_MS};
-pub use connectors::{connector_json, plugin_usage_json};
+pub use connectors::{connector_json, connector_json_for_user, plugin_usage_json};
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
 pub use integration_docs::docs_for_integration;
@@ -185,12 +185,13 @@ pub(crate) async fn visible_connectors(
     Ok(all.into_iter().filter(|c| sharing.allows(&c.id)).collect())
 }
 
-/// The connector with this id, or 404 when it does not exist (or was removed).
-pub(crate) async fn known_connector(
+/// The connector with this id, if its documents may be served: 404 when it does not exist (or
+/// was removed) and when the user disabled it (a disabled connector serves nothing).
+pub(crate) async fn served_connector(
     state: &AppState,
     id: &ConnectorId,
 ) -> Result<Connector, ApiError> {
-    state
+    let connector = state
         .store
         .connector(id)
         .await
@@ -200,7 +201,16 @@ pub(crate) async fn known_connector(
                 ErrorKind::NotFound,
                 format!("no connector with id {id}; GET /api/v1/connectors lists them"),
             )
-        })
+        })?;
+    if connector.status == ConnectorStatus::Disabled {
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!(
+                "connector {id} is disabled: its documents and files are not served until the user enables it again"
+            ),
+        ));
+    }
+    Ok(connector)
 }
 
 /// The ids in a document route's path, checked in the validation step.

@@ -13,13 +13,13 @@ use crate::setup::Paths;
 /// The file where a running server notes the URL it serves, for `quarry admin link`.
 const SERVER_URL_FILE: &str = "server-url";
 
-/// The admin token, created (256 random bits, hex) the first time.
-pub fn admin_token(paths: &Paths) -> anyhow::Result<String> {
+/// The admin token, and whether it was created (256 random bits, hex) just now.
+pub fn admin_token(paths: &Paths) -> anyhow::Result<(String, bool)> {
     let path = paths.admin_token();
     if let Ok(text) = std::fs::read_to_string(&path) {
         let token = text.trim().to_owned();
         if !token.is_empty() {
-            return Ok(token);
+            return Ok((token, false));
         }
     }
     let mut random = [0u8; 32];
@@ -33,7 +33,7 @@ pub fn admin_token(paths: &Paths) -> anyhow::Result<String> {
         .open(&path)
         .with_context(|| format!("cannot create {}", path.display()))?;
     writeln!(file, "{token}").with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(token)
+    Ok((token, true))
 }
 
 /// Notes the URL a server serves (for `quarry admin link`).
@@ -71,7 +71,7 @@ pub async fn run(paths: &Paths, store: &Store, command: AdminCommand) -> anyhow:
             println!("  {link}");
         }
         AdminCommand::Token => {
-            println!("{}", admin_token(paths)?);
+            println!("{}", admin_token(paths)?.0);
         }
     }
     Ok(())

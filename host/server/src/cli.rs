@@ -24,16 +24,13 @@ pub struct Cli {
 /// Where plugins come from and where their compiled form is cached.
 #[derive(Debug, Args)]
 pub struct PluginOptions {
-    /// A folder of plugin folders (each with a quarry-plugin.toml), besides the data folder's
-    /// `plugins`; `make plugins` builds the bundled ones into target/plugins.
-    #[arg(
-        long,
-        env = "QUARRY_PLUGINS_DIR",
-        global = true,
-        default_value = "target/plugins"
-    )]
-    pub plugins_dir: PathBuf,
-    /// Where compiled components are cached [default: ~/.cache/quarry/components].
+    /// The bundled plugins: a folder of plugin folders (each with a quarry-plugin.toml), read
+    /// before the data folder's `plugins` (their ids cannot be taken by installed plugins);
+    /// `make plugins` builds them into target/plugins and `make run` passes that.
+    #[arg(long, env = "QUARRY_PLUGINS_DIR", global = true)]
+    pub plugins_dir: Option<PathBuf>,
+    /// Where compiled components are cached, in a folder of this user's [default: the
+    /// platform's cache folder, e.g. ~/.cache/quarry/components].
     #[arg(long, env = "QUARRY_COMPONENT_CACHE", global = true)]
     pub component_cache: Option<PathBuf>,
 }
@@ -42,22 +39,15 @@ pub struct PluginOptions {
 #[derive(Debug, Args)]
 pub struct ModelOptions {
     /// A sentence-embedding model folder (tokenizer.json and onnx/model.onnx), or `none` for
-    /// keyword search only; `make setup` installs all-MiniLM-L6-v2 into models/.
-    #[arg(
-        long,
-        env = "QUARRY_MODEL_DIR",
-        global = true,
-        default_value = "models/all-MiniLM-L6-v2"
-    )]
-    pub model_dir: PathBuf,
-    /// ONNX Runtime's shared library, which runs the model.
-    #[arg(
-        long,
-        env = "QUARRY_ORT_LIB",
-        global = true,
-        default_value = "models/onnxruntime/libonnxruntime.so"
-    )]
-    pub ort_lib: PathBuf,
+    /// keyword search only [default: the data folder's models/all-MiniLM-L6-v2]; `make setup`
+    /// installs all-MiniLM-L6-v2 into the repository's models/ and `make run` passes it.
+    #[arg(long, env = "QUARRY_MODEL_DIR", global = true)]
+    pub model_dir: Option<PathBuf>,
+    /// ONNX Runtime's shared library, which runs the model; it must belong to this user or root
+    /// and be writable by no one else [default: the data folder's
+    /// models/onnxruntime/libonnxruntime.so].
+    #[arg(long, env = "QUARRY_ORT_LIB", global = true)]
+    pub ort_lib: Option<PathBuf>,
     /// Threads that embed documents while indexing [default: the number of cores].
     #[arg(long, env = "QUARRY_EMBED_THREADS", global = true)]
     pub embed_threads: Option<usize>,

@@ -8,12 +8,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quarry_api::{connector_json, plugin_usage_json};
+use quarry_api::connector_json_for_user;
 use quarry_core::times::rfc3339;
 use quarry_index::IndexError;
 use quarry_runtime::PluginSet;
 use quarry_store::{Connector, ConnectorStatus, Store, now_ms};
-use quarry_sync::{ConnectorRequest, Syncer, add_connector};
+use quarry_sync::{ConnectorRequest, Syncer, add_connector, own_folders_inside};
 use serde_json::json;
 
 use crate::cli::{AddConnector, ConnectorCommand};
@@ -53,11 +53,7 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
             if json {
                 let rows: Vec<_> = connectors
                     .iter()
-                    .map(|c| {
-                        let mut row = connector_json(c);
-                        row["plugin_usage"] = plugin_usage_json(c);
-                        row
-                    })
+                    .map(connector_json_for_user)
                     .collect();
                 println!("{}", serde_json::Value::Array(rows));
             } else if connectors.is_empty() {
@@ -248,7 +244,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let c = store.connector_by_name(name).await?;
     let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
     if json {
-        let mut value = connector_json(&c);
+        let mut value = connector_json_for_user(&c);
         value["last_full_sync_time"] = json!(c.last_full_ms.map(rfc3339));
         value["failed_documents"] = failed
             .iter()
@@ -313,6 +309,12 @@ async fn add(
     );
     for folder in connector.grant_dirs.values() {
         println!("  It may read {folder} (read-only).");
+    }
+    for own in own_folders_inside(&plugins, &connector) {
+        println!(
+            "  Left out: {}, one of Quarry's own folders (never listed, never read).",
+            own.display()
+        );
     }
     for host in &connector.grant_hosts {
         println!("  It may reach {host} over HTTP.");

@@ -8,6 +8,7 @@ mod connector;
 mod integration;
 mod plugin;
 mod plugin_check;
+mod private;
 mod progress;
 mod scaffold;
 mod search;
@@ -54,6 +55,10 @@ fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let paths = Paths::new(&cli)?;
+    // What Quarry writes is its user's alone; a new connector's project folder is the author's.
+    if !matches!(cli.command, Command::Plugin(cli::PluginCommand::New { .. })) {
+        private::restrict_new_files();
+    }
     match cli.command {
         Command::Serve(args) => serve::run(&paths, &args).await,
         Command::Integration(command) => {

@@ -8,7 +8,7 @@ use quarry_runtime::{MANIFEST_FILE, Manifest, Plugin};
 use serde_json::json;
 
 use crate::cli::PluginCommand;
-use crate::setup::{Paths, load_plugins, open_store, plugin_runtime};
+use crate::setup::{Paths, load_plugins, load_plugins_with, open_store, plugin_runtime};
 use crate::{plugin_check, scaffold};
 
 /// Runs a plugin command.
@@ -83,6 +83,15 @@ fn install(paths: &Paths, folder: &std::path::Path, yes: bool) -> anyhow::Result
     let component = std::fs::read(&component_path)
         .with_context(|| format!("cannot read {}", component_path.display()))?;
     let runtime = plugin_runtime(paths)?;
+    if let Some(bundled) =
+        load_plugins_with(&runtime, paths)?.bundled(&manifest.id, &paths.installed_plugins())
+    {
+        bail!(
+            "the id {:?} belongs to a plugin that comes with Quarry (from {}); give this plugin another id in its {MANIFEST_FILE}",
+            manifest.id,
+            bundled.dir().display()
+        );
+    }
     let staged = runtime.stage(&manifest_text, &component, &paths.plugin_staging())?;
     describe(&staged.plugin, folder);
     let granted = yes || {

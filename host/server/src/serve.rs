@@ -61,6 +61,10 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     };
     let runtime = Arc::new(plugin_runtime(paths)?);
     let plugins = load_plugins_with(&runtime, paths)?;
+    let sealed = quarry_sync::seal_stored_secrets(&store, &plugins).await?;
+    if sealed > 0 {
+        tracing::info!("sealed the secret settings of {sealed} connector(s) stored in clear");
+    }
     let embedder = load_embedder(paths);
     if let Some(embedder) = &embedder {
         refetch_docs_without_vectors(&store, &index, embedder.id()).await?;
@@ -75,7 +79,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .with_embedder(embedder.clone()),
     );
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
-    let own_files = vec![paths.data_dir.clone(), paths.component_cache.clone()];
+    let own_files = paths.protected().paths().to_vec();
     let scheduler = Arc::new(Scheduler::new(syncer, args.parallel_syncs).watching(own_files));
     scheduler.start().await?;
 
@@ -84,7 +88,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     let config = ApiConfig::new(address, args.public_url.as_deref());
-    let token = admin_token(paths)?;
+    let (token, first_start) = admin_token(paths)?;
     let admin = AdminConfig {
         token: token.clone(),
         plugins_dir: paths.installed_plugins(),
@@ -100,14 +104,20 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         admin,
     );
     note_server_url(paths, &config.public_url);
-    let link = login_link(&store, &config.public_url).await?;
     println!("data: {}", paths.data_dir.display());
     println!("settings: {}/settings", config.public_url);
-    println!(
-        "admin token: {token}  (also in {}; sign in with it at /settings)",
-        paths.admin_token().display()
-    );
-    println!("one-time sign-in link (15 minutes): {link}");
+    // Secrets go to the terminal of the first start only: later starts run as services whose
+    // output ends up in logs. `quarry admin link` and `quarry admin token` print them on request.
+    if first_start {
+        let link = login_link(&store, &config.public_url).await?;
+        println!(
+            "admin token: {token}  (kept in {}; `quarry admin token` prints it again)",
+            paths.admin_token().display()
+        );
+        println!("one-time sign-in link (15 minutes): {link}");
+    } else {
+        println!("sign in: `quarry admin link` prints a one-time link to the settings page");
+    }
     // Scripts and tests read this line, printed last, to find the service.
     println!("Quarry is serving {}", config.public_url);
 

@@ -8,17 +8,20 @@ use std::sync::Arc;
 use anyhow::Context;
 use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::SearchIndex;
-use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
+use quarry_runtime::{Limits, PluginSet, ProtectedPaths, Runtime, RuntimeConfig};
 use quarry_store::{DB_FILE, Store};
 
 use crate::cli::Cli;
+use crate::private;
 
-/// The folders Quarry uses.
+/// The folders Quarry uses. None is relative to the working folder: a `quarry` started in an
+/// untrusted folder loads no library, model or plugin from it.
 #[derive(Debug, Clone)]
 pub struct Paths {
     /// Database and index.
     pub data_dir: PathBuf,
-    /// Folders of plugin folders: the bundled ones, then those installed in the data folder.
+    /// Folders of plugin folders: the bundled ones (if given), then those installed in the data
+    /// folder.
     pub plugin_dirs: Vec<PathBuf>,
     /// Compiled components.
     pub component_cache: PathBuf,
@@ -27,33 +30,60 @@ pub struct Paths {
 }
 
 impl Paths {
-    /// The folders the command line (and environment) name, with the platform's defaults.
+    /// The folders the command line (and environment) name, with the platform's defaults. A
+    /// relative path given is taken as from the working folder, made absolute once here.
     pub fn new(cli: &Cli) -> anyhow::Result<Paths> {
         let data_dir = match &cli.data_dir {
-            Some(dir) => dir.clone(),
+            Some(dir) => absolute(dir)?,
             None => dirs::data_dir()
                 .context("no data folder on this platform; pass --data-dir")?
                 .join("quarry"),
         };
         let component_cache = match &cli.plugins.component_cache {
-            Some(dir) => dir.clone(),
+            Some(dir) => absolute(dir)?,
             None => dirs::cache_dir()
-                .unwrap_or_else(std::env::temp_dir)
-                .join("quarry/components"),
+                .map_or_else(|| data_dir.join("cache"), |d| d.join("quarry"))
+                .join("components"),
         };
-        let model = (cli.model.model_dir.as_os_str() != "none").then(|| EmbedConfig {
-            model_dir: cli.model.model_dir.clone(),
-            runtime_library: cli.model.ort_lib.clone(),
+        let model_dir = match &cli.model.model_dir {
+            Some(dir) if dir.as_os_str() == "none" => None,
+            Some(dir) => Some(absolute(dir)?),
+            None => Some(data_dir.join("models/all-MiniLM-L6-v2")),
+        };
+        let runtime_library = match &cli.model.ort_lib {
+            Some(lib) => absolute(lib)?,
+            None => data_dir.join("models/onnxruntime/libonnxruntime.so"),
+        };
+        let model = model_dir.map(|model_dir| EmbedConfig {
+            model_dir,
+            runtime_library,
             threads: cli.model.embed_threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             }),
         });
+        let mut plugin_dirs = Vec::new();
+        if let Some(dir) = &cli.plugins.plugins_dir {
+            plugin_dirs.push(absolute(dir)?);
+        }
+        plugin_dirs.push(data_dir.join("plugins"));
         Ok(Paths {
-            plugin_dirs: vec![cli.plugins.plugins_dir.clone(), data_dir.join("plugins")],
+            plugin_dirs,
             data_dir,
             component_cache,
             model,
         })
+    }
+
+    /// Quarry's own folders, which no plugin may read even where a granted folder holds them:
+    /// the data folder, the component cache, the model and its library, the plugin folders.
+    pub fn protected(&self) -> ProtectedPaths {
+        let mut own = vec![self.data_dir.clone(), self.component_cache.clone()];
+        own.extend(self.plugin_dirs.iter().cloned());
+        if let Some(model) = &self.model {
+            own.push(model.model_dir.clone());
+            own.extend(model.runtime_library.parent().map(Path::to_path_buf));
+        }
+        ProtectedPaths::new(own)
     }
 
     /// The index folder.
@@ -77,9 +107,10 @@ impl Paths {
     }
 }
 
-/// Opens the store, creating the data folder (readable by this user only) if needed.
+/// Opens the store, creating the data folder if needed and making it private to this user
+/// whatever it was (see [`private::secure_data_dir`]).
 pub async fn open_store(paths: &Paths) -> anyhow::Result<Store> {
-    create_private_dir(&paths.data_dir)?;
+    private::secure_data_dir(&paths.data_dir)?;
     Ok(Store::open(&paths.data_dir.join(DB_FILE)).await?)
 }
 
@@ -89,10 +120,12 @@ pub fn open_index(paths: &Paths, writable: bool) -> Result<SearchIndex, quarry_i
     SearchIndex::open(&paths.index(), writable)
 }
 
-/// The plugin runtime, caching compiled components in the configured folder.
+/// The plugin runtime, caching compiled components in the configured folder, keeping plugins
+/// out of Quarry's own folders.
 pub fn plugin_runtime(paths: &Paths) -> anyhow::Result<Runtime> {
     Ok(Runtime::new(RuntimeConfig {
         cache_dir: Some(paths.component_cache.clone()),
+        protected: paths.protected(),
         ..RuntimeConfig::default()
     })?)
 }
@@ -129,6 +162,12 @@ pub fn load_embedder(paths: &Paths) -> Option<Arc<Embedder>> {
         tracing::info!("semantic search is off (--model-dir none)");
         return None;
     };
+    if let Err(why) = quarry_core::trust::check_trusted(&config.runtime_library) {
+        tracing::warn!(
+            "semantic search is off, searches run as keyword searches: ONNX Runtime's library is not loaded: {why}"
+        );
+        return None;
+    }
     match Embedder::load(config) {
         Ok(embedder) => {
             tracing::info!(
@@ -145,16 +184,7 @@ pub fn load_embedder(paths: &Paths) -> Option<Arc<Embedder>> {
     }
 }
 
-fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot restrict {}", dir.display()))?;
-    }
-    Ok(())
+/// `path` made absolute against the working folder, once, where the command line gave it.
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
 }

@@ -11,14 +11,14 @@ use axum::response::Response;
 use quarry_core::ErrorKind;
 use quarry_runtime::FieldKind;
 use quarry_store::{Connector, ConnectorStatus, now_ms};
-use quarry_sync::{ConnectorRequest, add_connector};
+use quarry_sync::{ConnectorRequest, add_connector, own_folders_inside};
 use serde_json::{Value, json};
 
 use super::integrations::all_connectors;
 use super::session::{signed_change, signed_in};
 use super::{admin_json, respond, store_error, sync_error};
 use crate::AppState;
-use crate::connectors::{connector_json, plugin_usage_json};
+use crate::connectors::connector_json_for_user;
 use crate::error::ApiError;
 use crate::input::{Fields, json_object};
 
@@ -159,7 +159,7 @@ pub(crate) async fn act(
 /// A connector for the settings page: the API's fields, its settings (never passwords), the
 /// folders and hosts it was granted, and what its plugin calls cost.
 fn admin_connector_json(state: &AppState, c: &Connector) -> Value {
-    let mut row = connector_json(c);
+    let mut row = connector_json_for_user(c);
     let manifest = state
         .plugins
         .get(&c.plugin_id)
@@ -178,7 +178,7 @@ fn admin_connector_json(state: &AppState, c: &Connector) -> Value {
     row["settings"] = Value::Object(settings);
     row["granted_folders"] = json!(c.grant_dirs.values().collect::<Vec<_>>());
     row["granted_hosts"] = json!(c.grant_hosts);
-    row["plugin_usage"] = plugin_usage_json(c);
+    row["left_out"] = json!(own_folders_inside(&state.plugins, c));
     row["plugin_name"] = json!(manifest.map(|m| m.name));
     row["created"] = json!(quarry_core::times::rfc3339(c.created_ms));
     row

@@ -86,6 +86,13 @@ pub(crate) async fn stage(
                 vec![detail("plugin", &e.to_string())],
             )
         })?;
+        if let Some(bundled) = state
+            .plugins
+            .bundled(staged.plugin.id(), &state.admin.plugins_dir)
+        {
+            staged.discard();
+            return Err(bundled_id_taken(&bundled));
+        }
         let replaces = state
             .plugins
             .get(staged.plugin.id())
@@ -202,4 +209,15 @@ fn plugin_json(plugin: &Plugin) -> Value {
         "settings": fields,
         "capabilities": plugin.requested_capabilities(),
     })
+}
+
+/// The refusal of an upload whose id is that of a plugin that comes with Quarry: it would take
+/// over that plugin's connectors and their grants.
+fn bundled_id_taken(bundled: &Plugin) -> ApiError {
+    let message = format!(
+        "the id {:?} belongs to a plugin that comes with Quarry ({}); give this plugin another id in its quarry-plugin.toml",
+        bundled.id(),
+        bundled.manifest().name
+    );
+    ApiError::validation(message.clone(), vec![detail("manifest", &message)])
 }
