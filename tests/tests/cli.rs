@@ -318,25 +318,43 @@ fn settings_actions_work_from_the_cli_too() {
     q.cli_ok(&["connector", "enable", "Notes"]);
     assert_eq!(q.connectors()[0]["status"], "idle");
 
-    // Plugins: install shows what it asks for; without a terminal it needs --yes.
+    // A plugin that comes with Quarry cannot be installed over: its id is taken.
     let folder_plugin = quarry_tests::plugin_dir("folder");
-    let folder_plugin = folder_plugin.to_string_lossy();
-    let asked = q.cli(&["plugin", "install", &folder_plugin]);
+    let shadowing = q.cli(&[
+        "plugin",
+        "install",
+        &folder_plugin.to_string_lossy(),
+        "--yes",
+    ]);
+    assert!(!shadowing.ok);
+    assert!(
+        shadowing
+            .stderr
+            .contains("belongs to a plugin that comes with Quarry"),
+        "{}",
+        shadowing.stderr
+    );
+    assert!(!q.data_dir().join("plugins/folder").exists());
+
+    // Plugins: install shows what it asks for; without a terminal it needs --yes.
+    let hostile_plugin = quarry_tests::plugin_dir("hostile");
+    let hostile_plugin = hostile_plugin.to_string_lossy();
+    let asked = q.cli(&["plugin", "install", &hostile_plugin]);
     assert!(!asked.ok);
     assert!(asked.stdout.contains("read-only"), "{}", asked.stdout);
     assert!(asked.stderr.contains("--yes"), "{}", asked.stderr);
-    assert!(!q.data_dir().join("plugins/folder").exists());
-    let installed = q.cli_ok(&["plugin", "install", &folder_plugin, "--yes"]);
-    assert!(installed.contains("Installed Folder"), "{installed}");
+    assert!(!q.data_dir().join("plugins/hostile").exists());
+    let installed = q.cli_ok(&["plugin", "install", &hostile_plugin, "--yes"]);
+    assert!(installed.contains("Installed Hostile"), "{installed}");
     let list = q.cli_json(&["plugin", "list", "--json"]);
     assert!(
         list.as_array()
             .expect("list")
             .iter()
-            .any(|p| p["id"] == "folder"
+            .any(|p| p["id"] == "hostile"
                 && p["folder"]
                     .as_str()
-                    .is_some_and(|f| f.ends_with("plugins/folder"))),
+                    .is_some_and(|f| f.ends_with("plugins/hostile"))),
         "{list}"
     );
     let wrong = q.scratch("not-a-plugin");

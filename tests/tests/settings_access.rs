@@ -482,7 +482,10 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
     let q = started();
     let admin = sign_in(&q);
     let folder = quarry_tests::plugin_dir("folder");
-    let manifest = std::fs::read_to_string(folder.join("quarry-plugin.toml")).expect("manifest");
+    let bundled = std::fs::read_to_string(folder.join("quarry-plugin.toml")).expect("manifest");
+    // A user's copy of the folder connector, under an id of its own.
+    let manifest = bundled.replace("id = \"folder\"", "id = \"my-folder\"");
+    assert_ne!(manifest, bundled);
     let component = std::fs::read(folder.join("quarry_folder.wasm")).expect("component");
     let encoded = base64::engine::general_purpose::STANDARD.encode(&component);
     let stage = |manifest: &str, component: &str| {
@@ -517,6 +520,19 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
         "{message}"
     );
 
+    // The id of a plugin that comes with Quarry cannot be taken: the upload would run with
+    // the grants of that plugin's connectors.
+    let shadowing = stage(&bundled, &encoded);
+    assert_eq!(shadowing.status, 400, "{}", shadowing.text());
+    assert!(
+        shadowing
+            .text()
+            .contains("belongs to a plugin that comes with Quarry"),
+        "{}",
+        shadowing.text()
+    );
+    assert!(!q.data_dir().join("plugins/folder").exists());
+
     // A good upload shows what it asks for; declining installs nothing.
     let staged = stage(&manifest, &encoded);
     assert_eq!(staged.status, 200, "{}", staged.text());
@@ -526,8 +542,8 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
         asks.contains("read-only") && asks.contains("No network"),
         "{asks}"
     );
-    assert_eq!(body["replaces_version"], "0.1.0");
-    let installed_dir = q.data_dir().join("plugins/folder");
+    assert_eq!(body["replaces_version"], serde_json::Value::Null);
+    let installed_dir = q.data_dir().join("plugins/my-folder");
     let declined = admin.call(
         &q,
         "POST",
@@ -559,7 +575,7 @@ fn plugin_uploads_are_checked_and_installed_only_when_granted() {
         &q,
         "POST",
         "/admin/v1/connectors",
-        Some(&json!({"name": "Other", "plugin": "folder", "settings": {"folder": other}})),
+        Some(&json!({"name": "Other", "plugin": "my-folder", "settings": {"folder": other}})),
     );
     assert_eq!(added.status, 201, "{}", added.text());
     assert_eq!(

@@ -542,9 +542,12 @@ async function loadActivity(event) {
     el("td", { class: "num" }, e.bytes.toLocaleString()),
     el("td", { class: `num ${e.status >= 400 ? "error-text" : ""}` }, e.status))));
   const bytes = data.entries.reduce((sum, e) => sum + e.bytes, 0);
-  $("#activity-summary").textContent = data.entries.length
-    ? `${data.entries.length} request(s), ${bytes.toLocaleString()} bytes sent${data.entries.length >= 200 ? " (the newest 200)" : ""}.`
+  const lost = data.lost_entries
+    ? ` ${data.lost_entries.toLocaleString()} request(s) could not be recorded (the log's queue overflowed or the database failed; see the server's log).`
     : "";
+  $("#activity-summary").textContent = (data.entries.length
+    ? `${data.entries.length} request(s), ${bytes.toLocaleString()} bytes sent${data.entries.length >= 200 ? " (the newest 200)" : ""}.`
+    : "") + lost;
   $("#no-activity").hidden = data.entries.length > 0;
 }
 

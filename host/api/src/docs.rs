@@ -72,6 +72,7 @@ async fn find(
     doc: &DocId,
 ) -> Result<IndexDoc, ApiError> {
     served_connector(state, connector).await?;
+    let _turn = state.admission.read_turn().await?;
     let index = state.index.clone();
     let (c, d) = (connector.clone(), doc.clone());
     tokio::task::spawn_blocking(move || index.document(&c, &d))

@@ -3,6 +3,7 @@
 //! `If-None-Match` (`304`), `Last-Modified` and `Content-Disposition`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
@@ -20,6 +21,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use crate::error::ApiError;
 use crate::frame::RequestId;
 use crate::guard::{Read, guarded};
+use crate::limits::DownloadPermit;
 use crate::times::http_date;
 use crate::{AppState, PathIds, served_connector};
 
@@ -59,21 +61,25 @@ pub(crate) async fn get(
         &request_id,
         endpoint,
         connector.as_deref(),
-        |_, state| async move {
+        |caller, state| async move {
             let (connector_id, doc_id, ()) = ids.check(query.as_deref(), &[], |_, _| ())?;
             let read = Read::document(&connector_id, &doc_id);
-            let response = download(&state, &headers, &connector_id, &doc_id).await?;
+            let permit = state.admission.admit_download(&caller.integration.id)?;
+            let response = download(&state, &headers, &connector_id, &doc_id, permit).await?;
             Ok((response, read))
         },
     )
     .await
 }
 
+/// Answers a download, holding `permit` (and the plugin instance) until the last byte is sent,
+/// the client goes away, or the client takes nothing for the stall limit.
 async fn download(
     state: &Arc<AppState>,
     headers: &HeaderMap,
     connector_id: &ConnectorId,
     doc_id: &DocId,
+    permit: DownloadPermit,
 ) -> Result<Response, ApiError> {
     let connector = served_connector(state, connector_id).await?;
     let doc = state
@@ -142,9 +148,15 @@ async fn download(
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_AHEAD);
     let (store, connector_id) = (state.store.clone(), connector.id.clone());
     let runtime = tokio::runtime::Handle::current();
+    let sink = Sink {
+        tx,
+        runtime: runtime.clone(),
+        stall: state.admission.limits().download_stall,
+    };
     tokio::task::spawn_blocking(move || {
-        stream_file(&mut session, &id, &locator, start, length, &tx);
+        stream_file(&mut session, &id, &locator, start, length, &sink);
         runtime.block_on(record_usage(store, connector_id, session.usage()));
+        drop(permit);
     });
     let mut response = Response::new(Body::from_stream(ReceiverStream::new(rx)));
     *response.status_mut() = status;
@@ -179,15 +191,43 @@ async fn download(
     Ok(response)
 }
 
-/// Reads `length` bytes from `start` and sends them on; stops early if the client goes away or
-/// the plugin fails (the client then sees a body shorter than its `Content-Length`).
+/// Where a download's chunks go: the answer's body, which takes each within `stall` or is ended.
+struct Sink {
+    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    runtime: tokio::runtime::Handle,
+    stall: Duration,
+}
+
+impl Sink {
+    /// Hands a chunk to the client's connection; false when the client went away or took
+    /// nothing for the stall limit (then the download ends and frees its plugin instance).
+    fn send(&self, chunk: Result<Bytes, std::io::Error>) -> bool {
+        let sent = self
+            .runtime
+            .block_on(tokio::time::timeout(self.stall, self.tx.send(chunk)));
+        match sent {
+            Ok(Ok(())) => true,
+            Ok(Err(_)) => false, // the client went away
+            Err(_) => {
+                tracing::info!(
+                    "a download's client took nothing for {} s: ended",
+                    self.stall.as_secs()
+                );
+                false
+            }
+        }
+    }
+}
+
+/// Reads `length` bytes from `start` and sends them on; stops early if the client goes away,
+/// stalls, or the plugin fails (the client then sees a body shorter than its `Content-Length`).
 fn stream_file(
     session: &mut Session,
     id: &DocId,
     locator: &str,
     start: u64,
     length: u64,
-    tx: &mpsc::Sender<Result<Bytes, std::io::Error>>,
+    sink: &Sink,
 ) {
     let mut sent = 0u64;
     while sent < length {
@@ -196,18 +236,18 @@ fn stream_file(
         match session.read_file(id, locator, start + sent, want) {
             Ok(chunk) if chunk.data.is_empty() => {
                 tracing::warn!(doc = %id, "file ended after {sent} of {length} bytes");
-                let _ = tx.blocking_send(Err(std::io::Error::other("the file got shorter")));
+                sink.send(Err(std::io::Error::other("the file got shorter")));
                 return;
             }
             Ok(chunk) => {
                 sent += chunk.data.len() as u64;
-                if tx.blocking_send(Ok(Bytes::from(chunk.data))).is_err() {
-                    return; // the client went away
+                if !sink.send(Ok(Bytes::from(chunk.data))) {
+                    return;
                 }
             }
             Err(e) => {
                 tracing::warn!(doc = %id, "streaming stopped after {sent} bytes: {e}");
-                let _ = tx.blocking_send(Err(std::io::Error::other(e.to_string())));
+                sink.send(Err(std::io::Error::other(e.to_string())));
                 return;
             }
         }

@@ -1,5 +1,6 @@
 //! The checks every `/api/v1` data request passes, in the contract's order after routing:
-//! authentication, then data sharing, then quota (validation is the handler's). Every
+//! authentication, then data sharing, then quota and the per-integration bounds of `limits`
+//! (validation is the handler's). Every
 //! authenticated request is counted, whatever its outcome, and answered with the quota headers;
 //! it is also written to the audit log.
 
@@ -60,14 +61,19 @@ where
         Ok(caller) => Arc::new(caller),
         Err(error) => return error.into_response(),
     };
-    let checked = caller
+    let admitted = caller
         .check_sharing(connector)
-        .and_then(|()| caller.check_quota());
-    let (mut response, read) = match checked {
-        Ok(()) => match handler(caller.clone(), state.clone()).await {
-            Ok(answer) => answer,
-            Err(error) => (error.into_response(), Read::default()),
-        },
+        .and_then(|()| caller.check_quota())
+        .and_then(|()| state.admission.admit(&caller.integration.id));
+    let (mut response, read) = match admitted {
+        Ok(permit) => {
+            let answer = match handler(caller.clone(), state.clone()).await {
+                Ok(answer) => answer,
+                Err(error) => (error.into_response(), Read::default()),
+            };
+            drop(permit);
+            answer
+        }
         Err(error) => (error.into_response(), Read::default()),
     };
     for (name, value) in caller.quota_headers() {

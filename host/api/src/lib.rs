@@ -16,6 +16,7 @@ mod frame;
 mod guard;
 mod input;
 mod integration_docs;
+mod limits;
 mod openapi;
 mod search;
 mod shape;
@@ -43,10 +44,12 @@ pub use connectors::{connector_json, connector_json_for_user, plugin_usage_json}
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
 pub use integration_docs::docs_for_integration;
+pub use limits::ApiLimits;
 pub use search::hits_json;
 
 use crate::audit::AuditSink;
 use crate::input::Problems;
+use crate::limits::Admission;
 
 /// How the service is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +103,7 @@ pub struct AppState {
     pub embedder: Option<Arc<Embedder>>,
     audit: AuditSink,
     admin: Arc<admin::Admin>,
+    admission: Arc<Admission>,
 }
 
 impl AppState {
@@ -111,8 +115,9 @@ impl AppState {
         config: ApiConfig,
         embedder: Option<Arc<Embedder>>,
         admin: AdminConfig,
+        limits: ApiLimits,
     ) -> Arc<AppState> {
-        let audit = AuditSink::start(store.clone());
+        let audit = AuditSink::start(store.clone(), limits.audit_retention);
         Arc::new(AppState {
             store,
             index,
@@ -121,6 +126,7 @@ impl AppState {
             embedder,
             audit,
             admin: admin::Admin::new(admin),
+            admission: Admission::new(limits),
         })
     }
 

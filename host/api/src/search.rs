@@ -63,6 +63,7 @@ pub(crate) async fn search(
             let object = json_object(&headers, body).await?;
             let connectors = visible_connectors(&state, caller.sharing()).await?;
             let params = parse(&object, &connectors)?;
+            let _turn = state.admission.read_turn().await?;
             let started = Instant::now();
             let index = state.index.clone();
             let embedder = state.embedder.clone();

@@ -13,8 +13,8 @@ use crate::bindings::v0_1_0::quarry::connector::{host, types};
 use crate::deadline::CallDeadline;
 use crate::fs_guard::ProtectedPaths;
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
-use crate::settings::Secrets;
 use crate::network::NetworkGate;
+use crate::settings::Secrets;
 use crate::stdio::TailCapture;
 
 /// A progress report from a plugin (WIT `host.progress`).

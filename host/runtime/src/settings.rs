@@ -78,9 +78,9 @@ pub(crate) struct Secrets(Arc<[String]>);
 impl Secrets {
     /// `text` with every secret replaced by `[secret]`.
     pub(crate) fn redact(&self, text: &str) -> String {
-        self.0
-            .iter()
-            .fold(text.to_owned(), |text, secret| text.replace(secret.as_str(), "[secret]"))
+        self.0.iter().fold(text.to_owned(), |text, secret| {
+            text.replace(secret.as_str(), "[secret]")
+        })
     }
 
     /// Whether there are none to blank out.

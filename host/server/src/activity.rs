@@ -44,6 +44,12 @@ pub async fn run(store: &Store, args: &ActivityArgs) -> anyhow::Result<()> {
         limit: Some(args.limit),
     };
     let entries = store.audit(&filter).await?;
+    let lost = store.lost_audit_entries().await?;
+    if lost > 0 {
+        eprintln!(
+            "note: {lost} request(s) could not be recorded in this log (its queue overflowed or the database failed; see the server's log)"
+        );
+    }
     let name = |map: &HashMap<String, String>, id: &str| {
         map.get(id).cloned().unwrap_or_else(|| id.to_owned())
     };

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use quarry_api::ApiLimits;
 
 /// Quarry: local search over your own data, for agents and scripts.
 #[derive(Debug, Parser)]
@@ -149,9 +150,43 @@ pub struct ServeArgs {
     /// The URL clients use, if not http://<listen>; its host is also accepted in Host headers.
     #[arg(long, env = "QUARRY_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Syncs that may run at once.
-    #[arg(long, default_value_t = 2)]
-    pub parallel_syncs: usize,
+    /// Syncs that may run at once (1 to 16).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub parallel_syncs: u32,
+    /// Requests one integration may send per second, sustained (it may send a burst of twice
+    /// as many after a quiet while); more are answered 429 with Retry-After.
+    #[arg(long, env = "QUARRY_RATE_LIMIT", default_value_t = ApiLimits::default().requests_per_second,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: u32,
+    /// Requests of one integration answered at once; more are answered 429.
+    #[arg(long, env = "QUARRY_IN_FLIGHT_LIMIT", default_value_t = ApiLimits::default().in_flight_per_integration,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub in_flight_limit: u32,
+    /// File downloads running at once in all (each holds a plugin instance until its last
+    /// byte is sent); more are answered 429.
+    #[arg(long, env = "QUARRY_MAX_DOWNLOADS", default_value_t = ApiLimits::default().downloads,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub max_downloads: u32,
+    /// Days the activity log keeps an entry; older ones are deleted at start and every hour.
+    #[arg(long, env = "QUARRY_AUDIT_RETENTION_DAYS", default_value_t = 90,
+          value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub audit_retention_days: u32,
+}
+
+impl ServeArgs {
+    /// The API's bounds these arguments set.
+    pub fn limits(&self) -> ApiLimits {
+        ApiLimits {
+            requests_per_second: self.rate_limit,
+            burst: self.rate_limit.saturating_mul(2),
+            in_flight_per_integration: self.in_flight_limit,
+            downloads: self.max_downloads,
+            audit_retention: std::time::Duration::from_secs(
+                u64::from(self.audit_retention_days) * 86_400,
+            ),
+            ..ApiLimits::default()
+        }
+    }
 }
 
 /// `quarry integration ...`.

@@ -51,10 +51,7 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
         ConnectorCommand::List { json } => {
             let connectors = store.connectors().await?;
             if json {
-                let rows: Vec<_> = connectors
-                    .iter()
-                    .map(connector_json_for_user)
-                    .collect();
+                let rows: Vec<_> = connectors.iter().map(connector_json_for_user).collect();
                 println!("{}", serde_json::Value::Array(rows));
             } else if connectors.is_empty() {
                 println!(

@@ -44,7 +44,11 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // Threads still blocked (a plugin call past its grace, a client's connection) are not
+    // waited for: the process ends.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

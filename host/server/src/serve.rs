@@ -1,10 +1,13 @@
 //! `quarry serve`: the API, and the sync scheduler that keeps connectors in step.
 
+use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quarry_api::{AdminConfig, ApiConfig, AppState, router};
 use quarry_index::IndexError;
+use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_sync::{Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -12,8 +15,12 @@ use tokio::sync::watch;
 use crate::admin::{admin_token, login_link, note_server_url};
 use crate::cli::ServeArgs;
 use crate::setup::{
-    Paths, load_embedder, load_plugins_with, open_index, open_store, plugin_runtime,
+    Paths, load_embedder, load_plugins_with, open_index, open_store, runtime_config,
 };
+
+/// Plugin instances beyond those of syncs and downloads: checking a connector's settings in the
+/// settings page.
+const SPARE_INSTANCES: u32 = 8;
 
 /// Has the next sync redo the documents that lack vectors of the loaded model (indexed while no
 /// model, or another one, was loaded), so semantic search covers every document.
@@ -34,8 +41,8 @@ async fn refetch_docs_without_vectors(
     Ok(())
 }
 
-/// Serves until interrupted (Ctrl-C or SIGTERM), then stops syncs at their next batch boundary,
-/// finishes answering, and writes the audit log.
+/// Serves until interrupted (Ctrl-C or SIGTERM), then stops within a few seconds whatever its
+/// clients do: see the end of this function.
 pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let store = open_store(paths).await?;
     let index = match open_index(paths, true) {
@@ -59,7 +66,13 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         ),
         Err(e) => return Err(e.into()),
     };
-    let runtime = Arc::new(plugin_runtime(paths)?);
+    // Instances are budgeted: the syncs, the downloads, and a few for checking settings. A
+    // download beyond its bound is refused before it takes an instance, so none starves a sync.
+    let limits = args.limits();
+    let runtime = Arc::new(Runtime::new(RuntimeConfig {
+        max_instances: args.parallel_syncs + limits.downloads + SPARE_INSTANCES,
+        ..runtime_config(paths)
+    })?);
     let plugins = load_plugins_with(&runtime, paths)?;
     let sealed = quarry_sync::seal_stored_secrets(&store, &plugins).await?;
     if sealed > 0 {
@@ -80,7 +93,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     );
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = paths.protected().paths().to_vec();
-    let scheduler = Arc::new(Scheduler::new(syncer, args.parallel_syncs).watching(own_files));
+    let scheduler =
+        Arc::new(Scheduler::new(syncer, args.parallel_syncs as usize).watching(own_files));
     scheduler.start().await?;
 
     let listener = TcpListener::bind(args.listen)
@@ -102,6 +116,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         config.clone(),
         embedder,
         admin,
+        limits,
     );
     note_server_url(paths, &config.public_url);
     println!("data: {}", paths.data_dir.display());
@@ -121,28 +136,63 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     // Scripts and tests read this line, printed last, to find the service.
     println!("Quarry is serving {}", config.public_url);
 
-    let (stop, stopped) = watch::channel(false);
+    // Ctrl-C or SIGTERM: stop taking connections, stop syncs at their next document, give
+    // requests and syncs a short while to end, write the audit log, and exit. Whatever has not
+    // ended by then is cut: a download's client sees a short body, a sync resumes from its
+    // checkpoint at the next start (a crash at any instant loses nothing).
+    let (signal, signalled) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = signal.send(true);
+    });
     let scheduler_task = {
         let scheduler = scheduler.clone();
-        let mut stopped = stopped.clone();
-        tokio::spawn(async move {
-            scheduler
-                .run(async move {
-                    let _ = stopped.wait_for(|s| *s).await;
-                })
-                .await;
-        })
+        let signalled = signalled.clone();
+        tokio::spawn(async move { scheduler.run(raised(signalled)).await })
     };
-    axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("serving")?;
+    let serving = axum::serve(listener, router(state.clone()))
+        .with_graceful_shutdown(raised(signalled.clone()))
+        .into_future();
+    let cut_off = async {
+        raised(signalled.clone()).await;
+        tokio::time::sleep(REQUESTS_GRACE).await;
+    };
+    tokio::select! {
+        served = serving => served.context("serving")?,
+        () = cut_off => tracing::warn!(
+            "requests still running {} s after the stop signal are cut off",
+            REQUESTS_GRACE.as_secs_f32()
+        ),
+    }
     tracing::info!("shutting down: stopping syncs");
-    let _ = stop.send(true);
-    scheduler_task.await.context("sync scheduler")?;
-    state.flush().await;
-    store.close().await;
+    if tokio::time::timeout(SYNCS_GRACE, scheduler_task)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "a sync did not reach its next document in time; it resumes at the next start"
+        );
+    }
+    if tokio::time::timeout(FLUSH_GRACE, state.flush())
+        .await
+        .is_err()
+    {
+        tracing::error!("the audit log could not be written in time; its last entries are lost");
+    }
+    let _ = tokio::time::timeout(FLUSH_GRACE, store.close()).await;
     Ok(())
+}
+
+/// How long requests may run on after the stop signal.
+const REQUESTS_GRACE: Duration = Duration::from_millis(1500);
+/// How long syncs may take to reach their next document after the requests ended.
+const SYNCS_GRACE: Duration = Duration::from_millis(1500);
+/// How long writing the audit log, then closing the database, may take.
+const FLUSH_GRACE: Duration = Duration::from_millis(500);
+
+/// Resolves once `flag` is raised (or its sender is gone).
+async fn raised(mut flag: watch::Receiver<bool>) {
+    let _ = flag.wait_for(|raised| *raised).await;
 }
 
 async fn shutdown_signal() {

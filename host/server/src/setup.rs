@@ -123,11 +123,16 @@ pub fn open_index(paths: &Paths, writable: bool) -> Result<SearchIndex, quarry_i
 /// The plugin runtime, caching compiled components in the configured folder, keeping plugins
 /// out of Quarry's own folders.
 pub fn plugin_runtime(paths: &Paths) -> anyhow::Result<Runtime> {
-    Ok(Runtime::new(RuntimeConfig {
+    Ok(Runtime::new(runtime_config(paths))?)
+}
+
+/// The runtime's settings for these folders.
+pub fn runtime_config(paths: &Paths) -> RuntimeConfig {
+    RuntimeConfig {
         cache_dir: Some(paths.component_cache.clone()),
         protected: paths.protected(),
         ..RuntimeConfig::default()
-    })?)
+    }
 }
 
 /// Loads the installed plugins; plugins that fail to load are reported and left out.

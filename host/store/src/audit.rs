@@ -64,6 +64,49 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes the entries older than `before_ms`, in small transactions (requests waiting to
+    /// count themselves never wait long). Returns how many were deleted.
+    pub async fn prune_audit(&self, before_ms: i64) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        loop {
+            let _turn = self.write_turn().await;
+            let done = sqlx::query(
+                "DELETE FROM audit_log WHERE rowid IN
+                     (SELECT rowid FROM audit_log WHERE time_ms < ? LIMIT 1000)",
+            )
+            .bind(before_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+            deleted += done;
+            if done < 1000 {
+                return Ok(deleted);
+            }
+        }
+    }
+
+    /// Adds `n` to the count of audit entries that could not be written (kept across restarts).
+    pub async fn count_lost_audit_entries(&self, n: u64) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
+        sqlx::query(
+            "INSERT INTO counters (name, value) VALUES ('audit_lost', ?)
+             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+        )
+        .bind(to_i64(n))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// How many audit entries could not be written, ever.
+    pub async fn lost_audit_entries(&self) -> Result<u64, StoreError> {
+        let value: Option<i64> =
+            sqlx::query_scalar("SELECT value FROM counters WHERE name = 'audit_lost'")
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(value.map_or(0, |v| u64::try_from(v).unwrap_or(0)))
+    }
+
     /// Entries matching `filter`, newest first.
     pub async fn audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
         let mut query: QueryBuilder<Sqlite> =

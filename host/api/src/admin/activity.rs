@@ -1,5 +1,6 @@
 //! `GET /admin/v1/activity?integration_id=&connector_id=&since=&limit=`: which integration read
-//! what, when, and how much, newest first, from the audit log.
+//! what, when, and how much, newest first, from the audit log; and how many entries could not be
+//! recorded (`lost_entries`, zero unless the log's queue overflowed or the database failed).
 
 use std::sync::Arc;
 
@@ -90,7 +91,15 @@ pub(crate) async fn list(
                 })
             })
             .collect();
-        Ok(admin_json(StatusCode::OK, &json!({ "entries": rows })))
+        let lost = state
+            .store
+            .lost_audit_entries()
+            .await
+            .map_err(|e| store_error(e, "activity"))?;
+        Ok(admin_json(
+            StatusCode::OK,
+            &json!({ "entries": rows, "lost_entries": lost }),
+        ))
     })
     .await
 }

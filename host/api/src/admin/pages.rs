@@ -15,7 +15,8 @@ use super::session::{
 };
 use crate::AppState;
 use crate::error::ApiError;
-use crate::input::MAX_BODY_BYTES;
+/// The largest sign-in form read (it holds one token of 64 characters).
+const MAX_SIGN_IN_BYTES: usize = 4 << 10;
 
 const PAGE: &str = include_str!("../../assets/settings.html");
 const LOGIN: &str = include_str!("../../assets/login.html");
@@ -143,9 +144,15 @@ pub(crate) async fn login(
     if let Err(e) = same_origin(&state, &headers) {
         return e.into_response();
     }
-    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    // The form holds one token of 64 characters: a larger body is refused unread.
+    let bytes = match axum::body::to_bytes(body, MAX_SIGN_IN_BYTES).await {
         Ok(bytes) => bytes,
-        Err(_) => return login_page(StatusCode::BAD_REQUEST, "The form could not be read."),
+        Err(_) => {
+            return login_page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "The form could not be read: it holds only the admin token.",
+            );
+        }
     };
     let token = form_urlencoded::parse(&bytes)
         .find(|(name, _)| name == "token")
