@@ -51,6 +51,8 @@ pub struct Quarry {
     /// Run the binary without root's power to read any file (see
     /// [`Quarry::honour_file_permissions`]).
     honour_permissions: bool,
+    /// A command the binary runs through ([`Quarry::run_through`]).
+    wrapper: Vec<String>,
 }
 
 /// What a CLI command printed.
@@ -72,15 +74,28 @@ impl Default for Quarry {
 impl Quarry {
     /// A new, empty data folder; no server yet.
     pub fn new() -> Quarry {
+        Quarry::with_data_dir("data")
+    }
+
+    /// A new, empty data folder at `rel` inside this Quarry's temporary folder (inside a folder
+    /// it will be granted, say); no server yet.
+    pub fn with_data_dir(rel: &str) -> Quarry {
         let dir = tempfile::tempdir().expect("temp dir");
-        let data_dir = dir.path().join("data");
+        let data_dir = dir.path().join(rel);
         Quarry {
             dir,
             data_dir,
             server: None,
             addr: String::new(),
             honour_permissions: false,
+            wrapper: Vec::new(),
         }
+    }
+
+    /// Runs the binary through `command` (its arguments first, then the binary's), e.g. in a
+    /// namespace of the test's.
+    pub fn run_through(&mut self, command: &[&str]) {
+        self.wrapper = command.iter().map(|&c| c.to_owned()).collect();
     }
 
     /// Makes the binary honour file permissions even when the tests run as root (as in CI):
@@ -103,7 +118,11 @@ impl Quarry {
     }
 
     fn command(&self) -> Command {
-        let mut command = if self.honour_permissions && running_as_root() {
+        let mut command = if let Some((program, args)) = self.wrapper.split_first() {
+            let mut wrapped = Command::new(program);
+            wrapped.args(args).arg(binary());
+            wrapped
+        } else if self.honour_permissions && running_as_root() {
             let mut setpriv = Command::new("setpriv");
             setpriv
                 .args(["--bounding-set", "-dac_override,-dac_read_search"])
@@ -275,24 +294,25 @@ impl Quarry {
         self.server.as_ref().map(Child::id)
     }
 
-    /// Stops the server with SIGTERM and waits for it.
-    pub fn stop(&mut self) {
-        if let Some(mut child) = self.server.take() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(child.id().to_string())
-                .status();
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+    /// Stops the server with SIGTERM and waits for it; returns how long it took to end.
+    pub fn stop(&mut self) -> Duration {
+        let Some(mut child) = self.server.take() else {
+            return Duration::ZERO;
+        };
+        let started = Instant::now();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        while started.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = child.try_wait() {
+                return started.elapsed();
             }
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the server did not stop within 30 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
         }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the server did not stop within 30 s of SIGTERM");
     }
 
     /// Kills the server (SIGKILL), as a crash would.

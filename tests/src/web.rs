@@ -1,6 +1,6 @@
 //! A small HTTP/1.1 server on loopback, for connectors that reach the network: it serves fixed
-//! pages, can require Basic credentials, answers conditional requests, and records what it was
-//! asked.
+//! pages and redirects, can require Basic credentials, answers conditional requests, and records
+//! what it was asked.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -28,6 +28,8 @@ pub struct Page {
 
 struct Shared {
     pages: BTreeMap<String, Page>,
+    /// Paths answered with `302 Found` and this `Location`.
+    redirects: BTreeMap<String, String>,
     /// `Authorization` value required on every page, if any.
     auth: Option<String>,
     seen: Vec<Seen>,
@@ -46,6 +48,7 @@ impl WebServer {
         let port = listener.local_addr().expect("local address").port();
         let shared = Arc::new(Mutex::new(Shared {
             pages: BTreeMap::new(),
+            redirects: BTreeMap::new(),
             auth: None,
             seen: Vec::new(),
         }));
@@ -78,6 +81,13 @@ impl WebServer {
                 body: body.to_owned(),
             },
         );
+    }
+
+    /// Answers `path` with `302 Found` to `location`.
+    pub fn redirect(&self, path: &str, location: &str) {
+        self.lock()
+            .redirects
+            .insert(path.to_owned(), location.to_owned());
     }
 
     /// Requires these Basic credentials on every page from now on.
@@ -122,7 +132,7 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
                 headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
             }
         }
-        let (status, content_type, body, etag) = {
+        let (status, content_type, body, etag, location) = {
             let mut s = shared.lock().unwrap_or_else(PoisonError::into_inner);
             s.seen.push(Seen {
                 path: path.clone(),
@@ -132,36 +142,57 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
                 .auth
                 .as_ref()
                 .is_none_or(|a| headers.get("authorization") == Some(a));
-            match s.pages.get(&path) {
-                _ if !authorised => (
-                    401,
+            if let Some(location) = s.redirects.get(&path) {
+                let moved = "moved".to_owned();
+                (
+                    302,
                     "text/plain".to_owned(),
-                    "who are you?".to_owned(),
+                    moved,
                     None,
-                ),
-                Some(page) => {
-                    let etag = format!("\"{:x}\"", fnv(&page.body));
-                    if headers.get("if-none-match") == Some(&etag) {
-                        (304, page.content_type.clone(), String::new(), Some(etag))
-                    } else {
-                        (
-                            200,
-                            page.content_type.clone(),
-                            page.body.clone(),
-                            Some(etag),
-                        )
+                    Some(location.clone()),
+                )
+            } else {
+                match s.pages.get(&path) {
+                    _ if !authorised => (
+                        401,
+                        "text/plain".to_owned(),
+                        "who are you?".to_owned(),
+                        None,
+                        None,
+                    ),
+                    Some(page) => {
+                        let etag = format!("\"{:x}\"", fnv(&page.body));
+                        if headers.get("if-none-match") == Some(&etag) {
+                            (
+                                304,
+                                page.content_type.clone(),
+                                String::new(),
+                                Some(etag),
+                                None,
+                            )
+                        } else {
+                            (
+                                200,
+                                page.content_type.clone(),
+                                page.body.clone(),
+                                Some(etag),
+                                None,
+                            )
+                        }
                     }
+                    None => (
+                        404,
+                        "text/plain".to_owned(),
+                        "no such page".to_owned(),
+                        None,
+                        None,
+                    ),
                 }
-                None => (
-                    404,
-                    "text/plain".to_owned(),
-                    "no such page".to_owned(),
-                    None,
-                ),
             }
         };
         let reason = match status {
             200 => "OK",
+            302 => "Found",
             304 => "Not Modified",
             401 => "Unauthorized",
             _ => "Not Found",
@@ -172,6 +203,9 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
         );
         if let Some(etag) = etag {
             head.push_str(&format!("ETag: {etag}\r\n"));
+        }
+        if let Some(location) = location {
+            head.push_str(&format!("Location: {location}\r\n"));
         }
         if status == 401 {
             head.push_str("WWW-Authenticate: Basic realm=\"feed\"\r\n");

@@ -186,3 +186,45 @@ fn the_host_refuses_requests_to_hosts_outside_the_grant() {
         "no request reached the other server"
     );
 }
+
+#[test]
+fn redirects_are_followed_only_to_granted_hosts() {
+    let granted = feed_server();
+    let other = feed_server();
+    // Within the grant: followed. To another host (another port is another host): refused
+    // before it connects, as a request to it would be.
+    granted.redirect("/moved.xml", &granted.url("/feed.xml"));
+    granted.redirect("/away.xml", &other.url("/feed.xml"));
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", Limits::default());
+    let grant = Grant {
+        hosts: vec![format!("127.0.0.1:{}", granted.port())],
+        ..Grant::default()
+    };
+    let fetch = |path: &str| {
+        let values = BTreeMap::from([
+            ("mode".to_owned(), "fetch".to_owned()),
+            ("url".to_owned(), granted.url(path)),
+        ]);
+        plugin
+            .session(&values, &grant, None)
+            .expect("session")
+            .list_docs(None)
+    };
+    let followed = fetch("/moved.xml").expect("a redirect within the grant is followed");
+    assert_eq!(
+        followed.upserts[0].meta.title, "HTTP 401",
+        "the feed's own answer"
+    );
+    assert!(granted.seen().iter().any(|r| r.path == "/feed.xml"));
+
+    let err = fetch("/away.xml").expect_err("a redirect out of the grant is refused");
+    match &err {
+        RuntimeError::NetworkDenied { refused, .. } => {
+            let refused: Vec<&str> = refused.iter().map(|r| r.authority.as_str()).collect();
+            assert_eq!(refused, [format!("127.0.0.1:{}", other.port())]);
+        }
+        other => panic!("expected a network refusal, got {other}"),
+    }
+    assert!(other.seen().is_empty(), "nothing reached the other host");
+}

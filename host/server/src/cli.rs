@@ -167,6 +167,11 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_MAX_DOWNLOADS", default_value_t = ApiLimits::default().downloads,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub max_downloads: u32,
+    /// Seconds a download may wait for its client to take the next part; a client that takes
+    /// nothing for that long is cut off and the plugin instance behind it freed.
+    #[arg(long, env = "QUARRY_DOWNLOAD_STALL_SECONDS", default_value_t = ApiLimits::default().download_stall.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub download_stall_seconds: u64,
     /// Days the activity log keeps an entry; older ones are deleted at start and every hour.
     #[arg(long, env = "QUARRY_AUDIT_RETENTION_DAYS", default_value_t = 90,
           value_parser = clap::value_parser!(u32).range(1..=36_500))]
@@ -181,6 +186,7 @@ impl ServeArgs {
             burst: self.rate_limit.saturating_mul(2),
             in_flight_per_integration: self.in_flight_limit,
             downloads: self.max_downloads,
+            download_stall: std::time::Duration::from_secs(self.download_stall_seconds),
             audit_retention: std::time::Duration::from_secs(
                 u64::from(self.audit_retention_days) * 86_400,
             ),

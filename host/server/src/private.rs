@@ -2,6 +2,7 @@
 //! (made by an older Quarry, or by hand) is made so at every start, with every file in it.
 
 use std::fs;
+use std::io::ErrorKind;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -46,7 +47,8 @@ pub fn secure_data_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Restricts `path` (described by `meta`) and, for a folder, what it holds, without following
-/// links. Returns how many modes were changed.
+/// links. Returns how many modes were changed. A running server creates and removes files
+/// meanwhile: one that vanished is passed over.
 fn restrict(path: &Path, meta: &fs::Metadata) -> anyhow::Result<usize> {
     let wanted = if meta.is_dir() {
         DIR_MODE
@@ -57,18 +59,30 @@ fn restrict(path: &Path, meta: &fs::Metadata) -> anyhow::Result<usize> {
     };
     let mut fixed = 0;
     if meta.mode() & 0o077 != 0 {
-        let mode = (meta.mode() & 0o700) | wanted & 0o700;
-        fs::set_permissions(path, fs::Permissions::from_mode(mode))
-            .with_context(|| format!("cannot make {} private", path.display()))?;
-        fixed += 1;
+        let mode = (meta.mode() & 0o700) | wanted;
+        match fs::set_permissions(path, fs::Permissions::from_mode(mode)) {
+            Ok(()) => fixed += 1,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot make {} private", path.display()));
+            }
+        }
     }
     if meta.is_dir() {
-        for entry in
-            fs::read_dir(path).with_context(|| format!("cannot read {}", path.display()))?
-        {
-            let entry = entry.with_context(|| format!("cannot read {}", path.display()))?;
-            let meta = entry.metadata()?;
-            fixed += restrict(&entry.path(), &meta)?;
+        let entries = match fs::read_dir(path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(fixed),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        for entry in entries.flatten() {
+            match entry.metadata() {
+                Ok(meta) => fixed += restrict(&entry.path(), &meta)?,
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("cannot read {}", entry.path().display()));
+                }
+            }
         }
     }
     Ok(fixed)

@@ -2,7 +2,9 @@
 //!
 //! The host lets a connector reach only the hosts its grant allows: the hosts of its `url`
 //! settings and those its manifest's `capabilities.network` lists. A request to any other host
-//! fails with [`Error::Unavailable`] naming the host, and the host's own error says so too.
+//! fails with [`Error::Unavailable`] naming the host, and the host's own error says so too. A
+//! redirect is followed (at most [`MAX_REDIRECTS`] of them) as a new request, which the host
+//! checks the same way: a redirect to a host outside the grant fails like a request to it.
 //!
 //! ```ignore
 //! let response = quarry_sdk::http::get("https://example.com/feed.xml", &[])?;
@@ -44,9 +46,61 @@ impl Response {
     }
 }
 
+/// Redirects [`get`] follows at most.
+pub const MAX_REDIRECTS: usize = 5;
+
 /// Sends a GET request for `url` (`http://` or `https://`) with these extra headers and reads the
-/// whole response. Redirects are not followed (a 3xx is returned as it is).
+/// whole response, following redirects (301, 302, 303, 307, 308) to where their `Location`
+/// points; an `Authorization` header is not sent on to another host.
 pub fn get(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
+    let mut url = url.to_owned();
+    let mut headers: Vec<(&str, &str)> = headers.to_vec();
+    for _ in 0..=MAX_REDIRECTS {
+        let response = get_once(&url, &headers)?;
+        let location = match response.status {
+            301 | 302 | 303 | 307 | 308 => response.header("location"),
+            _ => None,
+        };
+        let Some(location) = location else {
+            return Ok(response);
+        };
+        let next = resolve(&url, location);
+        if authority_of(&next) != authority_of(&url) {
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("authorization"));
+        }
+        url = next;
+    }
+    Err(Error::Unavailable(format!(
+        "{url}: more than {MAX_REDIRECTS} redirects"
+    )))
+}
+
+/// Where a `Location` header leads from `base`: an absolute URL, a path from the root of the
+/// same host, or a path beside `base`'s.
+fn resolve(base: &str, location: &str) -> String {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return location.to_owned();
+    }
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let root_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    if location.starts_with('/') {
+        return format!("{}{location}", &base[..root_end]);
+    }
+    let path = base[root_end..].split(['?', '#']).next().unwrap_or("");
+    let dir = path.rfind('/').map_or("/", |i| &path[..=i]);
+    format!("{}{dir}{location}", &base[..root_end])
+}
+
+/// The `host:port` part of a URL.
+fn authority_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split(['/', '?', '#']).next().unwrap_or(rest)
+}
+
+/// One GET request, no redirect followed.
+fn get_once(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
     let (scheme, rest) = if let Some(rest) = url.strip_prefix("https://") {
         (Scheme::Https, rest)
     } else if let Some(rest) = url.strip_prefix("http://") {
@@ -180,6 +234,22 @@ pub fn basic_auth(user: &str, password: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redirect_locations_resolve_against_the_request() {
+        let base = "http://example.com:8080/feeds/main.xml?x=1";
+        assert_eq!(resolve(base, "https://other.org/f"), "https://other.org/f");
+        assert_eq!(
+            resolve(base, "/moved.xml"),
+            "http://example.com:8080/moved.xml"
+        );
+        assert_eq!(
+            resolve(base, "new.xml"),
+            "http://example.com:8080/feeds/new.xml"
+        );
+        assert_eq!(resolve("http://h", "/a"), "http://h/a");
+        assert_eq!(authority_of(base), "example.com:8080");
+    }
 
     #[test]
     fn basic_auth_is_base64() {

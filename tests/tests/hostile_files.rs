@@ -1,0 +1,144 @@
+//! Hostile files, against the real binary: Quarry's own data inside a granted folder is never
+//! indexed or served, and FIFOs, sockets and devices in a granted folder never hang a sync or a
+//! request.
+
+use std::fs;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use quarry_tests::quarry::Quarry;
+use serde_json::{Value, json};
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+fn results(q: &Quarry, key: &str, query: &str) -> Vec<Value> {
+    let response = q.search(
+        key,
+        json!({"query": query, "semantic_search": false, "limit": 100}),
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    response.json()["results"]
+        .as_array()
+        .expect("results")
+        .clone()
+}
+
+#[test]
+fn quarrys_own_data_inside_a_granted_folder_is_never_indexed_or_served() {
+    // The user shares their whole folder, and Quarry keeps its data inside it.
+    let mut q = Quarry::with_data_dir("share/q");
+    let share = q.scratch("share");
+    fs::write(
+        share.join("notes.md"),
+        "My admin notes: rotate the token monthly.\n",
+    )
+    .expect("write");
+    fs::write(share.join("todo.txt"), "Buy milk.\n").expect("write");
+    // The data folder exists (with its database) before the folder is added.
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let added = q.cli_ok(&[
+        "connector",
+        "add",
+        "folder",
+        &share.to_string_lossy(),
+        "--name",
+        "Share",
+    ]);
+    let own = q.data_dir().canonicalize().expect("real path");
+    assert!(
+        added.contains(&format!("Left out: {}", own.display())),
+        "adding says what it leaves out:\n{added}"
+    );
+    q.start();
+    q.wait_synced();
+    let token = q.admin_token();
+
+    let connector = &q.connectors()[0];
+    assert_eq!(connector["doc_count"], 2, "{connector}");
+    for query in [
+        "admin token",
+        token.as_str(),
+        "quarry db",
+        "index",
+        "secret key",
+    ] {
+        for hit in results(&q, &key, query) {
+            let path = hit["path"].as_str().unwrap_or_default();
+            assert!(
+                !path.starts_with("q/"),
+                "{query:?} found Quarry's own {path}"
+            );
+            assert!(
+                !hit["snippet"].as_str().unwrap_or_default().contains(&token),
+                "{hit}"
+            );
+        }
+    }
+    assert!(results(&q, &key, &token).is_empty());
+    // The user's own file about an admin token is found, as it should be.
+    let found = results(&q, &key, "admin token");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["path"], "notes.md");
+}
+
+#[test]
+fn fifos_sockets_and_a_file_swapped_for_a_fifo_never_hang_a_sync_or_a_download() {
+    let mut q = Quarry::new();
+    let dir = q.scratch("folder");
+    fs::write(dir.join("a.txt"), "alpha document\n").expect("write");
+    fs::write(dir.join("b.txt"), "beta document\n").expect("write");
+    mkfifo(&dir.join("pipe"));
+    // A FIFO with a writer that never writes: reading it would block.
+    mkfifo(&dir.join("held-pipe"));
+    let _writer = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dir.join("held-pipe"))
+        .expect("hold the FIFO open");
+    let _socket = UnixListener::bind(dir.join("socket")).expect("socket");
+    let connector_id = q.add_folder("Folder", &dir);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.start();
+    q.wait_synced();
+    let connector = &q.connectors()[0];
+    assert_eq!(connector["doc_count"], 2, "only regular files: {connector}");
+    assert!(connector["last_error"].is_null(), "{connector}");
+
+    // A listed file becomes a FIFO nobody writes to, then a client downloads it.
+    let hit = &results(&q, &key, "alpha")[0];
+    let doc_id = hit["doc_id"].as_str().expect("doc id").to_owned();
+    fs::remove_file(dir.join("a.txt")).expect("remove");
+    mkfifo(&dir.join("a.txt"));
+    let started = Instant::now();
+    let file = q.request(
+        "GET",
+        &format!("/api/v1/connectors/{connector_id}/docs/{doc_id}/file"),
+        Some(&key),
+        None,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered at once, not at the 30 s deadline: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(file.status, 404, "{}", file.text());
+    assert!(
+        file.text().contains("no longer has this file"),
+        "{}",
+        file.text()
+    );
+
+    // The next sync (the watcher saw the change) finishes, and the FIFO is no document.
+    q.wait_for("the swapped file leaves the index", |cs| {
+        cs[0]["status"] == "idle" && cs[0]["doc_count"] == 1
+    });
+    assert!(results(&q, &key, "alpha").is_empty());
+    assert_eq!(results(&q, &key, "beta").len(), 1);
+}
