@@ -5,6 +5,7 @@ use tantivy::TantivyDocument;
 use tantivy::schema::Value;
 
 use crate::schema::Fields;
+use crate::text_parts;
 use crate::vectors::Embedding;
 
 /// Which document, and what describes it (without its text).
@@ -23,7 +24,8 @@ pub struct DocInfo {
 pub struct IndexDoc {
     /// What describes it.
     pub info: DocInfo,
-    /// Extracted text (empty for metadata-only documents).
+    /// Extracted text (empty for metadata-only documents). Read back from the index by a search
+    /// it is the first part only (`text_parts`); [`crate::SearchIndex::document`] gives it whole.
     pub text: String,
     /// Byte offsets into `text` where pages start; empty when it has no pages.
     pub page_starts: Vec<u32>,
@@ -34,10 +36,13 @@ pub struct IndexDoc {
 }
 
 impl IndexDoc {
-    pub(crate) fn to_tantivy(&self, f: &Fields) -> TantivyDocument {
+    /// The document as tantivy stores it, followed by the part documents of a long text.
+    pub(crate) fn to_tantivy(&self, f: &Fields) -> Vec<TantivyDocument> {
         let (info, meta) = (&self.info, &self.info.meta);
+        let key = key(&info.connector, &info.doc_id);
+        let starts = text_parts::split(&self.text);
         let mut doc = TantivyDocument::new();
-        doc.add_text(f.key, key(&info.connector, &info.doc_id));
+        doc.add_text(f.key, &key);
         doc.add_text(f.connector, info.connector.as_str());
         doc.add_text(f.doc_id, info.doc_id.as_str());
         doc.add_text(f.title, &meta.title);
@@ -48,6 +53,15 @@ impl IndexDoc {
             doc.add_text(f.url, url);
         }
         doc.add_text(f.body, &self.text);
+        doc.add_text(
+            f.text,
+            &self.text[..starts.first().copied().unwrap_or(self.text.len())],
+        );
+        let part_starts: Vec<u8> = starts
+            .iter()
+            .flat_map(|&s| u32::try_from(s).unwrap_or(u32::MAX).to_le_bytes())
+            .collect();
+        doc.add_bytes(f.parts, &part_starts);
         doc.add_text(f.stems, &meta.title);
         doc.add_text(f.stems, &self.text);
         doc.add_text(f.ext, meta.extension());
@@ -77,7 +91,17 @@ impl IndexDoc {
             doc.add_bytes(f.passages, &ranges);
             doc.add_text(f.model, &embedding.model);
         }
-        doc
+        let mut docs = vec![doc];
+        let ends = starts.iter().skip(1).copied().chain([self.text.len()]);
+        for (n, (start, end)) in starts.iter().copied().zip(ends).enumerate() {
+            let mut part = TantivyDocument::new();
+            part.add_text(f.part_key, text_parts::part_key(&key, n + 1));
+            part.add_text(f.part_of, &key);
+            part.add_text(f.part_connector, info.connector.as_str());
+            part.add_text(f.text, &self.text[start..end]);
+            docs.push(part);
+        }
+        docs
     }
 
     pub(crate) fn from_tantivy(doc: &TantivyDocument, f: &Fields) -> Option<IndexDoc> {
@@ -95,15 +119,7 @@ impl IndexDoc {
                     .collect()
             })
             .unwrap_or_default();
-        let page_starts = doc
-            .get_first(f.pages)
-            .and_then(|v| v.as_bytes())
-            .map(|b| {
-                b.chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let page_starts = u32_list(doc, f.pages);
         Some(IndexDoc {
             info: DocInfo {
                 connector: ConnectorId::parse(text(f.connector)?).ok()?,
@@ -120,7 +136,7 @@ impl IndexDoc {
                         .unwrap_or(0),
                 },
             },
-            text: text(f.body).unwrap_or_default(),
+            text: text(f.text).unwrap_or_default(),
             page_starts,
             metadata,
             embedding: None,
@@ -131,6 +147,23 @@ impl IndexDoc {
 /// The index key of a document: ids cannot hold `/`, so this is unambiguous.
 pub(crate) fn key(connector: &ConnectorId, doc: &DocId) -> String {
     format!("{connector}/{doc}")
+}
+
+/// Where the later parts of a stored document's text start (none for a text of one part).
+pub(crate) fn part_starts(doc: &TantivyDocument, f: &Fields) -> Vec<u32> {
+    u32_list(doc, f.parts)
+}
+
+/// A bytes field holding little-endian u32s, decoded.
+fn u32_list(doc: &TantivyDocument, field: tantivy::schema::Field) -> Vec<u32> {
+    doc.get_first(field)
+        .and_then(|v| v.as_bytes())
+        .map(|b| {
+            b.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The byte ranges of a stored document's passages.
@@ -147,4 +180,40 @@ pub(crate) fn passages(doc: &TantivyDocument, f: &Fields) -> Vec<(usize, usize)>
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text_parts::PART_BYTES;
+
+    #[test]
+    fn a_document_stores_at_most_one_part_of_its_text() {
+        let (_, f) = Fields::schema();
+        let text = "word ".repeat(3 * PART_BYTES / 5 + 7); // three parts and a bit
+        let doc = IndexDoc {
+            info: DocInfo {
+                connector: ConnectorId::parse("cn_a").expect("id"),
+                doc_id: DocId::parse("d").expect("id"),
+                meta: DocMeta::default(),
+            },
+            text: text.clone(),
+            page_starts: Vec::new(),
+            metadata: Vec::new(),
+            embedding: None,
+        };
+        let stored = doc.to_tantivy(&f);
+        assert_eq!(stored.len(), 4, "the document and three parts");
+        let texts: Vec<&str> = stored
+            .iter()
+            .map(|d| {
+                d.get_first(f.text)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert!(texts.iter().all(|t| t.len() <= PART_BYTES));
+        assert_eq!(texts.concat(), text);
+        assert_eq!(part_starts(&stored[0], &f).len(), 3);
+    }
 }

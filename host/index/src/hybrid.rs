@@ -9,12 +9,13 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
 use crate::IndexError;
-use crate::document::{IndexDoc, passages};
+use crate::document::{IndexDoc, key, part_starts, passages};
 use crate::keyword::Compiled;
 use crate::schema::Fields;
 use crate::search::by_relevance;
 use crate::search::{Hit, SearchRequest, SearchResults, SemanticQuery, SortBy, SortOrder};
 use crate::snippet::{SNIPPET_CHARS, make};
+use crate::text_parts::StoredText;
 use crate::vectors::{Best, QueryVector, VectorCache, scan};
 
 /// Candidates taken from each ranking at least (more when the page asked for lies deeper).
@@ -121,11 +122,20 @@ pub(crate) fn run(
         let Some(doc) = IndexDoc::from_tantivy(&stored, fields) else {
             continue;
         };
-        let passage = candidate
+        // The best passage, from the part of the text it lies in (only that part is loaded).
+        let passage = match candidate
             .semantic
             .and_then(|(_, p)| passages(&stored, fields).get(p).copied())
-            .and_then(|(start, end)| doc.text.get(start..end));
-        let snippet = make(&generator, passage.unwrap_or(&doc.text));
+        {
+            Some((start, end)) => StoredText {
+                key: &key(&doc.info.connector, &doc.info.doc_id),
+                head: &doc.text,
+                starts: &part_starts(&stored, fields),
+            }
+            .range(searcher, fields, start..end)?,
+            None => None,
+        };
+        let snippet = make(&generator, passage.as_deref().unwrap_or(&doc.text));
         let score = (candidate.fused / best_possible).clamp(0.0, 1.0);
         hits.push(Hit {
             info: doc.info,

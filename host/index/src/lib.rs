@@ -16,6 +16,7 @@ mod query_syntax;
 mod schema;
 mod search;
 mod snippet;
+mod text_parts;
 mod vectors;
 mod writer;
 
@@ -25,7 +26,7 @@ use quarry_core::{ConnectorId, DocId};
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
-use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, ExistsQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
@@ -40,14 +41,20 @@ pub use vectors::Embedding;
 pub use writer::WriteBatch;
 
 use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
+use crate::text_parts::StoredText;
 use crate::vectors::VectorCache;
 use crate::writer::Writer;
 
 /// Version of the index's layout (schema and analyzers). An index of another version is not
 /// opened ([`IndexError::Outdated`]): it is rebuilt from the sources.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 /// The file in the index folder that records its [`FORMAT`].
 const FORMAT_FILE: &str = "quarry-format";
+
+/// Every document, not the parts of long texts (only documents have a connector).
+fn documents() -> Box<dyn Query> {
+    Box::new(ExistsQuery::new("connector".to_owned(), false))
+}
 
 /// Memory the writer may use for documents not yet committed.
 const WRITER_HEAP_BYTES: usize = 96 << 20;
@@ -157,7 +164,7 @@ impl SearchIndex {
     ) -> Result<Vec<(ConnectorId, Vec<DocId>)>, IndexError> {
         let searcher = self.reader.searcher();
         let query = BooleanQuery::new(vec![
-            (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+            (Occur::Must, documents()),
             (
                 Occur::MustNot,
                 Box::new(TermQuery::new(
@@ -198,28 +205,39 @@ impl SearchIndex {
         self.vectors.size()
     }
 
-    /// A stored document, with its text.
+    /// A stored document, with its whole text.
     pub fn document(
         &self,
         connector: &ConnectorId,
         doc: &DocId,
     ) -> Result<Option<IndexDoc>, IndexError> {
         let searcher = self.reader.searcher();
+        let key = document::key(connector, doc);
         let query = TermQuery::new(
-            Term::from_field_text(self.fields.key, &document::key(connector, doc)),
+            Term::from_field_text(self.fields.key, &key),
             IndexRecordOption::Basic,
         );
         let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
         let Some((_, address)) = found.first() else {
             return Ok(None);
         };
-        let doc: TantivyDocument = searcher.doc(*address)?;
-        Ok(IndexDoc::from_tantivy(&doc, &self.fields))
+        let stored: TantivyDocument = searcher.doc(*address)?;
+        let Some(mut found) = IndexDoc::from_tantivy(&stored, &self.fields) else {
+            return Ok(None);
+        };
+        found.text = StoredText {
+            key: &key,
+            head: &found.text,
+            starts: &document::part_starts(&stored, &self.fields),
+        }
+        .whole(&searcher, &self.fields)?;
+        Ok(Some(found))
     }
 
-    /// Documents in the index, all connectors together.
-    pub fn num_docs(&self) -> u64 {
-        self.reader.searcher().num_docs()
+    /// Documents in the index, all connectors together (the parts of long texts not counted).
+    pub fn num_docs(&self) -> Result<u64, IndexError> {
+        let searcher = self.reader.searcher();
+        Ok(searcher.search(&*documents(), &tantivy::collector::Count)? as u64)
     }
 
     /// Makes the reader see the latest commit now (a read-only index also follows commits on

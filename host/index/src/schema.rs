@@ -55,7 +55,18 @@ pub(crate) struct Fields {
     pub doc_id: Field,
     pub title: Field,
     pub path: Field,
+    /// The text, searchable (not stored: see `text`).
     pub body: Field,
+    /// The stored text: its first part in a document, a later part in a part document.
+    pub text: Field,
+    /// Where the text's later parts start, as little-endian u32s (`text_parts`).
+    pub parts: Field,
+    /// A part document's own key (`connector/doc#n`).
+    pub part_key: Field,
+    /// A part document's document (its `key`), for replacing and deleting them together.
+    pub part_of: Field,
+    /// A part document's connector, for removing a connector's documents.
+    pub part_connector: Field,
     /// Lowercase file extension without the dot, or empty.
     pub ext: Field,
     pub mime: Field,
@@ -81,18 +92,24 @@ impl Fields {
     /// The schema and its fields.
     pub(crate) fn schema() -> (Schema, Fields) {
         let mut builder = Schema::builder();
-        let words = TextOptions::default().set_stored().set_indexing_options(
+        let indexed_words = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(ANALYZER)
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
+        let words = indexed_words.clone().set_stored();
         let fields = Fields {
             key: builder.add_text_field("key", STRING),
             connector: builder.add_text_field("connector", STRING | FAST | STORED),
             doc_id: builder.add_text_field("doc_id", STRING | STORED),
             title: builder.add_text_field("title", words.clone()),
             path: builder.add_text_field("path", words.clone()),
-            body: builder.add_text_field("body", words),
+            body: builder.add_text_field("body", indexed_words),
+            text: builder.add_text_field("text", STORED),
+            parts: builder.add_bytes_field("parts", STORED),
+            part_key: builder.add_text_field("part_key", STRING),
+            part_of: builder.add_text_field("part_of", STRING),
+            part_connector: builder.add_text_field("part_connector", STRING),
             ext: builder.add_text_field("ext", STRING | FAST | STORED),
             mime: builder.add_text_field("mime", STRING | FAST | STORED),
             url: builder.add_text_field("url", STORED),

@@ -7,8 +7,6 @@ use tantivy::snippet::SnippetGenerator;
 
 /// Characters of a snippet, about.
 pub(crate) const SNIPPET_CHARS: usize = 240;
-/// Bytes of a text that are looked at for the snippet (the start of very long texts).
-const SNIPPET_SCAN_BYTES: usize = 1 << 20;
 
 /// A snippet and its highlights (character offsets, end exclusive).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -20,10 +18,9 @@ pub struct Snippet {
 }
 
 /// The best fragment of `text` for the generator's query; the start of the text when no query
-/// word is in it.
+/// word is in it. A search passes the first part of a long text (`text_parts`) or a passage.
 pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Snippet {
-    let scanned = &text[..floor_char_boundary(text, SNIPPET_SCAN_BYTES)];
-    let snippet = generator.snippet(scanned);
+    let snippet = generator.snippet(text);
     if !snippet.fragment().is_empty() && !snippet.highlighted().is_empty() {
         return tidy(snippet.fragment(), snippet.highlighted());
     }

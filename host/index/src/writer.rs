@@ -135,21 +135,27 @@ fn run(mut writer: IndexWriter, reader: IndexReader, fields: Fields, rx: Receive
     }
 }
 
+/// Deletes the document keyed `key` and the parts of its text.
+fn delete(writer: &IndexWriter, f: &Fields, key: &str) {
+    writer.delete_term(Term::from_field_text(f.key, key));
+    writer.delete_term(Term::from_field_text(f.part_of, key));
+}
+
 fn apply(writer: &mut IndexWriter, f: &Fields, group: &[Job]) -> tantivy::Result<()> {
     for job in group {
         let batch = &job.batch;
         for connector in &batch.purge_connectors {
             writer.delete_term(Term::from_field_text(f.connector, connector.as_str()));
+            writer.delete_term(Term::from_field_text(f.part_connector, connector.as_str()));
         }
         for (connector, doc) in &batch.deletes {
-            writer.delete_term(Term::from_field_text(f.key, &key(connector, doc)));
+            delete(writer, f, &key(connector, doc));
         }
         for doc in &batch.upserts {
-            writer.delete_term(Term::from_field_text(
-                f.key,
-                &key(&doc.info.connector, &doc.info.doc_id),
-            ));
-            writer.add_document(doc.to_tantivy(f))?;
+            delete(writer, f, &key(&doc.info.connector, &doc.info.doc_id));
+            for stored in doc.to_tantivy(f) {
+                writer.add_document(stored)?;
+            }
         }
     }
     Ok(())

@@ -158,7 +158,7 @@ fn syncs_changes_skipping_what_did_not_change() {
     assert!(w.found("charlie").is_empty());
     let connector = w.connector();
     assert_eq!(connector.doc_count, 3);
-    assert_eq!(w.index.num_docs(), 3);
+    assert_eq!(w.index.num_docs().expect("count"), 3);
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
         "every document fetched exactly once across the two syncs ({done_first} by the first)"
     );
     let results = w.found("common");
-    assert_eq!(w.index.num_docs(), files);
+    assert_eq!(w.index.num_docs().expect("count"), files);
     assert_eq!(results.len(), 100, "search limit");
     let connector = w.connector();
     assert_eq!(connector.doc_count, files);
@@ -236,7 +236,7 @@ fn removed_connectors_are_purged_and_missing_plugins_reported() {
     let w = world();
     w.write("a.txt", "alpha");
     w.sync();
-    assert_eq!(w.index.num_docs(), 1);
+    assert_eq!(w.index.num_docs().expect("count"), 1);
     w.rt.block_on(w.store.remove_connector("notes", now_ms()))
         .expect("remove");
     assert!(matches!(
@@ -244,7 +244,7 @@ fn removed_connectors_are_purged_and_missing_plugins_reported() {
         Err(SyncError::Gone)
     ));
     w.syncer.purge(&w.connector).expect("purge");
-    assert_eq!(w.index.num_docs(), 0);
+    assert_eq!(w.index.num_docs().expect("count"), 0);
     assert!(
         w.rt.block_on(w.store.removed_connectors())
             .expect("store")
@@ -354,7 +354,7 @@ fn a_batch_cut_short_leaves_no_stale_document_once_synced_again() {
     assert_eq!(report.deleted, 1);
     let connector = w.connector();
     assert_eq!(connector.doc_count, 1);
-    assert_eq!(w.index.num_docs(), 1);
+    assert_eq!(w.index.num_docs().expect("count"), 1);
 }
 
 #[test]
