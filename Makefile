@@ -20,7 +20,7 @@ export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 export QUARRY_MODEL_DIR ?= $(CURDIR)/models/all-MiniLM-L6-v2
 export QUARRY_ORT_LIB ?= $(CURDIR)/models/onnxruntime/libonnxruntime.so
 
-.PHONY: help setup plugins build test lint fmt run bench eval clean
+.PHONY: help setup plugins build test lint fmt run bench eval fuzz soak clean
 
 help:
 	@echo "make run    build everything and start Quarry"
@@ -28,6 +28,8 @@ help:
 	@echo "make lint   rustfmt and clippy, host and plugins"
 	@echo "make bench  benchmarks"
 	@echo "make eval   search relevance on ../shared/eval (nDCG@10, Recall@100)"
+	@echo "make fuzz   schemathesis against the OpenAPI document (FUZZ_SECONDS, default 180)"
+	@echo "make soak   10 minutes of mixed load; fails on a 5xx, memory growth or slow searches"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools)"
 
 # Installs only what is missing; about a second when nothing is.
@@ -71,6 +73,17 @@ bench: plugins
 # the reference BM25 row; indexes are kept under $(CACHE)/eval per model.
 eval: setup
 	cargo run --locked --release -p quarry-tests --example eval
+
+# Schemathesis (PyPI, pinned) against the API's own OpenAPI document, loopback only, bounded in
+# time (FUZZ_SECONDS); fails on any answer outside the contract or any 5xx.
+fuzz: build
+	@scripts/fuzz.sh
+
+# The release server under mixed load for QUARRY_SOAK_SECONDS (default 600), then it stops by
+# itself: fails on a 5xx, on memory growth after the first minute, or on slow searches.
+soak: plugins
+	cargo build --locked --release -p quarry-server
+	cargo run --locked --release -p quarry-tests --example soak
 
 clean:
 	rm -rf target $(CARGO_TARGET_DIR) $(WASM_TARGET_DIR) $(QUARRY_COMPONENT_CACHE)

@@ -21,6 +21,8 @@ else
 fi
 key="$(printf '%s' "$created" | sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p')"
 base="http://$LISTEN"
+# The server prints the admin token at its first start only; the demo asks for a sign-in link.
+link="$(quarry admin link --url "$base" | sed -n 's/^ *\(http[^ ]*\)$/\1/p')"
 
 cat <<TXT
 
@@ -31,7 +33,8 @@ Quarry demo (data in $DATA)
   curl -s $base/api/v1/search -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d '{"query": "data sharing", "limit": 3}'
 
   OpenAPI  : $base/api/v1/openapi.json
-  Settings : $base/settings   (sign in with the admin token or link printed below)
+  Settings : $link
+             (a one-time sign-in link, 15 minutes; \`quarry admin link\` prints another)
   Stop with Ctrl-C.
 
 TXT
