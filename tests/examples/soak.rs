@@ -66,8 +66,13 @@ fn main() {
     let mut workers = Vec::new();
     // Searches: three clients, each about 6 a second.
     for (n, key) in keys.iter().enumerate() {
-        let (q, stop, tally, key, queries) =
-            (q.clone(), stop.clone(), tally.clone(), key.clone(), queries.clone());
+        let (q, stop, tally, key, queries) = (
+            q.clone(),
+            stop.clone(),
+            tally.clone(),
+            key.clone(),
+            queries.clone(),
+        );
         workers.push(std::thread::spawn(move || {
             let mut i = n;
             while !stop.load(Ordering::Relaxed) {

@@ -30,6 +30,8 @@ struct Shared {
     pages: BTreeMap<String, Page>,
     /// Paths answered with `302 Found` and this `Location`.
     redirects: BTreeMap<String, String>,
+    /// Paths whose answer announces a body and never sends it.
+    stalls: Vec<String>,
     /// `Authorization` value required on every page, if any.
     auth: Option<String>,
     seen: Vec<Seen>,
@@ -49,6 +51,7 @@ impl WebServer {
         let shared = Arc::new(Mutex::new(Shared {
             pages: BTreeMap::new(),
             redirects: BTreeMap::new(),
+            stalls: Vec::new(),
             auth: None,
             seen: Vec::new(),
         }));
@@ -88,6 +91,12 @@ impl WebServer {
         self.lock()
             .redirects
             .insert(path.to_owned(), location.to_owned());
+    }
+
+    /// Answers `path` with a head announcing a body of a kilobyte, then sends nothing more,
+    /// holding the connection open: a server that stopped answering.
+    pub fn stall(&self, path: &str) {
+        self.lock().stalls.push(path.to_owned());
     }
 
     /// Requires these Basic credentials on every page from now on.
@@ -138,6 +147,14 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
                 path: path.clone(),
                 headers: headers.clone(),
             });
+            if s.stalls.contains(&path) {
+                drop(s);
+                let _ = writer.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1024\r\n\r\n",
+                );
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                return;
+            }
             let authorised = s
                 .auth
                 .as_ref()

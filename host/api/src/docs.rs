@@ -57,34 +57,55 @@ pub(crate) async fn get(
                     (page_start, page_end, max_chars)
                 })?;
             let read = Read::document(&connector_id, &doc_id);
-            let doc = find(&state, &connector_id, &doc_id).await?;
-            let body = render(&doc, page_start, page_end, max_chars)?;
+            let pages = Pages {
+                start: page_start,
+                end: page_end,
+                max_chars,
+            };
+            let body = read_document(&state, &connector_id, &doc_id, pages).await?;
             Ok((json(StatusCode::OK, &body), read))
         },
     )
     .await
 }
 
-/// The document, or 404 for an unknown connector or document.
-async fn find(
+/// What of a document's text is asked for.
+#[derive(Clone, Copy)]
+struct Pages {
+    start: Option<u64>,
+    end: Option<u64>,
+    max_chars: Option<u64>,
+}
+
+/// The document's answer, or 404 for an unknown connector or document. Reading and rendering
+/// run on a blocking thread that holds one of the service's read turns until they end.
+async fn read_document(
     state: &Arc<AppState>,
     connector: &ConnectorId,
     doc: &DocId,
-) -> Result<IndexDoc, ApiError> {
+    pages: Pages,
+) -> Result<serde_json::Value, ApiError> {
     served_connector(state, connector).await?;
-    let _turn = state.admission.read_turn().await?;
+    let turn = state.admission.read_turn().await?;
     let index = state.index.clone();
     let (c, d) = (connector.clone(), doc.clone());
-    tokio::task::spawn_blocking(move || index.document(&c, &d))
-        .await
-        .map_err(|e| ApiError::internal("document task", &e))?
-        .map_err(|e| ApiError::internal("reading a document", &e))?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::NotFound,
-                format!("connector {connector} has no document with id {doc}"),
-            )
-        })
+    tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        let found = index
+            .document(&c, &d)
+            .map_err(|e| ApiError::internal("reading a document", &e))?;
+        found
+            .map(|doc| render(&doc, pages.start, pages.end, pages.max_chars))
+            .transpose()
+    })
+    .await
+    .map_err(|e| ApiError::internal("document task", &e))??
+    .ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::NotFound,
+            format!("connector {connector} has no document with id {doc}"),
+        )
+    })
 }
 
 fn render(

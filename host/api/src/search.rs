@@ -63,12 +63,15 @@ pub(crate) async fn search(
             let object = json_object(&headers, body).await?;
             let connectors = visible_connectors(&state, caller.sharing()).await?;
             let params = parse(&object, &connectors)?;
-            let _turn = state.admission.read_turn().await?;
+            let turn = state.admission.read_turn().await?;
             let started = Instant::now();
             let index = state.index.clone();
             let embedder = state.embedder.clone();
             let (semantic, mut request) = (params.semantic, params.request);
             let (results, fallback) = tokio::task::spawn_blocking(move || {
+                // The turn goes with the work: held until the search ends, even if the client
+                // went away meanwhile.
+                let _turn = turn;
                 let fallback = if semantic {
                     use_semantic(embedder.as_deref(), &mut request)
                 } else {

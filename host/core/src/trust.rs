@@ -1,9 +1,48 @@
 //! Files Quarry runs or keeps secrets in (compiled plugin code, the model's native library, the
 //! data folder) must belong to the user running Quarry (or to root) and be writable by no one
 //! else; otherwise another local user could have put code there, or read what is kept there.
+//! The files Quarry writes itself are made readable by this user only, whole before anyone can
+//! see them.
 
 use std::fs::Metadata;
+use std::io::Write;
 use std::path::Path;
+
+/// Writes `bytes` to a new file at `path`, readable and writable by this user only; fails if
+/// something is there already (a link included: nothing is written through one).
+pub fn write_new_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Makes `path` a private file holding `bytes` unless it exists already, atomically: whoever
+/// reads it sees all of one writer's bytes or no file at all, and of two processes creating it
+/// at once one wins. Returns whether this call created it.
+pub fn create_private_once(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    let file_name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_os_string());
+    // Unique per process and call, so that concurrent writers never share a temporary file.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".{}-{call}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    write_new_private(&tmp, bytes)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
 
 /// Checks that `path` and the folder holding it belong to this user (or root) and that no one
 /// else may write to them. The error says what is wrong and how to fix it.
@@ -21,18 +60,32 @@ pub fn check_trusted(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the object `meta` describes belongs to the user running this process.
+pub fn owner_is_me(meta: &Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.uid() == rustix::process::geteuid().as_raw()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
+    }
+}
+
 /// Checks that the object `meta` describes belongs to this user (or root) and that neither its
 /// group nor others may write to it.
 pub fn owned_and_guarded(path: &Path, meta: &Metadata) -> Result<(), String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let me = rustix::process::geteuid().as_raw();
-        if meta.uid() != me && meta.uid() != 0 {
+        if !owner_is_me(meta) && meta.uid() != 0 {
             return Err(format!(
-                "{} belongs to user {}, not to this user ({me}) or root",
+                "{} belongs to user {}, not to this user ({}) or root",
                 path.display(),
-                meta.uid()
+                meta.uid(),
+                rustix::process::geteuid().as_raw()
             ));
         }
         if meta.mode() & 0o022 != 0 {
@@ -52,6 +105,29 @@ pub fn owned_and_guarded(path: &Path, meta: &Metadata) -> Result<(), String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_private_file_is_made_once_and_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("secret.key");
+        assert!(create_private_once(&path, b"first").expect("created"));
+        assert!(!create_private_once(&path, b"second").expect("kept"));
+        assert_eq!(std::fs::read(&path).expect("read"), b"first");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("list").count(),
+            1,
+            "no temporary left"
+        );
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), dir.path().join("link"))
+            .expect("link");
+        assert!(write_new_private(&dir.path().join("link"), b"x").is_err());
+        assert!(
+            !dir.path().join("elsewhere").exists(),
+            "nothing written through a link"
+        );
+    }
 
     #[test]
     fn files_others_may_write_are_not_trusted() {

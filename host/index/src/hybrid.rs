@@ -132,7 +132,12 @@ pub(crate) fn run(
                 head: &doc.text,
                 starts: &part_starts(&stored, fields),
             }
-            .range(searcher, fields, start..end)?,
+            .range(searcher, fields, start..end)
+            // A part that cannot be read costs the snippet its passage, not the search.
+            .unwrap_or_else(|e| {
+                tracing::warn!(doc = %doc.info.doc_id, "passage unreadable: {e}");
+                None
+            }),
             None => None,
         };
         let snippet = make(&generator, passage.as_deref().unwrap_or(&doc.text));

@@ -3,12 +3,12 @@
 //! and each file is opened without following links and checked before it is loaded.
 
 use std::fs;
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use quarry_core::trust::owned_and_guarded;
+use quarry_core::trust::{owned_and_guarded, owner_is_me, write_new_private};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -20,8 +20,9 @@ pub(crate) struct ComponentCache {
 }
 
 impl ComponentCache {
-    /// The cache in `dir`, created (readable by this user only) if needed. Refused when the
-    /// folder belongs to someone else or others may write to it.
+    /// The cache in `dir`, created (readable by this user only) if needed. A folder of this
+    /// user's that others may write to (as an older Quarry left it under a lax umask) is made
+    /// private; one that belongs to someone else is refused.
     pub(crate) fn open(dir: &Path) -> Result<ComponentCache, RuntimeError> {
         let io = |source| RuntimeError::Io {
             path: dir.to_owned(),
@@ -32,6 +33,12 @@ impl ComponentCache {
             .mode(0o700)
             .create(dir)
             .map_err(io)?;
+        let meta = fs::symlink_metadata(dir).map_err(io)?;
+        if meta.is_dir() && owner_is_me(&meta) && meta.mode() & 0o022 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(meta.mode() & 0o755))
+                .map_err(io)?;
+            tracing::warn!(path = %dir.display(), "the component cache was writable by others; it no longer is");
+        }
         let meta = fs::symlink_metadata(dir).map_err(io)?;
         let trusted = if meta.is_dir() {
             owned_and_guarded(dir, &meta)
@@ -80,14 +87,8 @@ impl ComponentCache {
         static WRITES: AtomicU64 = AtomicU64::new(0);
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
         let tmp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io)?;
-        let written = file.write_all(compiled).and_then(|()| file.sync_all());
-        if let Err(e) = written.and_then(|()| fs::rename(&tmp, &path)) {
+        let written = write_new_private(&tmp, compiled).and_then(|()| fs::rename(&tmp, &path));
+        if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
             return Err(io(e));
         }
@@ -134,10 +135,9 @@ pub(crate) fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Com
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn a_cache_others_may_write_to_is_refused() {
+    fn a_cache_others_may_write_to_is_made_private() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("components");
         let cache = ComponentCache::open(&dir).expect("a new private folder");
@@ -155,8 +155,11 @@ mod tests {
             0o600
         );
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).expect("chmod");
-        let err = ComponentCache::open(&dir).err().expect("refused");
-        assert!(err.to_string().contains("cannot be trusted"), "{err}");
+        ComponentCache::open(&dir).expect("made private");
+        assert_eq!(
+            fs::metadata(&dir).expect("meta").permissions().mode() & 0o777,
+            0o755
+        );
     }
 
     #[test]

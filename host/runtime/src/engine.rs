@@ -32,8 +32,9 @@ pub struct RuntimeConfig {
     pub max_instances: u32,
     /// The largest memory limit any plugin may be given, in bytes.
     pub max_memory_bytes: u64,
-    /// Quarry's own folders: no plugin reads them, even inside a granted folder.
-    pub protected: ProtectedPaths,
+    /// Quarry's own folders (absolute paths): no plugin reads them, even inside a granted
+    /// folder. The component cache is one of them anyway.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Default for RuntimeConfig {
@@ -42,7 +43,7 @@ impl Default for RuntimeConfig {
             cache_dir: None,
             max_instances: 64,
             max_memory_bytes: 1 << 30,
-            protected: ProtectedPaths::default(),
+            protected: Vec::new(),
         }
     }
 }
@@ -103,6 +104,9 @@ impl Runtime {
             .as_deref()
             .map(ComponentCache::open)
             .transpose()?;
+        // Made once every folder exists (the cache was just created), so that each is known by
+        // its real path and its device and inode.
+        let protected = ProtectedPaths::new(config.protected.into_iter().chain(config.cache_dir));
         let ticker = EpochTicker::start(engine.clone())
             .map(Arc::new)
             .map_err(|e| engine_error(format!("starting the deadline ticker: {e}")))?;
@@ -113,7 +117,7 @@ impl Runtime {
             cache,
             compiled: Mutex::new(HashMap::new()),
             ticker,
-            protected: Arc::new(config.protected),
+            protected: Arc::new(protected),
         })
     }
 

@@ -232,7 +232,13 @@ impl RuntimeError {
             } => RuntimeError::NetworkDenied {
                 plugin,
                 call,
-                refused,
+                refused: refused
+                    .into_iter()
+                    .map(|r| Refusal {
+                        authority: clean(r.authority),
+                        ..r
+                    })
+                    .collect(),
                 granted,
                 plugin_said: clean(plugin_said),
             },

@@ -11,6 +11,7 @@
 //! wasmtime-wasi's `open-at` and `stat-at` are replaced in the linker by the versions here; the
 //! other functions of `wasi:filesystem` act on descriptors that passed through them.
 
+use std::collections::HashSet;
 use std::fs::Metadata;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
@@ -72,6 +73,18 @@ impl ProtectedPaths {
         self.paths.iter().any(|p| path.starts_with(p))
     }
 
+    /// Whether the folder `dir` is, or lies inside, a protected folder: by its real path, or
+    /// because it or a folder above it is one of them under another name (a bind mount).
+    pub fn covers_folder(&self, dir: &Path) -> bool {
+        let Ok(real) = dir.canonicalize() else {
+            return false;
+        };
+        self.covers(&real)
+            || real
+                .ancestors()
+                .any(|a| std::fs::metadata(a).is_ok_and(|m| self.is_protected_dir(&m)))
+    }
+
     /// The protected folders inside the real folder `dir` (not `dir` itself): what granting it
     /// leaves out.
     pub fn inside(&self, dir: &Path) -> Vec<PathBuf> {
@@ -82,24 +95,81 @@ impl ProtectedPaths {
             .collect()
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.paths.is_empty()
     }
 
-    /// Whether an opened object is, or lies inside, a protected folder.
-    fn refuses(&self, file: &std::fs::File, meta: &Metadata) -> bool {
+    fn is_protected_dir(&self, meta: &Metadata) -> bool {
+        meta.is_dir() && self.ids.contains(&(meta.dev(), meta.ino()))
+    }
+
+    /// Whether an opened object is, or lies inside, a protected folder: its real path (the
+    /// kernel's name for the open file, whatever links led to it), then the folders on that path
+    /// up to one already known to be clear (`clear` remembers them; it starts with the sandbox's
+    /// mounts), each by device and inode, so that a protected folder reached under another name
+    /// (a bind mount) is recognised too. Where the check cannot be made, the open is refused.
+    fn refuses(&self, file: &std::fs::File, meta: &Metadata, clear: &mut ClearFolders) -> bool {
         if self.is_empty() {
             return false;
         }
-        if meta.is_dir() && self.ids.contains(&(meta.dev(), meta.ino())) {
+        if self.is_protected_dir(meta) {
             return true;
         }
-        // The kernel's name for the open file: its real path, whatever links led to it. Without
-        // it the check cannot be made, and the open is refused.
-        match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-            Ok(real) => self.covers(&real),
-            Err(_) => true,
+        let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) else {
+            return true;
+        };
+        if self.covers(&real) {
+            return true;
         }
+        let mut checked = Vec::new();
+        // The folders from the object (or the one holding it) up.
+        let folders = real.ancestors().skip(usize::from(!meta.is_dir()));
+        for folder in folders {
+            if clear.contains(folder) {
+                clear.extend(checked);
+                return false;
+            }
+            match std::fs::metadata(folder) {
+                Ok(meta) if !self.is_protected_dir(&meta) => checked.push(folder.to_owned()),
+                _ => return true,
+            }
+        }
+        true // above every mount: not where a sandbox's file can be
+    }
+}
+
+/// Folders known not to be, nor to lie inside, one of Quarry's own: the sandbox's mounts, and
+/// the folders found clear since. Bounded: past [`MAX_CLEAR`] it starts again from the mounts.
+pub(crate) struct ClearFolders {
+    mounts: Vec<PathBuf>,
+    known: HashSet<PathBuf>,
+}
+
+/// Folders [`ClearFolders`] remembers at most.
+const MAX_CLEAR: usize = 50_000;
+
+impl ClearFolders {
+    /// Starting with the sandbox's mounts (host folders, already checked).
+    pub(crate) fn new(mounts: Vec<PathBuf>) -> ClearFolders {
+        let mounts: Vec<PathBuf> = mounts
+            .into_iter()
+            .map(|m| m.canonicalize().unwrap_or(m))
+            .collect();
+        ClearFolders {
+            known: mounts.iter().cloned().collect(),
+            mounts,
+        }
+    }
+
+    fn contains(&self, folder: &Path) -> bool {
+        self.known.contains(folder)
+    }
+
+    fn extend(&mut self, folders: Vec<PathBuf>) {
+        if self.known.len() + folders.len() > MAX_CLEAR {
+            self.known = self.mounts.iter().cloned().collect();
+        }
+        self.known.extend(folders);
     }
 }
 
@@ -200,7 +270,7 @@ fn open(
         Ok(opened) => opened,
         Err(e) => return Ok(Err(e.into())),
     };
-    if state.protected.refuses(&file, &meta) {
+    if state.protected.refuses(&file, &meta, &mut state.clear) {
         tracing::debug!(plugin = %state.plugin, path, "refused: one of Quarry's own folders");
         return Ok(Err(Denied::Protected));
     }

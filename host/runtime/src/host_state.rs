@@ -11,7 +11,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::v0_1_0::quarry::connector::{host, types};
 use crate::deadline::CallDeadline;
-use crate::fs_guard::ProtectedPaths;
+use crate::fs_guard::{ClearFolders, ProtectedPaths};
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
 use crate::network::NetworkGate;
 use crate::settings::Secrets;
@@ -46,6 +46,8 @@ pub struct HostState {
     pub(crate) stdio: TailCapture,
     /// Quarry's own folders, out of reach of every open.
     pub(crate) protected: Arc<ProtectedPaths>,
+    /// Folders known to lie outside them.
+    pub(crate) clear: ClearFolders,
     /// Secret setting values, blanked out of log lines.
     secrets: Secrets,
     /// When the running call must end.
@@ -66,6 +68,8 @@ pub(crate) struct SandboxParts {
     pub(crate) protected: Arc<ProtectedPaths>,
     pub(crate) call_timeout: Duration,
     pub(crate) secrets: Secrets,
+    /// The host folders mounted in the sandbox.
+    pub(crate) mounts: Vec<std::path::PathBuf>,
 }
 
 impl HostState {
@@ -80,6 +84,7 @@ impl HostState {
             protected,
             call_timeout,
             secrets,
+            mounts,
         } = parts;
         HostState {
             wasi,
@@ -92,6 +97,7 @@ impl HostState {
             progress,
             stdio,
             protected,
+            clear: ClearFolders::new(mounts),
             secrets,
             deadline: CallDeadline::default(),
             call_timeout,
@@ -106,9 +112,20 @@ impl HostState {
         self.gate.set_deadline(self.deadline);
     }
 
+    /// The end of what the plugin wrote to stdout and stderr, at most `max` bytes, secrets
+    /// blanked out first.
+    pub(crate) fn output_tail(&self, max: usize) -> String {
+        let output = self.secrets.redact(&self.stdio.text());
+        let mut start = output.len().saturating_sub(max);
+        while !output.is_char_boundary(start) {
+            start += 1;
+        }
+        output[start..].to_owned()
+    }
+
     /// Time left before the running call's deadline.
     pub(crate) fn time_left(&self) -> Duration {
-        self.deadline.left(self.call_timeout)
+        self.deadline.left()
     }
 }
 
@@ -142,7 +159,9 @@ impl host::Host for HostState {
             }
             return;
         }
-        let message = self.secrets.redact(cut(&message, MAX_LOG_LINE_BYTES));
+        // Blanked out before it is cut, so that no piece of a secret survives the cut.
+        let message = self.secrets.redact(&message);
+        let message = cut(&message, MAX_LOG_LINE_BYTES);
         let plugin = &*self.plugin;
         match level {
             types::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
@@ -157,7 +176,7 @@ impl host::Host for HostState {
         if let Some(report) = &self.progress {
             report(Progress {
                 plugin: self.plugin.to_string(),
-                message: self.secrets.redact(cut(&message, MAX_LOG_LINE_BYTES)),
+                message: cut(&self.secrets.redact(&message), MAX_LOG_LINE_BYTES).to_owned(),
                 done,
                 total,
             });

@@ -7,13 +7,14 @@
 //! request is sent by `outbound`, which checks the addresses a name resolves to.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::deadline::CallDeadline;
 use crate::error::Refusal;
-use crate::outbound::{self, Reach, Refused, Sent};
+use crate::outbound::{self, Reach, Refused, Sent, Waits};
+use crate::settings::Secrets;
 
 /// A granted host, parsed: `host` or `host:port`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,24 +95,35 @@ impl HostGrant {
     }
 }
 
+/// Requests one instance may have in flight at once (each holds a connection).
+const MAX_IN_FLIGHT: usize = 16;
+/// Refusals kept per call for its error (the first ones; the rest are logged only).
+const MAX_REFUSALS: usize = 16;
+
 /// The `wasi:http` hooks of one plugin instance: the host check, the address check, and the
-/// time bound.
+/// bounds in time and number.
 pub(crate) struct NetworkGate {
     grant: HostGrant,
     /// When the running call must end: no request waits past it for a connection, a response or
     /// the next part of a body (the call's epoch deadline cannot interrupt the host while it
     /// waits).
     deadline: CallDeadline,
+    /// Requests in flight: each holds a permit until its connection ends.
+    in_flight: Arc<Semaphore>,
     /// What was refused during the current call.
     refused: Arc<Mutex<Vec<Refusal>>>,
+    /// Secret settings, kept out of the log lines about refusals (a host name is the plugin's).
+    secrets: Secrets,
 }
 
 impl NetworkGate {
-    pub(crate) fn new(grant: HostGrant) -> NetworkGate {
+    pub(crate) fn new(grant: HostGrant, secrets: Secrets) -> NetworkGate {
         NetworkGate {
             grant,
             deadline: CallDeadline::default(),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             refused: Arc::default(),
+            secrets,
         }
     }
 
@@ -120,23 +132,26 @@ impl NetworkGate {
         self.deadline = deadline;
     }
 
-    /// What was refused since the last time this was asked, sorted, without repeats.
+    /// What was refused since the last time this was asked, sorted.
     pub(crate) fn take_refused(&self) -> Vec<Refusal> {
         let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
         let mut all = std::mem::take(&mut *refused);
         all.sort();
-        all.dedup();
         all
     }
 }
 
-/// Logs a refusal and keeps it for the call's error.
-fn record(refused: &Mutex<Vec<Refusal>>, refusal: Refusal) {
+/// Logs a refusal and keeps it for the call's error (once, and at most [`MAX_REFUSALS`]).
+fn record(refused: &Mutex<Vec<Refusal>>, secrets: &Secrets, refusal: Refusal) {
+    let refusal = Refusal {
+        authority: secrets.redact(&refusal.authority),
+        ..refusal
+    };
     tracing::warn!("refused a plugin's request: {refusal}");
-    refused
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(refusal);
+    let mut refused = refused.lock().unwrap_or_else(PoisonError::into_inner);
+    if refused.len() < MAX_REFUSALS && !refused.contains(&refusal) {
+        refused.push(refusal);
+    }
 }
 
 type ResponseFuture = Box<dyn Future<Output = Result<Sent, HttpError>> + Send>;
@@ -145,7 +160,7 @@ impl WasiHttpHooks for NetworkGate {
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
-        _options: Option<RequestOptions>,
+        options: Option<RequestOptions>,
         fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> ResponseFuture {
         drop(fut);
@@ -161,6 +176,7 @@ impl WasiHttpHooks for NetworkGate {
         let Some(reach) = granted.map(|a| Reach::of(a.host())) else {
             record(
                 &self.refused,
+                &self.secrets,
                 Refusal {
                     authority,
                     addresses: Vec::new(),
@@ -168,19 +184,37 @@ impl WasiHttpHooks for NetworkGate {
             );
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
         };
+        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
+            return Box::new(async { Err(HttpError::ConnectionLimitReached) });
+        };
         // The whole exchange ends by the call's deadline, whatever the plugin asked for.
-        let deadline = Instant::now() + self.deadline.left(Duration::ZERO);
-        let refused = self.refused.clone();
+        let options = options.unwrap_or_default();
+        let waits = Waits {
+            deadline: self.deadline.at(),
+            connect: options.connect_timeout,
+            first_byte: options.first_byte_timeout,
+            between_bytes: options.between_bytes_timeout,
+        };
+        let (refused, secrets) = (self.refused.clone(), self.secrets.clone());
         Box::new(async move {
-            match outbound::send(request, reach, deadline).await {
-                Ok(sent) => Ok(sent),
+            match outbound::send(request, reach, waits).await {
+                Ok((response, io)) => {
+                    // The permit is held as long as the connection.
+                    let io = Box::into_pin(io);
+                    let io: Box<dyn Future<Output = Result<(), HttpError>> + Send> =
+                        Box::new(async move {
+                            let _permit = permit;
+                            io.await
+                        });
+                    Ok((response, io))
+                }
                 Err(Refused::Failed(e)) => Err(e),
                 Err(Refused::Addresses(addresses)) => {
                     let refusal = Refusal {
                         authority,
                         addresses,
                     };
-                    record(&refused, refusal);
+                    record(&refused, &secrets, refusal);
                     Err(HttpError::DestinationIpProhibited)
                 }
             }

@@ -68,13 +68,35 @@ pub(crate) type Sent = (
     Box<dyn Future<Output = Result<(), HttpError>> + Send>,
 );
 
-/// Sends `request` to an address its host resolves to that `reach` allows, waiting at most
-/// until `deadline` for the connection and for the response to start, and at most that long
-/// between two parts of its body.
+/// How long each phase of a request may wait: what the plugin asked for, never past the call's
+/// deadline.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waits {
+    /// The call's deadline: nothing of the request outlives it.
+    pub deadline: Instant,
+    /// Connecting (each address tried gets a share of it).
+    pub connect: Option<Duration>,
+    /// From sending the request to the start of the response.
+    pub first_byte: Option<Duration>,
+    /// Between two parts of the response's body.
+    pub between_bytes: Option<Duration>,
+}
+
+impl Waits {
+    /// `asked`, or what is left of the call, whichever ends first.
+    fn within(&self, asked: Option<Duration>) -> Duration {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        asked.map_or(left, |asked| asked.min(left))
+    }
+}
+
+/// Sends `request` to an address its host resolves to that `reach` allows, each phase bounded
+/// by `waits`: the connection, the response's start, every part of its body and the connection
+/// itself all end by the call's deadline at the latest.
 pub(crate) async fn send(
     mut request: http::Request<WasiBody>,
     reach: Reach,
-    deadline: Instant,
+    waits: Waits,
 ) -> Result<Sent, Refused> {
     let uri = request.uri().clone();
     let authority = uri
@@ -87,7 +109,7 @@ pub(crate) async fn send(
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_owned();
-    let left = || deadline.saturating_duration_since(Instant::now());
+    let left = || waits.within(None);
 
     let resolved: Vec<SocketAddr> =
         match tokio::time::timeout(left(), tokio::net::lookup_host((host.as_str(), port))).await {
@@ -105,7 +127,9 @@ pub(crate) async fn send(
         refused.dedup();
         return Err(Refused::Addresses(refused));
     }
-    let stream = connect(&allowed, left()).await.map_err(Refused::Failed)?;
+    let stream = connect(&allowed, waits.within(waits.connect))
+        .await
+        .map_err(Refused::Failed)?;
     let stream: Box<dyn Stream> = if tls {
         let name = rustls::pki_types::ServerName::try_from(host)
             .map_err(|e| Refused::Failed(HttpError::from(e)))?;
@@ -133,10 +157,15 @@ pub(crate) async fn send(
     *request.uri_mut() =
         http::Uri::try_from(path).map_err(|_| Refused::Failed(HttpError::HttpRequestUriInvalid))?;
 
-    let mut connection = Box::pin(connection);
-    let mut response = Box::pin(tokio::time::timeout(left(), sender.send_request(request)));
+    let deadline = tokio::time::Instant::from_std(waits.deadline);
+    let mut connection = Box::pin(tokio::time::timeout_at(deadline, connection));
+    let first_byte = waits.within(waits.first_byte);
+    let mut response = Box::pin(tokio::time::timeout(
+        first_byte,
+        sender.send_request(request),
+    ));
     // Drive the connection until the response head arrives.
-    let mut finished: Option<Result<(), hyper::Error>> = None;
+    let mut finished: Option<Result<Result<(), hyper::Error>, tokio::time::error::Elapsed>> = None;
     let head = std::future::poll_fn(|cx| {
         if let Poll::Ready(outcome) = response.as_mut().poll(cx) {
             return Poll::Ready(outcome);
@@ -155,39 +184,46 @@ pub(crate) async fn send(
         Ok(Err(e)) => return Err(Refused::Failed(HttpError::from(e))),
         Err(_) => return Err(Refused::Failed(HttpError::ConnectionReadTimeout)),
     };
-    let idle = left();
+    let idle = waits.within(waits.between_bytes);
     let response = response.map(|incoming| {
-        IdleLimited {
+        Bounded {
             inner: incoming,
             idle,
-            timer: Box::pin(tokio::time::sleep(idle)),
+            deadline,
+            timer: Box::pin(tokio::time::sleep_until(
+                (tokio::time::Instant::now() + idle).min(deadline),
+            )),
         }
         .boxed_unsync()
     });
     let io: Box<dyn Future<Output = Result<(), HttpError>> + Send> = Box::new(async move {
-        match finished {
-            Some(outcome) => outcome.map_err(HttpError::from),
-            None => connection.await.map_err(HttpError::from),
+        let outcome = match finished {
+            Some(outcome) => outcome,
+            None => connection.await,
+        };
+        match outcome {
+            Ok(done) => done.map_err(HttpError::from),
+            Err(_) => Err(HttpError::ConnectionTimeout),
         }
     });
     Ok((response, io))
 }
 
-/// Connects to the first of `addresses` that answers, within `limit` in all.
+/// Connects to the first of `addresses` that answers, within `limit` in all: each address gets
+/// an equal share of what is left, so one that never answers does not use up the others' time.
 async fn connect(addresses: &[SocketAddr], limit: Duration) -> Result<TcpStream, HttpError> {
-    let attempt = async {
-        let mut last = HttpError::ConnectionRefused;
-        for address in addresses {
-            match TcpStream::connect(address).await {
-                Ok(stream) => return Ok(stream),
-                Err(e) => last = HttpError::Connect(e),
-            }
+    let until = Instant::now() + limit;
+    let mut last = HttpError::ConnectionTimeout;
+    for (tried, address) in addresses.iter().enumerate() {
+        let share =
+            until.saturating_duration_since(Instant::now()) / (addresses.len() - tried) as u32;
+        match tokio::time::timeout(share, TcpStream::connect(address)).await {
+            Ok(Ok(stream)) => return Ok(stream),
+            Ok(Err(e)) => last = HttpError::Connect(e),
+            Err(_) => last = HttpError::ConnectionTimeout,
         }
-        Err(last)
-    };
-    tokio::time::timeout(limit, attempt)
-        .await
-        .unwrap_or(Err(HttpError::ConnectionTimeout))
+    }
+    Err(last)
 }
 
 /// A connection, plain or TLS.
@@ -206,14 +242,16 @@ static TLS: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
     )
 });
 
-/// A response body that fails when no part of it arrives for `idle`.
-struct IdleLimited {
+/// A response body that fails when no part of it arrives for `idle`, and in any case at the
+/// call's deadline.
+struct Bounded {
     inner: hyper::body::Incoming,
     idle: Duration,
+    deadline: tokio::time::Instant,
     timer: Pin<Box<tokio::time::Sleep>>,
 }
 
-impl Body for IdleLimited {
+impl Body for Bounded {
     type Data = Bytes;
     type Error = HttpError;
 
@@ -223,7 +261,7 @@ impl Body for IdleLimited {
     ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                let next = tokio::time::Instant::now() + self.idle;
+                let next = (tokio::time::Instant::now() + self.idle).min(self.deadline);
                 self.timer.as_mut().reset(next);
                 Poll::Ready(Some(Ok(frame)))
             }
@@ -295,13 +333,16 @@ fn public_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn public_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let [first, second, third, ..] = ip.segments();
     !(ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
         || (first & 0xfe00) == 0xfc00 // unique local, fd00:ec2::254 (a metadata service) among them
         || (first & 0xffc0) == 0xfe80 // link-local
-        || (first & 0xffc0) == 0xfec0) // site-local (deprecated)
+        || (first & 0xffc0) == 0xfec0 // site-local (deprecated)
+        || (first == 0x64 && second == 0xff9b && third == 1) // local-use NAT64 (64:ff9b:1::/48)
+        || (first == 0x2001 && second == 0) // Teredo: an IPv4 address in disguise
+        || (first == 0x2001 && second == 0xdb8)) // documentation
 }
 
 #[cfg(test)]
@@ -334,6 +375,9 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
+            "64:ff9b:1::a00:1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:db8::1",
         ] {
             assert!(!is_public(ip(private)), "{private} is not public");
         }

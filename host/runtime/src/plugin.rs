@@ -414,7 +414,10 @@ impl Session {
         let mut state = HostState::new(
             wasi.build(),
             SandboxParts {
-                gate: NetworkGate::new(HostGrant::new(&self.setup.hosts)),
+                gate: NetworkGate::new(
+                    HostGrant::new(&self.setup.hosts),
+                    self.setup.secrets.clone(),
+                ),
                 limiter: MemoryLimiter::new(inner.limits.memory_bytes),
                 plugin: inner.id.clone(),
                 config: self.setup.config.clone(),
@@ -423,6 +426,12 @@ impl Session {
                 protected: inner.protected.clone(),
                 call_timeout: inner.limits.call_timeout,
                 secrets: self.setup.secrets.clone(),
+                mounts: self
+                    .setup
+                    .mounts
+                    .iter()
+                    .map(|(host, _)| host.clone())
+                    .collect(),
             },
         );
         state.begin_call();
@@ -476,15 +485,11 @@ fn classify(
         Some(trap) => trap.to_string(),
         None => error.root_cause().to_string(),
     };
-    let output = state.stdio.text();
+    let output = state.output_tail(1024);
     let message = if output.is_empty() {
         trap
     } else {
-        let mut start = output.len().saturating_sub(1024);
-        while !output.is_char_boundary(start) {
-            start += 1;
-        }
-        format!("{trap}; its last output: {}", &output[start..])
+        format!("{trap}; its last output: {output}")
     };
     RuntimeError::Trap {
         plugin: id,

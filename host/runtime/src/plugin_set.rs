@@ -76,11 +76,23 @@ impl PluginSet {
             .collect()
     }
 
-    /// The plugin holding `id` that was not installed into `installed` (one that comes with
-    /// Quarry), if there is one: an installed plugin may not take its id.
-    pub fn bundled(&self, id: &str, installed: &Path) -> Option<Plugin> {
-        self.get(id)
-            .filter(|plugin| plugin.dir().parent() != Some(installed))
+    /// Refuses to install a plugin with id `id` into `installed` when a plugin that comes with
+    /// Quarry (one not installed there) holds that id: it would take over that plugin's
+    /// connectors and their grants.
+    pub fn check_installable(&self, id: &str, installed: &Path) -> Result<(), RuntimeError> {
+        match self.get(id) {
+            Some(bundled) if bundled.dir().parent() != Some(installed) => {
+                Err(RuntimeError::Config {
+                    plugin: id.to_owned(),
+                    message: format!(
+                        "the id {id:?} belongs to a plugin that comes with Quarry ({}, from {}); give this plugin another id in its {MANIFEST_FILE}",
+                        bundled.manifest().name,
+                        bundled.dir().display()
+                    ),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Adds `plugin`, replacing one with the same id.

@@ -76,6 +76,15 @@ pub(crate) struct SandboxSetup {
 pub(crate) struct Secrets(Arc<[String]>);
 
 impl Secrets {
+    /// These secret values; the longest is blanked out first, so that one secret holding
+    /// another leaves nothing of itself behind.
+    pub(crate) fn new(mut values: Vec<String>) -> Secrets {
+        values.retain(|v| !v.is_empty());
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        Secrets(values.into())
+    }
+
     /// `text` with every secret replaced by `[secret]`.
     pub(crate) fn redact(&self, text: &str) -> String {
         self.0.iter().fold(text.to_owned(), |text, secret| {
@@ -180,7 +189,7 @@ pub(crate) fn resolve(
                     ));
                 }
             }
-            if field.kind == FieldKind::Password && !value.is_empty() {
+            if field.kind == FieldKind::Password {
                 secrets.push(value.clone());
             }
             config.push((field.key.clone(), value.clone()));
@@ -204,7 +213,7 @@ pub(crate) fn resolve(
         config,
         mounts,
         hosts: grant.hosts.clone(),
-        secrets: Secrets(secrets.into()),
+        secrets: Secrets::new(secrets),
     })
 }
 
@@ -286,6 +295,8 @@ mod tests {
             setup.secrets.redact("login s3cret refused"),
             "login [secret] refused"
         );
+        let nested = Secrets::new(vec!["abc".to_owned(), "xxabcxx".to_owned()]);
+        assert_eq!(nested.redact("a xxabcxx b abc"), "a [secret] b [secret]");
         Ok(())
     }
 

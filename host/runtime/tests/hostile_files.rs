@@ -12,16 +12,14 @@ use std::time::{Duration, Instant};
 
 use common::{folder_session, list_all, load, quick_limits, settings};
 use quarry_core::DocId;
-use quarry_runtime::{
-    GuestError, Limits, ProtectedPaths, Runtime, RuntimeConfig, RuntimeError, Session,
-};
+use quarry_runtime::{GuestError, Limits, Runtime, RuntimeConfig, RuntimeError, Session};
 use rustix::fs::{CWD, FileType, Mode, mknodat};
 
 /// A runtime that protects `protected` (as the server protects its data folder and caches).
 fn runtime_protecting(protected: &[PathBuf]) -> Runtime {
     Runtime::new(RuntimeConfig {
         cache_dir: Some(quarry_tests::component_cache()),
-        protected: ProtectedPaths::new(protected.iter().cloned()),
+        protected: protected.to_vec(),
         ..RuntimeConfig::default()
     })
     .expect("runtime starts")

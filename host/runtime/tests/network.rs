@@ -228,3 +228,27 @@ fn redirects_are_followed_only_to_granted_hosts() {
     }
     assert!(other.seen().is_empty(), "nothing reached the other host");
 }
+
+#[test]
+fn a_plugin_waiting_on_a_body_that_never_comes_is_stopped_at_the_deadline() {
+    let server = feed_server();
+    server.stall("/stalled.xml");
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", common::quick_limits());
+    let grant = Grant {
+        hosts: vec![format!("127.0.0.1:{}", server.port())],
+        ..Grant::default()
+    };
+    let values = BTreeMap::from([
+        ("mode".to_owned(), "fetch".to_owned()),
+        ("url".to_owned(), server.url("/stalled.xml")),
+    ]);
+    let mut session = plugin.session(&values, &grant, None).expect("session");
+    let started = std::time::Instant::now();
+    let err = session.list_docs(None).expect_err("the body never comes");
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(1900) && took < std::time::Duration::from_secs(3),
+        "stopped at the 2 s deadline: {took:?} ({err})"
+    );
+}

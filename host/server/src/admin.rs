@@ -1,10 +1,9 @@
 //! Admin access to the settings page from the terminal: the admin token (created at the first
 //! `quarry serve`, kept in the data folder with mode 0600) and one-time login links.
 
-use std::io::Write;
-
 use anyhow::Context;
 use quarry_api::LOGIN_LINK_MS;
+use quarry_core::trust::create_private_once;
 use quarry_store::{Store, now_ms};
 
 use crate::cli::AdminCommand;
@@ -13,27 +12,25 @@ use crate::setup::Paths;
 /// The file where a running server notes the URL it serves, for `quarry admin link`.
 const SERVER_URL_FILE: &str = "server-url";
 
-/// The admin token, and whether it was created (256 random bits, hex) just now.
+/// The admin token, and whether it was created (256 random bits, hex) just now. Of two
+/// processes making it at once, one wins and both return its token.
 pub fn admin_token(paths: &Paths) -> anyhow::Result<(String, bool)> {
     let path = paths.admin_token();
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let token = text.trim().to_owned();
-        if !token.is_empty() {
-            return Ok((token, false));
-        }
-    }
     let mut random = [0u8; 32];
     getrandom::fill(&mut random).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-    let token = hex::encode(random);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options
-        .open(&path)
+    let created = create_private_once(&path, format!("{}\n", hex::encode(random)).as_bytes())
         .with_context(|| format!("cannot create {}", path.display()))?;
-    writeln!(file, "{token}").with_context(|| format!("cannot write {}", path.display()))?;
-    Ok((token, true))
+    let token = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .trim()
+        .to_owned();
+    if token.is_empty() {
+        anyhow::bail!(
+            "{} is empty; delete it and start Quarry again for a new admin token",
+            path.display()
+        );
+    }
+    Ok((token, created))
 }
 
 /// Notes the URL a server serves (for `quarry admin link`).

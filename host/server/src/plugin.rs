@@ -83,15 +83,8 @@ fn install(paths: &Paths, folder: &std::path::Path, yes: bool) -> anyhow::Result
     let component = std::fs::read(&component_path)
         .with_context(|| format!("cannot read {}", component_path.display()))?;
     let runtime = plugin_runtime(paths)?;
-    if let Some(bundled) =
-        load_plugins_with(&runtime, paths)?.bundled(&manifest.id, &paths.installed_plugins())
-    {
-        bail!(
-            "the id {:?} belongs to a plugin that comes with Quarry (from {}); give this plugin another id in its {MANIFEST_FILE}",
-            manifest.id,
-            bundled.dir().display()
-        );
-    }
+    load_plugins_with(&runtime, paths)?
+        .check_installable(&manifest.id, &paths.installed_plugins())?;
     let staged = runtime.stage(&manifest_text, &component, &paths.plugin_staging())?;
     describe(&staged.plugin, folder);
     let granted = yes || {

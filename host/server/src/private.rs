@@ -3,10 +3,11 @@
 
 use std::fs;
 use std::io::ErrorKind;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use quarry_core::trust::owner_is_me;
 
 /// Mode of the data folder and of every folder in it.
 const DIR_MODE: u32 = 0o700;
@@ -28,12 +29,12 @@ pub fn secure_data_dir(dir: &Path) -> anyhow::Result<()> {
         .create(dir)
         .with_context(|| format!("cannot create the data folder {}", dir.display()))?;
     let meta = fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    let me = rustix::process::geteuid().as_raw();
-    if meta.uid() != me {
+    if !owner_is_me(&meta) {
         bail!(
-            "the data folder {} belongs to user {}, not to this user ({me}); Quarry keeps its data only in a folder of its own user's (pass another --data-dir)",
+            "the data folder {} belongs to user {}, not to this user ({}); Quarry keeps its data only in a folder of its own user's (pass another --data-dir)",
             dir.display(),
-            meta.uid()
+            meta.uid(),
+            rustix::process::geteuid().as_raw()
         );
     }
     let fixed = restrict(dir, &meta)?;
@@ -60,9 +61,23 @@ fn restrict(path: &Path, meta: &fs::Metadata) -> anyhow::Result<usize> {
     let mut fixed = 0;
     if meta.mode() & 0o077 != 0 {
         let mode = (meta.mode() & 0o700) | wanted;
-        match fs::set_permissions(path, fs::Permissions::from_mode(mode)) {
+        // Changed through a handle opened without following links: what is changed is what
+        // was looked at, even if it was replaced by a link meanwhile.
+        let changed = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
+            .open(path)
+            .and_then(|handle| handle.set_permissions(fs::Permissions::from_mode(mode)));
+        match changed {
             Ok(()) => fixed += 1,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+            Err(e)
+                if matches!(e.kind(), ErrorKind::NotFound)
+                    || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+            {
+                return Ok(0);
+            }
             Err(e) => {
                 return Err(e).with_context(|| format!("cannot make {} private", path.display()));
             }

@@ -92,7 +92,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .with_embedder(embedder.clone()),
     );
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
-    let own_files = paths.protected().paths().to_vec();
+    let own_files = runtime.protected().paths().to_vec();
     let scheduler =
         Arc::new(Scheduler::new(syncer, args.parallel_syncs as usize).watching(own_files));
     scheduler.start().await?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::SearchIndex;
-use quarry_runtime::{Limits, PluginSet, ProtectedPaths, Runtime, RuntimeConfig};
+use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
 use quarry_store::{DB_FILE, Store};
 
 use crate::cli::Cli;
@@ -74,16 +74,17 @@ impl Paths {
         })
     }
 
-    /// Quarry's own folders, which no plugin may read even where a granted folder holds them:
-    /// the data folder, the component cache, the model and its library, the plugin folders.
-    pub fn protected(&self) -> ProtectedPaths {
+    /// Quarry's own folders and files, which no plugin may read even where a granted folder
+    /// holds them: the data folder, the component cache, the model and its library, the plugin
+    /// folders.
+    pub fn own_files(&self) -> Vec<PathBuf> {
         let mut own = vec![self.data_dir.clone(), self.component_cache.clone()];
         own.extend(self.plugin_dirs.iter().cloned());
         if let Some(model) = &self.model {
             own.push(model.model_dir.clone());
-            own.extend(model.runtime_library.parent().map(Path::to_path_buf));
+            own.push(model.runtime_library.clone());
         }
-        ProtectedPaths::new(own)
+        own
     }
 
     /// The index folder.
@@ -130,7 +131,7 @@ pub fn plugin_runtime(paths: &Paths) -> anyhow::Result<Runtime> {
 pub fn runtime_config(paths: &Paths) -> RuntimeConfig {
     RuntimeConfig {
         cache_dir: Some(paths.component_cache.clone()),
-        protected: paths.protected(),
+        protected: paths.own_files(),
         ..RuntimeConfig::default()
     }
 }

@@ -9,7 +9,6 @@ use sqlx::sqlite::SqliteRow;
 
 use crate::integrations::{check_name, unique_violation};
 use crate::keys::random_id;
-use crate::secrets::SecretBox;
 use crate::{Store, StoreError};
 
 /// What a connector is doing.
@@ -498,17 +497,18 @@ pub struct SyncFailure {
 }
 
 impl Store {
-    /// The settings as stored: the values of `secret_keys` sealed for connector `id`.
+    /// The settings as stored: the values of `seal` sealed for connector `id`, the others as
+    /// they are.
     fn seal_settings(
         &self,
         id: &str,
         config: &BTreeMap<String, String>,
-        secret_keys: &BTreeSet<String>,
+        seal: &BTreeSet<String>,
     ) -> Result<BTreeMap<String, String>, StoreError> {
         config
             .iter()
             .map(|(key, value)| {
-                let stored = if secret_keys.contains(key) && !SecretBox::is_sealed(value) {
+                let stored = if seal.contains(key) {
                     self.secrets.seal(&format!("{id}/{key}"), value)?
                 } else {
                     value.clone()
@@ -535,18 +535,17 @@ impl Store {
             return Ok(false);
         };
         let config: BTreeMap<String, String> = from_json(&row, "config")?;
-        let mut sealed_keys: BTreeSet<String> = from_json(&row, "secret_keys")?;
-        let clear = secret_keys
-            .iter()
-            .any(|k| config.get(k).is_some_and(|v| !SecretBox::is_sealed(v)));
-        if !clear && secret_keys.is_subset(&sealed_keys) {
+        let sealed: BTreeSet<String> = from_json(&row, "secret_keys")?;
+        // The column says which values are sealed; only the others are sealed now.
+        let clear: BTreeSet<String> = secret_keys.difference(&sealed).cloned().collect();
+        if clear.is_empty() {
             return Ok(false);
         }
-        sealed_keys.extend(secret_keys.iter().cloned());
-        let config = self.seal_settings(id.as_str(), &config, &sealed_keys)?;
+        let config = self.seal_settings(id.as_str(), &config, &clear)?;
+        let all: BTreeSet<String> = sealed.union(&clear).cloned().collect();
         sqlx::query("UPDATE connectors SET config = ?, secret_keys = ? WHERE id = ?")
             .bind(to_json(&config)?)
-            .bind(to_json(&sealed_keys)?)
+            .bind(to_json(&all)?)
             .bind(id.as_str())
             .execute(&mut *tx)
             .await?;
@@ -562,14 +561,14 @@ impl Store {
             let Some(value) = config.get_mut(key) else {
                 continue;
             };
-            if !SecretBox::is_sealed(value) {
-                continue;
-            }
-            match self.secrets.open(&format!("{id}/{key}"), value) {
+            let context = format!("{id}/{key}");
+            match self.secrets.open(&context, value) {
                 Ok(plain) => *value = plain,
                 Err(e) => {
                     // The connector stays listed; its sessions fail naming the missing setting.
-                    tracing::error!(connector = %id, setting = %key, "{e}");
+                    if self.secrets.first_report(&context) {
+                        tracing::error!(connector = %id, setting = %key, "{e}");
+                    }
                     config.remove(key);
                 }
             }

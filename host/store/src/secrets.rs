@@ -4,54 +4,46 @@
 //! none of them. Each value is sealed with a fresh random nonce and bound to its connector and
 //! setting, so a sealed value moved to another place does not open.
 
+use std::collections::HashSet;
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use quarry_core::trust::create_private_once;
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 
 use crate::StoreError;
 
 /// The key file, beside the database.
 pub const KEY_FILE: &str = "secret.key";
-/// What starts a sealed value (and tells it from a value stored before sealing existed).
+/// What starts a sealed value (its format's version).
 const SEALED: &str = "sealed:v1:";
 
 /// Seals and opens secret settings with the data folder's key.
 pub(crate) struct SecretBox {
     key: LessSafeKey,
     path: PathBuf,
+    /// The places whose secret could not be opened, reported once each.
+    reported: Mutex<HashSet<String>>,
 }
 
 impl SecretBox {
-    /// The key in `path`, created (random, mode 0600) when there is none.
+    /// The key in `path`, created (random, mode 0600) when there is none. Two processes
+    /// opening a new data folder at once agree on one key.
     pub(crate) fn open_or_create(path: &Path) -> Result<SecretBox, StoreError> {
         let failed = |message: String| StoreError::Open {
             path: path.to_owned(),
             message,
         };
-        let bytes = match fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let mut key = [0u8; 32];
-                getrandom::fill(&mut key).map_err(|e| failed(format!("no randomness: {e}")))?;
-                let mut file = fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(path)
-                    .map_err(|e| failed(format!("cannot create the key: {e}")))?;
-                file.write_all(hex::encode(key).as_bytes())
-                    .and_then(|()| file.sync_all())
-                    .map_err(|e| failed(format!("cannot write the key: {e}")))?;
-                return SecretBox::from_key(&key, path);
-            }
-            Err(e) => return Err(failed(format!("cannot read the key: {e}"))),
-        };
-        let key = hex::decode(String::from_utf8_lossy(&bytes).trim())
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| failed(format!("no randomness: {e}")))?;
+        create_private_once(path, hex::encode(key).as_bytes())
+            .map_err(|e| failed(format!("cannot create the key: {e}")))?;
+        let text =
+            fs::read_to_string(path).map_err(|e| failed(format!("cannot read the key: {e}")))?;
+        let key = hex::decode(text.trim())
             .ok()
             .filter(|key| key.len() == 32)
             .ok_or_else(|| {
@@ -68,6 +60,7 @@ impl SecretBox {
         Ok(SecretBox {
             key: LessSafeKey::new(unbound),
             path: path.to_owned(),
+            reported: Mutex::default(),
         })
     }
 
@@ -113,9 +106,12 @@ impl SecretBox {
         String::from_utf8(plain.to_vec()).map_err(|_| unreadable())
     }
 
-    /// Whether `value` is sealed (rather than a value stored in clear by an older Quarry).
-    pub(crate) fn is_sealed(value: &str) -> bool {
-        value.starts_with(SEALED)
+    /// Whether the failure to open the secret of `context` is news (the first time).
+    pub(crate) fn first_report(&self, context: &str) -> bool {
+        self.reported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(context.to_owned())
     }
 }
 
@@ -129,7 +125,7 @@ mod tests {
         let path = dir.path().join(KEY_FILE);
         let secrets = SecretBox::open_or_create(&path).expect("key created");
         let sealed = secrets.seal("cn_a/password", "hunter2").expect("sealed");
-        assert!(SecretBox::is_sealed(&sealed));
+        assert!(sealed.starts_with(SEALED));
         assert!(!sealed.contains("hunter2"));
         assert_ne!(
             sealed,

@@ -64,14 +64,6 @@ pub async fn add_connector(
         .map(|(field, folder)| (field.clone(), folder.to_string_lossy().into_owned()))
         .collect();
     let grant_hosts = grant.hosts.clone();
-    for folder in grant.directories.values() {
-        if plugin.protected().covers(folder) {
-            return Err(SyncError::Invalid(format!(
-                "{} is one of Quarry's own folders (or inside one): its data folder, component cache, model or plugins are never indexed",
-                folder.display()
-            )));
-        }
-    }
     let secret_keys = plugin.manifest().secret_keys();
     let values = request.values.clone();
     let checking = plugin.clone();

@@ -51,7 +51,7 @@ impl SyncError {
                     "the last sync failed: the connector's plugin returned invalid data"
                 }
                 RuntimeError::NetworkDenied { .. } => {
-                    "the last sync failed: the connector's plugin tried to reach a host it was not granted"
+                    "the last sync failed: the connector's plugin was refused a host or address it may not reach"
                 }
                 RuntimeError::Guest {
                     error: GuestError::InvalidConfig(_),

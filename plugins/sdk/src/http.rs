@@ -49,9 +49,14 @@ impl Response {
 /// Redirects [`get`] follows at most.
 pub const MAX_REDIRECTS: usize = 5;
 
+/// Headers kept when a redirect leads to another origin (scheme, host or port): the others
+/// (credentials, cookies, tokens in headers of any name, conditional requests) are the first
+/// origin's, and not sent on.
+const KEPT_ACROSS_ORIGINS: [&str; 3] = ["accept", "accept-language", "user-agent"];
+
 /// Sends a GET request for `url` (`http://` or `https://`) with these extra headers and reads the
 /// whole response, following redirects (301, 302, 303, 307, 308) to where their `Location`
-/// points; an `Authorization` header is not sent on to another host.
+/// points; on a change of origin only harmless headers ([`KEPT_ACROSS_ORIGINS`]) go on.
 pub fn get(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
     let mut url = url.to_owned();
     let mut headers: Vec<(&str, &str)> = headers.to_vec();
@@ -65,8 +70,12 @@ pub fn get(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
             return Ok(response);
         };
         let next = resolve(&url, location);
-        if authority_of(&next) != authority_of(&url) {
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("authorization"));
+        if origin_of(&next) != origin_of(&url) {
+            headers.retain(|(name, _)| {
+                KEPT_ACROSS_ORIGINS
+                    .iter()
+                    .any(|kept| name.eq_ignore_ascii_case(kept))
+            });
         }
         url = next;
     }
@@ -93,10 +102,11 @@ fn resolve(base: &str, location: &str) -> String {
     format!("{}{dir}{location}", &base[..root_end])
 }
 
-/// The `host:port` part of a URL.
-fn authority_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    rest.split(['/', '?', '#']).next().unwrap_or(rest)
+/// The scheme and `host:port` of a URL, lowercased.
+fn origin_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    format!("{scheme}://{authority}").to_ascii_lowercase()
 }
 
 /// One GET request, no redirect followed.
@@ -248,7 +258,8 @@ mod tests {
             "http://example.com:8080/feeds/new.xml"
         );
         assert_eq!(resolve("http://h", "/a"), "http://h/a");
-        assert_eq!(authority_of(base), "example.com:8080");
+        assert_eq!(origin_of(base), "http://example.com:8080");
+        assert_ne!(origin_of("https://h/a"), origin_of("http://h/a"));
     }
 
     #[test]

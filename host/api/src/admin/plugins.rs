@@ -86,12 +86,15 @@ pub(crate) async fn stage(
                 vec![detail("plugin", &e.to_string())],
             )
         })?;
-        if let Some(bundled) = state
+        if let Err(e) = state
             .plugins
-            .bundled(staged.plugin.id(), &state.admin.plugins_dir)
+            .check_installable(staged.plugin.id(), &state.admin.plugins_dir)
         {
             staged.discard();
-            return Err(bundled_id_taken(&bundled));
+            return Err(ApiError::validation(
+                e.to_string(),
+                vec![detail("manifest", &e.to_string())],
+            ));
         }
         let replaces = state
             .plugins
@@ -209,15 +212,4 @@ fn plugin_json(plugin: &Plugin) -> Value {
         "settings": fields,
         "capabilities": plugin.requested_capabilities(),
     })
-}
-
-/// The refusal of an upload whose id is that of a plugin that comes with Quarry: it would take
-/// over that plugin's connectors and their grants.
-fn bundled_id_taken(bundled: &Plugin) -> ApiError {
-    let message = format!(
-        "the id {:?} belongs to a plugin that comes with Quarry ({}); give this plugin another id in its quarry-plugin.toml",
-        bundled.id(),
-        bundled.manifest().name
-    );
-    ApiError::validation(message.clone(), vec![detail("manifest", &message)])
 }
