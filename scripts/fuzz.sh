@@ -70,7 +70,7 @@ status=0
   --workers 2 \
   --request-timeout 30 \
   --suppress-health-check all | tee "$work/st.out" || status=$?
-cases="$(grep -Eo '[0-9]+ generated, [0-9]+ passed[^ ]*( [0-9]+ failed)?' "$work/st.out" | tail -1)"
+cases="$(grep -Eo '[0-9]+ generated, [0-9]+ passed(, [0-9]+ failed)?' "$work/st.out" | tail -1)"
 echo "fuzz: test cases: ${cases:-none reported}"
 fives="$(grep -c 'status=5' "$work/log" || true)"
 echo "fuzz: answers with a 5xx status in the server's log: ${fives}"

@@ -334,6 +334,7 @@ function renderConnectors() {
   body.replaceChildren();
   for (const c of state.connectors) {
     const granted = [...c.granted_folders, ...c.granted_hosts.map((h) => `HTTP: ${h}`)];
+    if (c.left_out && c.left_out.length) granted.push(`left out (Quarry's own): ${c.left_out.join(", ")}`);
     const where = granted.length ? el("small", { class: "path" }, granted.join(", ")) : null;
     const u = c.plugin_usage;
     const cost = el("small", { class: "counts", dataset: { usage: "" } },
@@ -396,10 +397,12 @@ async function addFolder(event) {
     return;
   }
   try {
-    await api("POST", "/admin/v1/connectors", { name, plugin: "folder", settings: { folder } });
+    const added = await api("POST", "/admin/v1/connectors", { name, plugin: "folder", settings: { folder } });
     $("#folder-name").value = "";
     $("#folder-path").value = "";
-    toast(`“${name}” added; its first sync starts now.`);
+    const leftOut = added.connector.left_out || [];
+    toast(`“${name}” added; its first sync starts now.` +
+      (leftOut.length ? ` Left out: ${leftOut.join(", ")} (Quarry's own, never read).` : ""));
     await loadConnectors();
     pollConnectors();
   } catch (error) { showError("#folder-error", error); }
