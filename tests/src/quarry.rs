@@ -41,6 +41,22 @@ pub fn running_as_root() -> bool {
         .unwrap_or(false)
 }
 
+/// The command that runs a program in a mount namespace of its own (a user namespace too when
+/// not root), after `setup` (shell commands, with `$1`, `$2`... the `args`) ran there: e.g. a
+/// bind mount the rest of the machine never sees. Give it to [`Quarry::run_through`].
+pub fn in_mount_namespace(setup: &str, args: &[&Path]) -> Vec<String> {
+    let mut command = vec!["unshare".to_owned()];
+    if !running_as_root() {
+        command.push("--map-root-user".to_owned());
+    }
+    command.extend(["--mount", "--", "sh", "-c"].map(str::to_owned));
+    let shift = args.len();
+    command.push(format!("{setup} && shift {shift} && exec \"$@\""));
+    command.push("namespace-setup".to_owned()); // $0
+    command.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
+    command
+}
+
 /// A Quarry data folder, and the server running on it, if started.
 pub struct Quarry {
     dir: tempfile::TempDir,

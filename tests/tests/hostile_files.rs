@@ -142,3 +142,82 @@ fn fifos_sockets_and_a_file_swapped_for_a_fifo_never_hang_a_sync_or_a_download()
     assert!(results(&q, &key, "alpha").is_empty());
     assert_eq!(results(&q, &key, "beta").len(), 1);
 }
+
+#[test]
+fn quarrys_data_bind_mounted_inside_a_granted_folder_is_out_of_reach() {
+    let mut q = Quarry::new();
+    let share = q.scratch("share");
+    fs::write(share.join("notes.md"), "My notes about the admin token.\n").expect("write");
+    let alias = share.join("alias");
+    fs::create_dir(&alias).expect("mount point");
+    q.cli_ok(&["integration", "list"]); // makes the data folder
+    // Every quarry process sees its data folder a second time, at share/alias: same files,
+    // another real path.
+    let command = quarry_tests::quarry::in_mount_namespace(
+        "mount --bind \"$1\" \"$2\"",
+        &[q.data_dir(), &alias],
+    );
+    q.run_through(&command.iter().map(String::as_str).collect::<Vec<_>>());
+    // The hostile plugin reads whatever it is told, by a path through the alias.
+    q.cli_ok(&[
+        "plugin",
+        "install",
+        &quarry_tests::plugin_dir("hostile").to_string_lossy(),
+        "--yes",
+    ]);
+    let share_path = share.to_string_lossy();
+    let probe = q.cli_json(&[
+        "connector",
+        "add",
+        "plugin",
+        "hostile",
+        "--name",
+        "Probe",
+        "--set",
+        "mode=read-all",
+        "--set",
+        &format!("folder={share_path}"),
+        "--set",
+        "probe=alias/admin-token",
+        "--json",
+    ]);
+    let added = q.cli_ok(&["connector", "add", "folder", &share_path, "--name", "Share"]);
+    assert!(
+        !added.contains("Left out"),
+        "the alias is not Quarry's by path: {added}"
+    );
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.start();
+    q.wait_synced();
+    let token = q.admin_token();
+
+    // The folder connector cannot list the alias: it is Quarry's data folder by device and
+    // inode.
+    let share_connector = q
+        .connectors()
+        .into_iter()
+        .find(|c| c["name"] == "Share")
+        .expect("Share");
+    assert_eq!(share_connector["doc_count"], 1, "{share_connector}");
+    // The hostile plugin's report: the alias and a path through it refused, nothing read.
+    let id = probe["connector_id"].as_str().expect("id");
+    let report = q.request(
+        "GET",
+        &format!("/api/v1/connectors/{id}/docs/probe"),
+        Some(&key),
+        None,
+    );
+    assert_eq!(report.status, 200, "{}", report.text());
+    let content = report.json()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(content.contains("DENIED alias/admin-token:"), "{content}");
+    assert!(
+        content.contains("DENIED stat alias/admin-token:"),
+        "{content}"
+    );
+    assert!(content.contains("DENIED alias:"), "{content}");
+    assert!(!content.contains(&token), "{content}");
+    assert!(content.contains("READ notes.md:"), "{content}");
+}

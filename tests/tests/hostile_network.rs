@@ -4,29 +4,8 @@
 
 use std::fs;
 
-use quarry_tests::quarry::{Quarry, running_as_root};
+use quarry_tests::quarry::{Quarry, in_mount_namespace};
 use quarry_tests::web::{WebServer, rss};
-
-/// The command that runs the binary with `hosts` as `/etc/hosts`, in a mount namespace of its
-/// own (a user namespace too when not root).
-fn with_hosts(hosts: &std::path::Path) -> Vec<String> {
-    let mut command = vec!["unshare".to_owned()];
-    if !running_as_root() {
-        command.push("--map-root-user".to_owned());
-    }
-    command.extend(
-        [
-            "--mount",
-            "--",
-            "sh",
-            "-c",
-            "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
-        ]
-        .map(str::to_owned),
-    );
-    command.push(hosts.to_string_lossy().into_owned());
-    command
-}
 
 #[test]
 fn a_granted_name_that_resolves_to_loopback_cannot_reach_it() {
@@ -41,7 +20,7 @@ fn a_granted_name_that_resolves_to_loopback_cannot_reach_it() {
     let mut text = fs::read_to_string("/etc/hosts").unwrap_or_default();
     text.push_str("\n127.0.0.1 rebind.test\n");
     fs::write(&hosts, text).expect("hosts");
-    let command = with_hosts(&hosts);
+    let command = in_mount_namespace("mount --bind \"$1\" /etc/hosts", &[&hosts]);
     q.run_through(&command.iter().map(String::as_str).collect::<Vec<_>>());
 
     // The namespace works: the name answers the loopback address inside it.
