@@ -46,7 +46,9 @@ q integration create Declined --share none --json > /dev/null
 
 limits=(--rate-limit 100000 --in-flight-limit 64)
 [ "${FUZZ_LIMITS:-raised}" = default ] && limits=()
-QUARRY_LOG=info q serve --listen 127.0.0.1:0 "${limits[@]}" > "$work/out" 2> "$work/log" &
+# Started directly (not through `q`), so that $! is the server itself and the trap stops it.
+QUARRY_LOG=info "$QUARRY" --data-dir "$work/data" serve --listen 127.0.0.1:0 "${limits[@]}" \
+  > "$work/out" 2> "$work/log" &
 server=$!
 for _ in $(seq 1 600); do
   url="$(sed -n 's/^Quarry is serving //p' "$work/out")"
