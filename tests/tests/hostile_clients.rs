@@ -230,30 +230,19 @@ fn slow_downloads_leave_syncs_searches_and_new_downloads_working_and_sigterm_sto
 fn the_sign_in_form_reads_only_a_small_body() {
     let mut q = Quarry::new();
     q.start();
-    let big = format!("token={}", "a".repeat(1 << 20));
-    let answer = q.request_with(
-        "POST",
-        "/settings/login",
-        None,
-        None,
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-    );
+    let sign_in = |form: &str| {
+        q.raw(&http::build(
+            "POST",
+            "/settings/login",
+            &q.addr,
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            form.as_bytes(),
+        ))
+    };
+    let answer = sign_in("");
     assert_eq!(answer.status, 400, "an empty form: {}", answer.status);
-    let answer = q.raw(&http::build(
-        "POST",
-        "/settings/login",
-        &q.addr,
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        big.as_bytes(),
-    ));
+    let answer = sign_in(&format!("token={}", "a".repeat(1 << 20)));
     assert_eq!(answer.status, 413, "{}", answer.text());
-    let good = format!("token={}", q.admin_token());
-    let answer = q.raw(&http::build(
-        "POST",
-        "/settings/login",
-        &q.addr,
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        good.as_bytes(),
-    ));
+    let answer = sign_in(&format!("token={}", q.admin_token()));
     assert_eq!(answer.status, 200, "{}", answer.text());
 }

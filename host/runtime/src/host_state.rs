@@ -52,7 +52,7 @@ pub struct HostState {
     secrets: Secrets,
     /// When the running call must end.
     deadline: CallDeadline,
-    /// The full time one call may take (the wait of a host function outside a call).
+    /// The time one call may take: each call's deadline lies this far from its start.
     call_timeout: Duration,
     log_lines: u32,
 }
