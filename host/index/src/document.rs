@@ -81,27 +81,30 @@ impl IndexDoc {
             .collect();
         doc.add_text(f.meta, serde_json::Value::Object(meta).to_string());
         if let Some(embedding) = self.embedding.as_ref().filter(|e| !e.is_empty()) {
-            doc.add_bytes(f.vectors, &embedding.encode());
-            let ranges: Vec<u8> = embedding
-                .passages
-                .iter()
-                .flat_map(|&(s, e)| [s.to_le_bytes(), e.to_le_bytes()])
-                .flatten()
-                .collect();
-            doc.add_bytes(f.passages, &ranges);
-            doc.add_text(f.model, &embedding.model);
+            add_embedding(&mut doc, embedding, f);
         }
         let mut docs = vec![doc];
-        let ends = starts.iter().skip(1).copied().chain([self.text.len()]);
-        for (n, (start, end)) in starts.iter().copied().zip(ends).enumerate() {
-            let mut part = TantivyDocument::new();
-            part.add_text(f.part_key, text_parts::part_key(&key, n + 1));
-            part.add_text(f.part_of, &key);
-            part.add_text(f.part_connector, info.connector.as_str());
-            part.add_text(f.text, &self.text[start..end]);
-            docs.push(part);
-        }
+        docs.extend(self.part_documents(&key, &starts, f));
         docs
+    }
+
+    /// The part documents holding the text after its first part, which starts at `starts`.
+    fn part_documents(&self, key: &str, starts: &[usize], f: &Fields) -> Vec<TantivyDocument> {
+        let ends = starts.iter().skip(1).copied().chain([self.text.len()]);
+        starts
+            .iter()
+            .copied()
+            .zip(ends)
+            .enumerate()
+            .map(|(n, (start, end))| {
+                let mut part = TantivyDocument::new();
+                part.add_text(f.part_key, text_parts::part_key(key, n + 1));
+                part.add_text(f.part_of, key);
+                part.add_text(f.part_connector, self.info.connector.as_str());
+                part.add_text(f.text, &self.text[start..end]);
+                part
+            })
+            .collect()
     }
 
     pub(crate) fn from_tantivy(doc: &TantivyDocument, f: &Fields) -> Option<IndexDoc> {
@@ -142,6 +145,19 @@ impl IndexDoc {
             embedding: None,
         })
     }
+}
+
+/// Adds a document's passage vectors, their byte ranges and the model that made them.
+fn add_embedding(doc: &mut TantivyDocument, embedding: &Embedding, f: &Fields) {
+    doc.add_bytes(f.vectors, &embedding.encode());
+    let ranges: Vec<u8> = embedding
+        .passages
+        .iter()
+        .flat_map(|&(s, e)| [s.to_le_bytes(), e.to_le_bytes()])
+        .flatten()
+        .collect();
+    doc.add_bytes(f.passages, &ranges);
+    doc.add_text(f.model, &embedding.model);
 }
 
 /// The index key of a document: ids cannot hold `/`, so this is unambiguous.

@@ -1,36 +1,31 @@
-//! Keyword queries as the API defines them: every result contains at least one query word,
-//! results with all of them rank first (then BM25), quoted phrases are required as written, and
-//! excluded words or phrases rule a document out. Filters apply inside the query.
+//! Keyword queries and their ranking, as the API defines them: every result contains at least
+//! one query word, results with all of them rank first (then BM25), quoted phrases are required
+//! as written, and excluded words or phrases rule a document out. Filters apply inside the query.
+//! Ranking: the relevance order (two tiers) or the update-time order, windows of either, and
+//! each hit's relevance in [0, 1).
 
 use std::ops::Bound;
 
-use quarry_core::ConnectorId;
-use tantivy::Term;
+use tantivy::collector::sort_key::SortBySimilarityScore;
+use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, Occur, PhraseQuery, Query,
-    RangeQuery, TermQuery, TermSetQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EnableScoring, Occur,
+    PhraseQuery, Query, RangeQuery, Scorer, TermQuery, TermSetQuery, Weight,
 };
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, DocSet, Order, Searcher, Term};
 
+use crate::IndexError;
 use crate::query_syntax::Part;
+use crate::request::{Filters, SearchRequest, SortBy, SortOrder};
 use crate::schema::{Fields, only_stop_words, stems_analyzer, words};
 
 /// How much a match in a second field adds to the best field's score.
 const TIE_BREAKER: f32 = 0.3;
 
-/// What results must satisfy besides the words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Filters {
-    /// Only these connectors (never empty: callers pass the connectors the caller may see).
-    pub connectors: Vec<ConnectorId>,
-    /// Update time from (inclusive), milliseconds since the Unix epoch.
-    pub updated_from_ms: Option<i64>,
-    /// Update time to (exclusive).
-    pub updated_to_ms: Option<i64>,
-    /// Only these extensions, lowercase without the dot.
-    pub extensions: Option<Vec<String>>,
-}
+/// BM25 scores are mapped to (0, 1) with s / (s + this).
+const SCORE_HALF: f32 = 8.0;
 
 /// A query compiled into the two tantivy queries of the ranking tiers.
 pub(crate) struct Compiled {
@@ -46,6 +41,23 @@ pub(crate) struct Compiled {
     pub literal: Box<dyn Query>,
 }
 
+/// A ranked document: where it is, its relevance in [0, 1], and for a semantic match the index
+/// of its best passage.
+pub(crate) struct Ranked {
+    pub address: DocAddress,
+    pub score: f32,
+    pub passage: Option<usize>,
+}
+
+/// The page of a ranking a request asks for, and how many documents the ranking has in all.
+pub(crate) struct Page {
+    pub ranked: Vec<Ranked>,
+    pub total: u64,
+}
+
+/// Clauses of a `BooleanQuery`.
+type Clauses = Vec<(Occur, Box<dyn Query>)>;
+
 /// Compiles the parts of a query; `None` when nothing positive is left to look for (only
 /// exclusions, or words the analyzer drops such as punctuation).
 ///
@@ -59,11 +71,46 @@ pub(crate) fn compile(
     fields: &Fields,
     analyzer: &mut TextAnalyzer,
 ) -> Option<Compiled> {
-    let mut optional = Vec::new();
-    let mut required = Vec::new();
-    let mut excluded = Vec::new();
-    // Stems and how often the query has them (a repeated word weighs more, as in BM25).
-    let mut stems: Vec<(String, f32)> = Vec::new();
+    let Analysed {
+        words,
+        phrases,
+        excluded,
+        stems,
+    } = analyse(parts, analyzer);
+    if words.is_empty() && phrases.is_empty() {
+        return None;
+    }
+    let words = drop_stop_words(words, !phrases.is_empty());
+    let common = common_clauses(&phrases, &excluded, filters, fields);
+    let literal = any_word(&words, &common, fields);
+    let all = (words.len() > 1).then(|| with_common(units(Occur::Must, &words, fields), &common));
+    let ranked = |matching| scored_by_stems(matching, &stems, fields);
+    Some(Compiled {
+        any: ranked(literal.box_clone()),
+        all: all.map(ranked),
+        allowed: with_common(Vec::new(), &common),
+        literal,
+    })
+}
+
+/// A query's parts as the index sees them (parts the analyzer leaves nothing of are gone).
+struct Analysed {
+    /// The words' tokens, each with whether it is only stop words.
+    words: Vec<(Vec<String>, bool)>,
+    phrases: Vec<Vec<String>>,
+    excluded: Vec<Vec<String>>,
+    /// Stems of the words and phrases, and how often the query has them (a repeated word weighs
+    /// more, as in BM25).
+    stems: Vec<(String, f32)>,
+}
+
+fn analyse(parts: &[Part], analyzer: &mut TextAnalyzer) -> Analysed {
+    let mut out = Analysed {
+        words: Vec::new(),
+        phrases: Vec::new(),
+        excluded: Vec::new(),
+        stems: Vec::new(),
+    };
     let mut stemmer = stems_analyzer();
     for part in parts {
         let text = match part {
@@ -74,91 +121,107 @@ pub(crate) fn compile(
             continue;
         }
         if !matches!(part, Part::Exclude(_)) {
-            for stem in words(&mut stemmer, text) {
-                match stems.iter_mut().find(|(s, _)| *s == stem) {
-                    Some((_, n)) => *n += 1.0,
-                    None => stems.push((stem, 1.0)),
-                }
-            }
+            count_stems(&mut out.stems, words(&mut stemmer, text));
         }
         match part {
-            Part::Word(_) => optional.push((tokens, only_stop_words(text))),
-            Part::Phrase(_) => required.push(tokens),
-            Part::Exclude(_) => excluded.push(tokens),
+            Part::Word(_) => out.words.push((tokens, only_stop_words(text))),
+            Part::Phrase(_) => out.phrases.push(tokens),
+            Part::Exclude(_) => out.excluded.push(tokens),
         }
     }
-    if optional.is_empty() && required.is_empty() {
-        return None;
+    out
+}
+
+/// Adds `new` stems to the counted ones.
+fn count_stems(counted: &mut Vec<(String, f32)>, new: Vec<String>) {
+    for stem in new {
+        match counted.iter_mut().find(|(s, _)| *s == stem) {
+            Some((_, n)) => *n += 1.0,
+            None => counted.push((stem, 1.0)),
+        }
     }
-    let has_content = !required.is_empty() || optional.iter().any(|(_, stop)| !stop);
-    let optional: Vec<Vec<String>> = optional
+}
+
+/// The words a result must have one of: stop words only count when the query has nothing else
+/// (no phrase, no other word).
+fn drop_stop_words(words: Vec<(Vec<String>, bool)>, has_phrases: bool) -> Vec<Vec<String>> {
+    let has_content = has_phrases || words.iter().any(|(_, stop)| !stop);
+    words
         .into_iter()
         .filter(|(_, stop)| !has_content || !stop)
         .map(|(tokens, _)| tokens)
-        .collect();
-    let mut common: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for tokens in &required {
-        common.push((Occur::Must, unit(fields, tokens)));
-    }
-    for tokens in &excluded {
-        common.push((Occur::MustNot, unit(fields, tokens)));
-    }
+        .collect()
+}
+
+/// What every query of a search requires: its phrases, none of its exclusions, the filters
+/// (scoring nothing).
+fn common_clauses(
+    phrases: &[Vec<String>],
+    excluded: &[Vec<String>],
+    filters: &Filters,
+    fields: &Fields,
+) -> Clauses {
+    let mut common = units(Occur::Must, phrases, fields);
+    common.extend(units(Occur::MustNot, excluded, fields));
     for filter in filter_queries(filters, fields) {
         common.push((Occur::Must, Box::new(ConstScoreQuery::new(filter, 0.0))));
     }
+    common
+}
 
-    let with_common = |mut clauses: Vec<(Occur, Box<dyn Query>)>| -> Box<dyn Query> {
-        clauses.extend(common.iter().map(|(o, q)| (*o, q.box_clone())));
-        Box::new(BooleanQuery::new(clauses))
-    };
-    let literal = match optional.len() {
-        0 => with_common(Vec::new()),
-        1 => with_common(vec![(Occur::Must, unit(fields, &optional[0]))]),
+/// `clauses` and the common ones, as one query.
+fn with_common(mut clauses: Clauses, common: &Clauses) -> Box<dyn Query> {
+    clauses.extend(common.iter().map(|(o, q)| (*o, q.box_clone())));
+    Box::new(BooleanQuery::new(clauses))
+}
+
+/// Documents with at least one of `words` as written (and the common clauses).
+fn any_word(words: &[Vec<String>], common: &Clauses, fields: &Fields) -> Box<dyn Query> {
+    match words {
+        [] => with_common(Vec::new(), common),
+        [word] => with_common(vec![(Occur::Must, unit(fields, word))], common),
         _ => {
-            let words: Vec<(Occur, Box<dyn Query>)> = optional
-                .iter()
-                .map(|tokens| (Occur::Should, unit(fields, tokens)))
-                .collect();
-            with_common(vec![(Occur::Must, Box::new(BooleanQuery::new(words)))])
+            let any = BooleanQuery::new(units(Occur::Should, words, fields));
+            with_common(vec![(Occur::Must, Box::new(any))], common)
         }
-    };
-    let all = (optional.len() > 1).then(|| {
-        with_common(
-            optional
-                .iter()
-                .map(|tokens| (Occur::Must, unit(fields, tokens)))
-                .collect(),
-        )
-    });
-    // Scored by the stems: the literal query decides which documents match, adding nothing.
-    let ranked = |matching: Box<dyn Query>| -> Box<dyn Query> {
-        if stems.is_empty() {
-            return matching;
-        }
-        let by_stems: Vec<(Occur, Box<dyn Query>)> = stems
-            .iter()
-            .map(|(stem, count)| {
-                let term: Box<dyn Query> = Box::new(TermQuery::new(
-                    Term::from_field_text(fields.stems, stem),
-                    IndexRecordOption::WithFreqs,
-                ));
-                (
-                    Occur::Should,
-                    Box::new(BoostQuery::new(term, *count)) as Box<dyn Query>,
-                )
-            })
-            .collect();
-        Box::new(BooleanQuery::new(vec![
-            (Occur::Must, Box::new(ConstScoreQuery::new(matching, 0.0))),
-            (Occur::Should, Box::new(BooleanQuery::new(by_stems))),
-        ]))
-    };
-    Some(Compiled {
-        any: ranked(literal.box_clone()),
-        all: all.map(ranked),
-        allowed: with_common(Vec::new()),
-        literal,
-    })
+    }
+}
+
+/// The documents of `matching`, scored by BM25 over the stems: the literal query decides which
+/// documents match, adding nothing to the score.
+fn scored_by_stems(
+    matching: Box<dyn Query>,
+    stems: &[(String, f32)],
+    fields: &Fields,
+) -> Box<dyn Query> {
+    if stems.is_empty() {
+        return matching;
+    }
+    let by_stems: Clauses = stems
+        .iter()
+        .map(|(stem, count)| {
+            let term: Box<dyn Query> = Box::new(TermQuery::new(
+                Term::from_field_text(fields.stems, stem),
+                IndexRecordOption::WithFreqs,
+            ));
+            (
+                Occur::Should,
+                Box::new(BoostQuery::new(term, *count)) as Box<dyn Query>,
+            )
+        })
+        .collect();
+    Box::new(BooleanQuery::new(vec![
+        (Occur::Must, Box::new(ConstScoreQuery::new(matching, 0.0))),
+        (Occur::Should, Box::new(BooleanQuery::new(by_stems))),
+    ]))
+}
+
+/// Each word or phrase of `units` as a clause that `occur`s.
+fn units(occur: Occur, units: &[Vec<String>], fields: &Fields) -> Clauses {
+    units
+        .iter()
+        .map(|tokens| (occur, unit(fields, tokens)))
+        .collect()
 }
 
 /// One word (one token) or phrase (several), looked for in every searched field; the best
@@ -214,4 +277,244 @@ pub(crate) fn filter_queries(filters: &Filters, fields: &Fields) -> Vec<Box<dyn 
         )));
     }
     out
+}
+
+/// The page of the keyword ranking that `request` asks for: its order, its window, the exact
+/// total.
+pub(crate) fn page(
+    searcher: &Searcher,
+    compiled: &Compiled,
+    request: &SearchRequest,
+) -> Result<Page, IndexError> {
+    let total = searcher.search(&*compiled.any, &Count)?;
+    let limit = request.limit.max(1);
+    let ranked = match request.sort_by {
+        SortBy::Relevance => by_relevance(
+            searcher,
+            compiled,
+            Window::new(total, request.offset, limit, request.order),
+        )?,
+        SortBy::UpdateTime => by_time(searcher, compiled, request.offset, limit, request.order)?,
+    };
+    Ok(Page {
+        ranked: ranked
+            .into_iter()
+            .map(|(address, score)| Ranked {
+                address,
+                score,
+                passage: None,
+            })
+            .collect(),
+        total: total as u64,
+    })
+}
+
+/// The first `limit` documents of the relevance order, best first.
+pub(crate) fn best(
+    searcher: &Searcher,
+    compiled: &Compiled,
+    limit: usize,
+) -> Result<Vec<DocAddress>, IndexError> {
+    let window = Window {
+        start: 0,
+        len: limit,
+        reversed: false,
+    };
+    let ranked = by_relevance(searcher, compiled, window)?;
+    Ok(ranked.into_iter().map(|(address, _)| address).collect())
+}
+
+/// Where a page lies in the descending relevance order: `len` documents from `start`, reversed
+/// for an ascending page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Window {
+    start: usize,
+    len: usize,
+    reversed: bool,
+}
+
+impl Window {
+    /// The window `[offset, offset + limit)` of `order` over `total` documents. Ascending order is
+    /// the descending order reversed, so its window is taken from the other end.
+    fn new(total: usize, offset: usize, limit: usize, order: SortOrder) -> Window {
+        match order {
+            SortOrder::Descending => Window {
+                start: offset,
+                len: limit,
+                reversed: false,
+            },
+            SortOrder::Ascending => {
+                let end = total.saturating_sub(offset);
+                let start = end.saturating_sub(limit);
+                Window {
+                    start,
+                    len: end - start,
+                    reversed: true,
+                }
+            }
+        }
+    }
+}
+
+/// A window of the relevance order: documents with every word first (tier 1), then the others
+/// (tier 2), each by BM25.
+fn by_relevance(
+    searcher: &Searcher,
+    compiled: &Compiled,
+    Window {
+        start,
+        len,
+        reversed,
+    }: Window,
+) -> Result<Vec<(DocAddress, f32)>, IndexError> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let mut window = Vec::with_capacity(len);
+    match &compiled.all {
+        None => window.extend(top(searcher, &*compiled.any, start, len, true)?),
+        Some(all) => {
+            let tier1 = searcher.search(&**all, &Count)?;
+            if start < tier1 {
+                window.extend(top(searcher, &**all, start, len.min(tier1 - start), true)?);
+            }
+            if window.len() < len {
+                let rest: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, compiled.any.box_clone()),
+                    (Occur::MustNot, all.box_clone()),
+                ]));
+                let skip = start.saturating_sub(tier1);
+                window.extend(top(searcher, &*rest, skip, len - window.len(), false)?);
+            }
+        }
+    }
+    if reversed {
+        window.reverse();
+    }
+    Ok(window)
+}
+
+/// Top documents by score, with their scores mapped into their tier's half of [0, 1).
+fn top(
+    searcher: &Searcher,
+    query: &dyn Query,
+    offset: usize,
+    limit: usize,
+    tier1: bool,
+) -> Result<Vec<(DocAddress, f32)>, IndexError> {
+    let docs = searcher.search(
+        query,
+        &TopDocs::with_limit(limit.max(1))
+            .and_offset(offset)
+            .order_by((SortBySimilarityScore, Order::Desc)),
+    )?;
+    Ok(docs
+        .into_iter()
+        .map(|(score, address)| (address, tiered_score(score, tier1)))
+        .collect())
+}
+
+/// The window of the update-time order; each hit's relevance is computed for its score: its
+/// score under `any`, and whether it is in `all` (tier 1).
+fn by_time(
+    searcher: &Searcher,
+    compiled: &Compiled,
+    offset: usize,
+    limit: usize,
+    order: SortOrder,
+) -> Result<Vec<(DocAddress, f32)>, IndexError> {
+    let order = match order {
+        SortOrder::Descending => Order::Desc,
+        SortOrder::Ascending => Order::Asc,
+    };
+    let docs: Vec<(Option<i64>, DocAddress)> = searcher.search(
+        &*compiled.any,
+        &TopDocs::with_limit(limit.max(1))
+            .and_offset(offset)
+            .order_by_fast_field::<i64>(Fields::UPDATED, order),
+    )?;
+    let addresses: Vec<DocAddress> = docs.into_iter().map(|(_, address)| address).collect();
+    let scoring = EnableScoring::enabled_from_searcher(searcher);
+    let any = compiled.any.weight(scoring)?;
+    let tier1 = match &compiled.all {
+        Some(all) => matches_of(searcher, &*all.weight(scoring)?, &addresses)?,
+        None => vec![true; addresses.len()],
+    };
+    Ok(addresses
+        .into_iter()
+        .zip(tier1)
+        .map(|(address, tier1)| {
+            let segment = searcher.segment_reader(address.segment_ord);
+            let score = any
+                .explain(segment, address.doc_id)
+                .map_or(0.0, |e| e.value());
+            (address, tiered_score(score, tier1))
+        })
+        .collect())
+}
+
+/// Whether each of `addresses` matches `weight`'s query. A segment's scorer is only ever moved
+/// forward, as tantivy requires, so the addresses are visited in index order.
+fn matches_of(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    addresses: &[DocAddress],
+) -> Result<Vec<bool>, IndexError> {
+    let mut in_order: Vec<(usize, DocAddress)> = addresses.iter().copied().enumerate().collect();
+    in_order.sort_by_key(|(_, a)| (a.segment_ord, a.doc_id));
+    let mut found = vec![false; addresses.len()];
+    let mut scorer: Option<(u32, Box<dyn Scorer>)> = None;
+    for (position, address) in in_order {
+        if scorer
+            .as_ref()
+            .is_none_or(|(segment, _)| *segment != address.segment_ord)
+        {
+            let reader = searcher.segment_reader(address.segment_ord);
+            scorer = Some((address.segment_ord, weight.scorer(reader, 1.0)?));
+        }
+        if let Some((_, s)) = scorer.as_mut() {
+            let doc = if s.doc() < address.doc_id {
+                s.seek(address.doc_id)
+            } else {
+                s.doc()
+            };
+            found[position] = doc == address.doc_id;
+        }
+    }
+    Ok(found)
+}
+
+/// Maps a BM25 score into [0.5, 1) for tier 1 and [0, 0.5) for tier 2, so that scores never
+/// increase down a relevance-ordered list.
+fn tiered_score(bm25: f32, tier1: bool) -> f32 {
+    let unit = if bm25 > 0.0 {
+        bm25 / (bm25 + SCORE_HALF)
+    } else {
+        0.0
+    };
+    if tier1 { 0.5 + unit / 2.0 } else { unit / 2.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier_one_always_scores_above_tier_two() {
+        assert!(tiered_score(0.01, true) >= 0.5);
+        assert!(tiered_score(1e9, false) <= 0.5);
+        assert!(tiered_score(3.0, true) < tiered_score(4.0, true));
+        assert_eq!(tiered_score(0.0, false), 0.0);
+    }
+
+    #[test]
+    fn an_ascending_window_is_taken_from_the_end() {
+        let w = Window::new(10, 2, 3, SortOrder::Ascending);
+        assert_eq!((w.start, w.len, w.reversed), (5, 3, true));
+        let w = Window::new(10, 9, 5, SortOrder::Ascending);
+        assert_eq!((w.start, w.len), (0, 1));
+        assert_eq!(Window::new(3, 5, 2, SortOrder::Ascending).len, 0);
+        let w = Window::new(10, 2, 3, SortOrder::Descending);
+        assert_eq!((w.start, w.len, w.reversed), (2, 3, false));
+    }
 }

@@ -13,6 +13,7 @@ mod error;
 mod hybrid;
 mod keyword;
 mod query_syntax;
+mod request;
 mod schema;
 mod search;
 mod snippet;
@@ -32,10 +33,10 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, T
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
-pub use hybrid::{Fusion, POOL};
-pub use keyword::Filters;
+pub use hybrid::POOL;
 pub use query_syntax::{Part, parse as parse_query};
-pub use search::{Hit, Ranking, SearchRequest, SearchResults, SemanticQuery, SortBy, SortOrder};
+pub use request::{Filters, Fusion, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder};
+pub use search::{Hit, SearchResults};
 pub use snippet::Snippet;
 pub use vectors::Embedding;
 pub use writer::WriteBatch;
@@ -53,11 +54,65 @@ const FORMAT_FILE: &str = "quarry-format";
 
 /// Every document, not the parts of long texts (only documents have a connector).
 fn documents() -> Box<dyn Query> {
-    Box::new(ExistsQuery::new("connector".to_owned(), false))
+    Box::new(ExistsQuery::new(Fields::CONNECTOR.to_owned(), false))
 }
 
 /// Memory the writer may use for documents not yet committed.
 const WRITER_HEAP_BYTES: usize = 96 << 20;
+
+/// Why the index in `dir` cannot be opened.
+fn open_error(dir: &Path, e: impl std::fmt::Display) -> IndexError {
+    IndexError::Open {
+        path: PathBuf::from(dir),
+        message: e.to_string(),
+    }
+}
+
+/// Checks that an existing index in `dir` has this build's [`FORMAT`]; records it for a new one.
+fn check_format(dir: &Path) -> Result<(), IndexError> {
+    let format_file = dir.join(FORMAT_FILE);
+    if !dir.join("meta.json").is_file() {
+        return std::fs::write(&format_file, FORMAT.to_string()).map_err(|e| open_error(dir, e));
+    }
+    let found = std::fs::read_to_string(&format_file)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    if found != FORMAT {
+        return Err(IndexError::Outdated {
+            path: dir.to_owned(),
+            found,
+            expected: FORMAT,
+        });
+    }
+    Ok(())
+}
+
+/// Starts the writer thread of `index`; [`IndexError::Busy`] when another process holds the
+/// index's writer lock.
+fn start_writer(
+    index: &Index,
+    dir: &Path,
+    reader: IndexReader,
+    fields: Fields,
+) -> Result<Writer, IndexError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    // Created on the writer's thread, which runs in the background: tantivy's indexing and
+    // merging threads start there and inherit its priority.
+    let create = {
+        let index = index.clone();
+        let dir = dir.to_owned();
+        move || {
+            index
+                .writer_with_num_threads(threads, WRITER_HEAP_BYTES)
+                .map_err(|e| match e {
+                    TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
+                    e => open_error(&dir, e),
+                })
+        }
+    };
+    Writer::start(create, reader, fields)
+}
 
 /// The index: a reader, and the writer when opened for writing.
 pub struct SearchIndex {
@@ -71,30 +126,11 @@ impl SearchIndex {
     /// Opens (creating if needed) the index in `dir`. With `writable`, takes the index's writer
     /// lock; [`IndexError::Busy`] means another process holds it.
     pub fn open(dir: &Path, writable: bool) -> Result<SearchIndex, IndexError> {
-        let open_error = |e: &dyn std::fmt::Display| IndexError::Open {
-            path: PathBuf::from(dir),
-            message: e.to_string(),
-        };
-        std::fs::create_dir_all(dir).map_err(|e| open_error(&e))?;
-        let format_file = dir.join(FORMAT_FILE);
-        if dir.join("meta.json").is_file() {
-            let found = std::fs::read_to_string(&format_file)
-                .ok()
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .unwrap_or(0);
-            if found != FORMAT {
-                return Err(IndexError::Outdated {
-                    path: dir.to_owned(),
-                    found,
-                    expected: FORMAT,
-                });
-            }
-        } else {
-            std::fs::write(&format_file, FORMAT.to_string()).map_err(|e| open_error(&e))?;
-        }
+        std::fs::create_dir_all(dir).map_err(|e| open_error(dir, e))?;
+        check_format(dir)?;
         let (schema, fields) = Fields::schema();
-        let directory = MmapDirectory::open(dir).map_err(|e| open_error(&e))?;
-        let index = Index::open_or_create(directory, schema).map_err(|e| open_error(&e))?;
+        let directory = MmapDirectory::open(dir).map_err(|e| open_error(dir, e))?;
+        let index = Index::open_or_create(directory, schema).map_err(|e| open_error(dir, e))?;
         index.tokenizers().register(ANALYZER, analyzer());
         index
             .tokenizers()
@@ -108,27 +144,9 @@ impl SearchIndex {
             .reader_builder()
             .reload_policy(policy)
             .try_into()
-            .map_err(|e| open_error(&e))?;
+            .map_err(|e| open_error(dir, e))?;
         let writer = if writable {
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-            // Created on the writer's thread, which runs in the background: tantivy's indexing
-            // and merging threads start there and inherit its priority.
-            let create = {
-                let index = index.clone();
-                let dir = dir.to_owned();
-                move || {
-                    index
-                        .writer_with_num_threads(threads, WRITER_HEAP_BYTES)
-                        .map_err(|e| match e {
-                            TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
-                            e => IndexError::Open {
-                                path: dir,
-                                message: e.to_string(),
-                            },
-                        })
-                }
-            };
-            Some(Writer::start(create, reader.clone(), fields)?)
+            Some(start_writer(&index, dir, reader.clone(), fields)?)
         } else {
             None
         };

@@ -89,6 +89,13 @@ pub(crate) struct Fields {
 }
 
 impl Fields {
+    /// Name of `connector`, which only documents have (not the parts of their texts).
+    pub(crate) const CONNECTOR: &'static str = "connector";
+    /// Name of `updated`, read as a fast field for sorting by update time.
+    pub(crate) const UPDATED: &'static str = "updated";
+    /// Name of `vectors`, read as a fast field by semantic ranking.
+    pub(crate) const VECTORS: &'static str = "vectors";
+
     /// The schema and its fields.
     pub(crate) fn schema() -> (Schema, Fields) {
         let mut builder = Schema::builder();
@@ -100,7 +107,7 @@ impl Fields {
         let words = indexed_words.clone().set_stored();
         let fields = Fields {
             key: builder.add_text_field("key", STRING),
-            connector: builder.add_text_field("connector", STRING | FAST | STORED),
+            connector: builder.add_text_field(Fields::CONNECTOR, STRING | FAST | STORED),
             doc_id: builder.add_text_field("doc_id", STRING | STORED),
             title: builder.add_text_field("title", words.clone()),
             path: builder.add_text_field("path", words.clone()),
@@ -114,10 +121,10 @@ impl Fields {
             mime: builder.add_text_field("mime", STRING | FAST | STORED),
             url: builder.add_text_field("url", STORED),
             size: builder.add_u64_field("size", FAST | STORED),
-            updated: builder.add_i64_field("updated", INDEXED | FAST | STORED),
+            updated: builder.add_i64_field(Fields::UPDATED, INDEXED | FAST | STORED),
             pages: builder.add_bytes_field("pages", STORED),
             meta: builder.add_text_field("meta", STORED),
-            vectors: builder.add_bytes_field("vectors", FAST),
+            vectors: builder.add_bytes_field(Fields::VECTORS, FAST),
             passages: builder.add_bytes_field("passages", STORED),
             model: builder.add_text_field("model", STRING),
             stems: builder.add_text_field(

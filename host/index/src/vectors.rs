@@ -13,6 +13,7 @@ use tantivy::index::SegmentId;
 use tantivy::{DocId, DocSet, SegmentReader, TERMINATED};
 
 use crate::IndexError;
+use crate::schema::Fields;
 
 const HEADER: usize = 2 + 8;
 
@@ -106,7 +107,7 @@ impl SegmentVectors {
             scales: Vec::new(),
             data: Vec::new(),
         };
-        let Some(column) = segment.fast_fields().bytes("vectors")? else {
+        let Some(column) = segment.fast_fields().bytes(Fields::VECTORS)? else {
             return Ok(out);
         };
         let mut by_ord: Vec<(u64, DocId)> = (0..max_doc)

@@ -1,0 +1,142 @@
+//! Fused (semantic and keyword) searches against a real tantivy index: candidates from either
+//! ranking, scores relative to the best possible, sorts and paging.
+
+use std::sync::Arc;
+
+use quarry_core::{ConnectorId, DocId, DocMeta};
+use quarry_index::{
+    DocInfo, Embedding, Fusion, IndexDoc, IndexError, Ranking, SearchIndex, SearchRequest,
+    SearchResults, SemanticQuery, SortBy, SortOrder, WriteBatch,
+};
+
+const DAY: i64 = 86_400_000;
+const T0: i64 = 1_790_000_000_000;
+const MODEL: &str = "test-model";
+
+fn cn() -> ConnectorId {
+    ConnectorId::parse("cn_a").expect("valid connector id")
+}
+
+/// A document updated on `day`, with one passage (its whole text) when `vector` is given.
+fn doc(id: &str, text: &str, day: i64, vector: Option<[f32; 4]>) -> IndexDoc {
+    IndexDoc {
+        info: DocInfo {
+            connector: cn(),
+            doc_id: DocId::parse(id).expect("valid doc id"),
+            meta: DocMeta {
+                title: format!("{id}.txt"),
+                path: Some(format!("notes/{id}.txt")),
+                url: None,
+                mime_type: "text/plain".to_owned(),
+                size_bytes: text.len() as u64,
+                update_time_ms: T0 + day * DAY,
+            },
+        },
+        text: text.to_owned(),
+        page_starts: vec![],
+        metadata: vec![],
+        embedding: vector.map(|v| {
+            let end = u32::try_from(text.len()).expect("short text");
+            Embedding::new(MODEL, vec![(0, end)], &[v.to_vec()])
+        }),
+    }
+}
+
+/// `a`, `b` and `d` have the query word; `a`, `b` and `c` have vectors, nearest the query in
+/// that order; `d` has none. Newest first: d, c, b, a.
+fn index(dir: &tempfile::TempDir) -> Result<SearchIndex, IndexError> {
+    let index = SearchIndex::open(dir.path(), true)?;
+    index.write(WriteBatch {
+        upserts: vec![
+            doc("a", "alpha beta", 1, Some([1.0, 0.0, 0.0, 0.0])),
+            doc("b", "alpha gamma", 2, Some([0.8, 0.6, 0.0, 0.0])),
+            doc("c", "delta epsilon", 3, Some([0.0, 1.0, 0.0, 0.0])),
+            doc("d", "alpha", 4, None),
+        ],
+        ..WriteBatch::default()
+    })?;
+    Ok(index)
+}
+
+fn fused(fusion: Fusion) -> SearchRequest {
+    let mut request = SearchRequest::new("alpha", vec![cn()], 100);
+    request.ranking = Ranking::Fused(
+        SemanticQuery {
+            model: MODEL.to_owned(),
+            vector: Arc::new(vec![1.0, 0.0, 0.0, 0.0]),
+        },
+        fusion,
+    );
+    request
+}
+
+fn ids(results: &SearchResults) -> Vec<&str> {
+    results
+        .hits
+        .iter()
+        .map(|h| h.info.doc_id.as_str())
+        .collect()
+}
+
+#[test]
+fn semantic_scores_are_relative_to_the_best_possible_and_rounded() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index(&dir)?;
+    let results = index.search(&fused(Fusion::SEMANTIC_ONLY))?;
+    assert_eq!(ids(&results), ["a", "b", "c"], "nearest first, no keyword");
+    assert_eq!(results.total, 3);
+    let scores: Vec<f32> = results.hits.iter().map(|h| h.score).collect();
+    // 1/(k + rank) over 1/(k + 1), k = 60, to four decimals.
+    assert_eq!(scores, [1.0, 0.9839, 0.9683]);
+    // A semantic hit's snippet is its best passage, though it has no query word.
+    assert_eq!(results.hits[2].snippet.text, "delta epsilon");
+    Ok(())
+}
+
+#[test]
+fn hybrid_fuses_candidates_of_both_rankings() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index(&dir)?;
+    let results = index.search(&fused(Fusion::HYBRID))?;
+    assert_eq!(
+        results.total, 4,
+        "keyword-only d and semantic-only c both count"
+    );
+    let mut found = ids(&results);
+    found.sort_unstable();
+    assert_eq!(found, ["a", "b", "c", "d"]);
+    assert!(results.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(results.hits.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    // In both rankings, a and b beat c (semantic only) and d (keyword only).
+    let position = |id: &str| ids(&results).iter().position(|x| *x == id);
+    assert!(position("a") < position("c") && position("b") < position("c"));
+    assert!(position("a") < position("d") && position("b") < position("d"));
+
+    let mut ascending = fused(Fusion::HYBRID);
+    ascending.order = SortOrder::Ascending;
+    let mut reversed = ids(&results);
+    reversed.reverse();
+    assert_eq!(ids(&index.search(&ascending)?), reversed);
+    Ok(())
+}
+
+#[test]
+fn hybrid_sorts_by_update_time_and_pages() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index(&dir)?;
+    let mut request = fused(Fusion::HYBRID);
+    request.sort_by = SortBy::UpdateTime;
+    assert_eq!(ids(&index.search(&request)?), ["d", "c", "b", "a"]);
+    request.order = SortOrder::Ascending;
+    assert_eq!(ids(&index.search(&request)?), ["a", "b", "c", "d"]);
+    request.order = SortOrder::Descending;
+    request.offset = 1;
+    request.limit = 2;
+    let page = index.search(&request)?;
+    assert_eq!(ids(&page), ["c", "b"]);
+    assert_eq!(
+        page.total, 4,
+        "the total counts every candidate, not the page"
+    );
+    Ok(())
+}
