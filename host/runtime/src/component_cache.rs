@@ -12,7 +12,7 @@ use quarry_core::trust::{owned_and_guarded, owner_is_me, write_new_private};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::RuntimeError;
+use crate::error::{RuntimeError, RuntimeErrorKind};
 
 /// A private folder of compiled components, one file per component and engine build.
 pub(crate) struct ComponentCache {
@@ -24,9 +24,11 @@ impl ComponentCache {
     /// user's that others may write to (as an older Quarry left it under a lax umask) is made
     /// private; one that belongs to someone else is refused.
     pub(crate) fn open(dir: &Path) -> Result<ComponentCache, RuntimeError> {
-        let io = |source| RuntimeError::Io {
-            path: dir.to_owned(),
-            source,
+        let io = |source| {
+            RuntimeError::from(RuntimeErrorKind::Io {
+                path: dir.to_owned(),
+                source,
+            })
         };
         fs::DirBuilder::new()
             .recursive(true)
@@ -45,9 +47,13 @@ impl ComponentCache {
         } else {
             Err(format!("{} is not a folder", dir.display()))
         };
-        trusted.map_err(|message| RuntimeError::Component {
-            plugin: "(runtime)".into(),
-            message: format!("the component cache cannot be trusted: {message}"),
+        trusted.map_err(|message| {
+            RuntimeError::of(
+                "(runtime)",
+                RuntimeErrorKind::Component {
+                    message: format!("the component cache cannot be trusted: {message}"),
+                },
+            )
         })?;
         Ok(ComponentCache {
             dir: dir.to_owned(),
@@ -79,9 +85,11 @@ impl ComponentCache {
     /// Caches `compiled` under `key`: written to a new private file, then renamed into place.
     pub(crate) fn store(&self, key: &str, compiled: &[u8]) -> Result<(), RuntimeError> {
         let path = self.path(key);
-        let io = |source| RuntimeError::Io {
-            path: path.clone(),
-            source,
+        let io = |source| {
+            RuntimeError::from(RuntimeErrorKind::Io {
+                path: path.clone(),
+                source,
+            })
         };
         // Unique per process and write, so concurrent writers never share a temporary file.
         static WRITES: AtomicU64 = AtomicU64::new(0);

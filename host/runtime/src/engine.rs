@@ -10,14 +10,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::v0_1_0;
 use crate::component_cache::{ComponentCache, deserialize};
+use crate::error::{RuntimeError, RuntimeErrorKind};
 use crate::fs_guard::ProtectedPaths;
 use crate::host_state::HostState;
-use crate::{RuntimeError, deadline, fs_guard};
+use crate::{deadline, fs_guard, wit};
 
 /// How often the engine's epoch advances; deadlines are measured in these ticks.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -67,9 +67,8 @@ impl Runtime {
     /// Builds the engine, links the host imports (WASI and `quarry:connector/host`) and starts
     /// the epoch ticker that enforces call deadlines.
     pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
-        let engine_error = |message: String| RuntimeError::Component {
-            plugin: "(runtime)".into(),
-            message,
+        let engine_error = |message: String| {
+            RuntimeError::of("(runtime)", RuntimeErrorKind::Component { message })
         };
         let mut pool = PoolingAllocationConfig::new();
         let instances = config.max_instances.max(1);
@@ -90,7 +89,7 @@ impl Runtime {
         // Outgoing HTTP, gated per instance by the connector's granted hosts (`network.rs`).
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
             .map_err(|e| engine_error(format!("linking WASI HTTP: {e:#}")))?;
-        v0_1_0::Connector::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+        wit::add_to_linker(&mut linker)
             .map_err(|e| engine_error(format!("linking the host interface: {e:#}")))?;
         // Stricter than WASI: opens never block nor reach Quarry's own folders, and waits end
         // at the call's deadline.
@@ -139,10 +138,8 @@ impl Runtime {
         key: &str,
         bytes: &[u8],
     ) -> Result<Component, RuntimeError> {
-        let component_error = |message: String| RuntimeError::Component {
-            plugin: plugin.to_owned(),
-            message,
-        };
+        let component_error =
+            |message: String| RuntimeError::of(plugin, RuntimeErrorKind::Component { message });
         let Some(cache) = &self.cache else {
             return Component::new(&self.engine, bytes)
                 .map_err(|e| component_error(format!("not a valid component: {e:#}")));

@@ -1,8 +1,8 @@
 //! Errors of the plugin runtime.
 //!
 //! Plugin calls fail at two levels: the host stopped the call (a trap, a timeout, the memory cap,
-//! output that breaks the contract), or the plugin itself answered with an error. Both carry the
-//! plugin's id and the call.
+//! output that breaks the contract), or the plugin itself answered with an error. Every error is
+//! one [`RuntimeError`]: the plugin's id, the call, and a [`RuntimeErrorKind`].
 
 use std::fmt;
 use std::net::IpAddr;
@@ -53,9 +53,21 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Everything that can go wrong loading or calling a plugin.
+/// Everything that can go wrong loading or calling a plugin: which plugin, which call, and what
+/// happened.
+#[derive(Debug)]
+pub struct RuntimeError {
+    /// The plugin's id; `None` for a manifest not read yet and for the runtime's own files.
+    pub plugin: Option<String>,
+    /// The WIT function that failed (`list-docs`); `None` when loading or setting up failed.
+    pub call: Option<&'static str>,
+    /// What happened.
+    pub kind: RuntimeErrorKind,
+}
+
+/// What went wrong, by kind. A [`RuntimeError`] adds the plugin and the call.
 #[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
+pub enum RuntimeErrorKind {
     /// The manifest cannot be read or is invalid.
     #[error("plugin manifest {}: {message}", path.display())]
     Manifest {
@@ -65,91 +77,61 @@ pub enum RuntimeError {
         message: String,
     },
     /// The component cannot be read, compiled or linked.
-    #[error("plugin {plugin}: {message}")]
+    #[error("{message}")]
     Component {
-        /// Plugin id.
-        plugin: String,
-        /// What went wrong.
+        /// What went wrong, with wasmtime's causes.
         message: String,
     },
     /// The component implements a WIT version this host does not run, or not the manifest's.
-    #[error("plugin {plugin}: {message}")]
+    #[error("{message}")]
     WitVersion {
-        /// Plugin id.
-        plugin: String,
         /// Names the versions involved.
         message: String,
     },
     /// The configuration or grant does not fit the manifest.
-    #[error("plugin {plugin}: {message}")]
+    #[error("{message}")]
     Config {
-        /// Plugin id.
-        plugin: String,
         /// What is wrong, naming the field.
         message: String,
     },
     /// The call ran past its deadline and was stopped.
-    #[error("plugin {plugin}: {call} timed out after {} s and was stopped", limit.as_secs_f64())]
+    #[error("timed out after {} s and was stopped", limit.as_secs_f64())]
     Timeout {
-        /// Plugin id.
-        plugin: String,
-        /// The WIT function called.
-        call: &'static str,
         /// The deadline.
         limit: Duration,
     },
     /// The call needed more memory than the plugin may use and was stopped.
-    #[error("plugin {plugin}: {call} exceeded the memory limit of {} MiB and was stopped", limit_bytes >> 20)]
+    #[error("exceeded the memory limit of {} MiB and was stopped", limit_bytes >> 20)]
     MemoryLimit {
-        /// Plugin id.
-        plugin: String,
-        /// The WIT function called.
-        call: &'static str,
         /// The limit.
         limit_bytes: u64,
     },
     /// The plugin crashed (a panic, an unreachable instruction, a bad memory access).
-    #[error("plugin {plugin}: {call} crashed: {message}")]
+    #[error("crashed: {message}")]
     Trap {
-        /// Plugin id.
-        plugin: String,
-        /// The WIT function called.
-        call: &'static str,
         /// The trap, and the plugin's last output (where panic messages land).
         message: String,
     },
     /// The plugin returned something the contract forbids (too large, a bad id).
-    #[error("plugin {plugin}: {call} returned invalid output: {message}")]
+    #[error("returned invalid output: {message}")]
     Output {
-        /// Plugin id.
-        plugin: String,
-        /// The WIT function called.
-        call: &'static str,
         /// What was wrong.
         message: String,
     },
     /// The plugin answered with its own error.
-    #[error("plugin {plugin}: {call}: {error}")]
+    #[error("{error}")]
     Guest {
-        /// Plugin id.
-        plugin: String,
-        /// The WIT function called.
-        call: &'static str,
         /// The plugin's error.
         error: GuestError,
     },
     /// The plugin failed after the host refused it a connection: to a host outside its grant, or
     /// to a granted name that led only to loopback, private or link-local addresses.
     #[error(
-        "plugin {plugin}: {call}: the host refused a connection to {} (granted hosts: {}); the plugin then failed: {plugin_said}",
+        "the host refused a connection to {} (granted hosts: {}); the plugin then failed: {plugin_said}",
         refused.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
         if granted.is_empty() { "none".to_owned() } else { granted.join(", ") }
     )]
     NetworkDenied {
-        /// Plugin id.
-        plugin: String,
-        /// The WIT function called.
-        call: &'static str,
         /// What was refused, and why.
         refused: Vec<Refusal>,
         /// The hosts the connector may reach.
@@ -163,20 +145,96 @@ pub enum RuntimeError {
         /// The file or folder.
         path: PathBuf,
         /// The underlying error.
+        #[source]
         source: std::io::Error,
     },
 }
 
+impl RuntimeErrorKind {
+    /// True when the kind says what the call did, right after the call's name ("list-docs timed
+    /// out …"); the others follow it after a colon ("list-docs: not found: …").
+    fn reads_as_the_calls_verb(&self) -> bool {
+        matches!(
+            self,
+            RuntimeErrorKind::Timeout { .. }
+                | RuntimeErrorKind::MemoryLimit { .. }
+                | RuntimeErrorKind::Trap { .. }
+                | RuntimeErrorKind::Output { .. }
+        )
+    }
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(plugin) = &self.plugin {
+            write!(f, "plugin {plugin}: ")?;
+        }
+        if let Some(call) = self.call {
+            let separator = if self.kind.reads_as_the_calls_verb() {
+                " "
+            } else {
+                ": "
+            };
+            write!(f, "{call}{separator}")?;
+        }
+        write!(f, "{}", self.kind)
+    }
+}
+
+impl std::error::Error for RuntimeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.kind)
+    }
+}
+
+/// An error of no plugin: a manifest not read yet, or a file of the runtime's own.
+impl From<RuntimeErrorKind> for RuntimeError {
+    fn from(kind: RuntimeErrorKind) -> Self {
+        RuntimeError {
+            plugin: None,
+            call: None,
+            kind,
+        }
+    }
+}
+
 impl RuntimeError {
+    /// An error of `plugin` outside any call: loading it, or checking its settings.
+    pub(crate) fn of(plugin: impl Into<String>, kind: RuntimeErrorKind) -> RuntimeError {
+        RuntimeError {
+            plugin: Some(plugin.into()),
+            call: None,
+            kind,
+        }
+    }
+
+    /// An error of `plugin`'s `call`.
+    pub(crate) fn in_call(
+        plugin: impl Into<String>,
+        call: &'static str,
+        kind: RuntimeErrorKind,
+    ) -> RuntimeError {
+        RuntimeError {
+            plugin: Some(plugin.into()),
+            call: Some(call),
+            kind,
+        }
+    }
+
+    /// What happened.
+    pub fn kind(&self) -> &RuntimeErrorKind {
+        &self.kind
+    }
+
     /// True when the host stopped the call (trap, timeout, memory, invalid output), as opposed to
     /// the plugin reporting an error of its own.
     pub fn is_host_stop(&self) -> bool {
         matches!(
-            self,
-            RuntimeError::Timeout { .. }
-                | RuntimeError::MemoryLimit { .. }
-                | RuntimeError::Trap { .. }
-                | RuntimeError::Output { .. }
+            self.kind,
+            RuntimeErrorKind::Timeout { .. }
+                | RuntimeErrorKind::MemoryLimit { .. }
+                | RuntimeErrorKind::Trap { .. }
+                | RuntimeErrorKind::Output { .. }
         )
     }
 
@@ -186,36 +244,17 @@ impl RuntimeError {
             return self;
         }
         let clean = |text: String| secrets.redact(&text);
-        match self {
-            RuntimeError::Trap {
-                plugin,
-                call,
-                message,
-            } => RuntimeError::Trap {
-                plugin,
-                call,
+        let kind = match self.kind {
+            RuntimeErrorKind::Trap { message } => RuntimeErrorKind::Trap {
                 message: clean(message),
             },
-            RuntimeError::Output {
-                plugin,
-                call,
-                message,
-            } => RuntimeError::Output {
-                plugin,
-                call,
+            RuntimeErrorKind::Output { message } => RuntimeErrorKind::Output {
                 message: clean(message),
             },
-            RuntimeError::Config { plugin, message } => RuntimeError::Config {
-                plugin,
+            RuntimeErrorKind::Config { message } => RuntimeErrorKind::Config {
                 message: clean(message),
             },
-            RuntimeError::Guest {
-                plugin,
-                call,
-                error,
-            } => RuntimeError::Guest {
-                plugin,
-                call,
+            RuntimeErrorKind::Guest { error } => RuntimeErrorKind::Guest {
                 error: match error {
                     GuestError::NotFound(m) => GuestError::NotFound(clean(m)),
                     GuestError::Unavailable(m) => GuestError::Unavailable(clean(m)),
@@ -223,15 +262,11 @@ impl RuntimeError {
                     GuestError::Other(m) => GuestError::Other(clean(m)),
                 },
             },
-            RuntimeError::NetworkDenied {
-                plugin,
-                call,
+            RuntimeErrorKind::NetworkDenied {
                 refused,
                 granted,
                 plugin_said,
-            } => RuntimeError::NetworkDenied {
-                plugin,
-                call,
+            } => RuntimeErrorKind::NetworkDenied {
                 refused: refused
                     .into_iter()
                     .map(|r| Refusal {
@@ -243,14 +278,166 @@ impl RuntimeError {
                 plugin_said: clean(plugin_said),
             },
             other => other,
-        }
+        };
+        RuntimeError { kind, ..self }
     }
 
     /// The plugin's own error, if this is one.
     pub fn guest_error(&self) -> Option<&GuestError> {
-        match self {
-            RuntimeError::Guest { error, .. } => Some(error),
+        match &self.kind {
+            RuntimeErrorKind::Guest { error } => Some(error),
             _ => None,
         }
+    }
+}
+
+impl quarry_core::ErrorCode for RuntimeError {
+    /// A document the plugin no longer finds is a 404; settings it or the host finds wrong are
+    /// the caller's to fix; every other failure of a plugin is the service's.
+    fn error_kind(&self) -> quarry_core::ErrorKind {
+        use quarry_core::ErrorKind;
+        match &self.kind {
+            RuntimeErrorKind::Guest {
+                error: GuestError::NotFound(_),
+            } => ErrorKind::NotFound,
+            RuntimeErrorKind::Guest {
+                error: GuestError::InvalidConfig(_),
+            }
+            | RuntimeErrorKind::Config { .. } => ErrorKind::Validation,
+            _ => ErrorKind::Internal,
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind renders as it did when each was its own variant with the plugin and the call.
+    #[test]
+    fn messages_name_the_plugin_and_the_call() {
+        let path = PathBuf::from("/p/quarry-plugin.toml");
+        let cases = [
+            (
+                RuntimeError::from(RuntimeErrorKind::Manifest {
+                    path: path.clone(),
+                    message: "bad".into(),
+                }),
+                "plugin manifest /p/quarry-plugin.toml: bad",
+            ),
+            (
+                RuntimeError::from(RuntimeErrorKind::Io {
+                    path: path.clone(),
+                    source: std::io::Error::other("denied"),
+                }),
+                "/p/quarry-plugin.toml: denied",
+            ),
+            (
+                RuntimeError::of(
+                    "x",
+                    RuntimeErrorKind::Component {
+                        message: "m".into(),
+                    },
+                ),
+                "plugin x: m",
+            ),
+            (
+                RuntimeError::of(
+                    "x",
+                    RuntimeErrorKind::WitVersion {
+                        message: "m".into(),
+                    },
+                ),
+                "plugin x: m",
+            ),
+            (
+                RuntimeError::of(
+                    "x",
+                    RuntimeErrorKind::Config {
+                        message: "m".into(),
+                    },
+                ),
+                "plugin x: m",
+            ),
+            (
+                RuntimeError::in_call(
+                    "x",
+                    "list-docs",
+                    RuntimeErrorKind::Timeout {
+                        limit: Duration::from_millis(2500),
+                    },
+                ),
+                "plugin x: list-docs timed out after 2.5 s and was stopped",
+            ),
+            (
+                RuntimeError::in_call(
+                    "x",
+                    "list-docs",
+                    RuntimeErrorKind::MemoryLimit {
+                        limit_bytes: 64 << 20,
+                    },
+                ),
+                "plugin x: list-docs exceeded the memory limit of 64 MiB and was stopped",
+            ),
+            (
+                RuntimeError::in_call(
+                    "x",
+                    "read-file",
+                    RuntimeErrorKind::Trap {
+                        message: "t".into(),
+                    },
+                ),
+                "plugin x: read-file crashed: t",
+            ),
+            (
+                RuntimeError::in_call(
+                    "x",
+                    "fetch-content",
+                    RuntimeErrorKind::Output {
+                        message: "o".into(),
+                    },
+                ),
+                "plugin x: fetch-content returned invalid output: o",
+            ),
+            (
+                RuntimeError::in_call(
+                    "x",
+                    "fetch-content",
+                    RuntimeErrorKind::Guest {
+                        error: GuestError::NotFound("a".into()),
+                    },
+                ),
+                "plugin x: fetch-content: not found: a",
+            ),
+            (
+                RuntimeError::in_call(
+                    "x",
+                    "list-docs",
+                    RuntimeErrorKind::NetworkDenied {
+                        refused: vec![Refusal {
+                            authority: "h:80".into(),
+                            addresses: Vec::new(),
+                        }],
+                        granted: Vec::new(),
+                        plugin_said: "s".into(),
+                    },
+                ),
+                "plugin x: list-docs: the host refused a connection to h:80: not in this connector's grant (granted hosts: none); the plugin then failed: s",
+            ),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.to_string(), expected);
+        }
+    }
+
+    #[test]
+    fn the_io_error_is_the_source() {
+        let error = RuntimeError::from(RuntimeErrorKind::Io {
+            path: PathBuf::from("/c"),
+            source: std::io::Error::other("denied"),
+        });
+        let source = std::error::Error::source(&error).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("denied"));
     }
 }

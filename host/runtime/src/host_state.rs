@@ -1,5 +1,6 @@
 //! What the host keeps per plugin instance: the WASI context, the memory limiter, and the state
-//! behind the `host` imports (log, progress, config).
+//! behind the `host` imports (log, progress, config), which each WIT version's `host` interface
+//! (`wit/v*/host.rs`) calls.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +10,6 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::bindings::v0_1_0::quarry::connector::{host, types};
 use crate::deadline::CallDeadline;
 use crate::fs_guard::{ClearFolders, ProtectedPaths};
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
@@ -127,6 +127,51 @@ impl HostState {
     pub(crate) fn time_left(&self) -> Duration {
         self.deadline.left()
     }
+
+    /// Logs a line of the plugin's (WIT `host.log`): secrets blanked out, cut to size, and no more
+    /// than [`MAX_LOG_LINES`] per instance.
+    pub(crate) fn log_line(&mut self, level: LogLevel, message: &str) {
+        self.log_lines = self.log_lines.saturating_add(1);
+        if self.log_lines > MAX_LOG_LINES {
+            if self.log_lines == MAX_LOG_LINES + 1 {
+                tracing::warn!(plugin = %self.plugin, "plugin logs too much; further lines dropped");
+            }
+            return;
+        }
+        // Blanked out before it is cut, so that no piece of a secret survives the cut.
+        let message = self.secrets.redact(message);
+        let message = cut(&message, MAX_LOG_LINE_BYTES);
+        let plugin = &*self.plugin;
+        match level {
+            LogLevel::Trace => tracing::trace!(plugin, "{message}"),
+            LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            LogLevel::Info => tracing::info!(plugin, "{message}"),
+            LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            LogLevel::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+
+    /// Passes a progress report of the plugin's (WIT `host.progress`) on, secrets blanked out.
+    pub(crate) fn report_progress(&self, message: &str, done: u64, total: Option<u64>) {
+        if let Some(report) = &self.progress {
+            report(Progress {
+                plugin: self.plugin.to_string(),
+                message: cut(&self.secrets.redact(message), MAX_LOG_LINE_BYTES).to_owned(),
+                done,
+                total,
+            });
+        }
+    }
+}
+
+/// The level of a plugin's log line, whatever the WIT version that sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
 }
 
 impl WasiView for HostState {
@@ -145,46 +190,6 @@ impl WasiHttpView for HostState {
             table: &mut self.table,
             hooks: &mut self.gate,
         }
-    }
-}
-
-impl types::Host for HostState {}
-
-impl host::Host for HostState {
-    fn log(&mut self, level: types::LogLevel, message: String) {
-        self.log_lines = self.log_lines.saturating_add(1);
-        if self.log_lines > MAX_LOG_LINES {
-            if self.log_lines == MAX_LOG_LINES + 1 {
-                tracing::warn!(plugin = %self.plugin, "plugin logs too much; further lines dropped");
-            }
-            return;
-        }
-        // Blanked out before it is cut, so that no piece of a secret survives the cut.
-        let message = self.secrets.redact(&message);
-        let message = cut(&message, MAX_LOG_LINE_BYTES);
-        let plugin = &*self.plugin;
-        match level {
-            types::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
-            types::LogLevel::Debug => tracing::debug!(plugin, "{message}"),
-            types::LogLevel::Info => tracing::info!(plugin, "{message}"),
-            types::LogLevel::Warn => tracing::warn!(plugin, "{message}"),
-            types::LogLevel::Error => tracing::error!(plugin, "{message}"),
-        }
-    }
-
-    fn progress(&mut self, message: String, done: u64, total: Option<u64>) {
-        if let Some(report) = &self.progress {
-            report(Progress {
-                plugin: self.plugin.to_string(),
-                message: cut(&self.secrets.redact(&message), MAX_LOG_LINE_BYTES).to_owned(),
-                done,
-                total,
-            });
-        }
-    }
-
-    fn config(&mut self) -> Vec<(String, String)> {
-        self.config.clone()
     }
 }
 

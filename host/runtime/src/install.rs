@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::RuntimeErrorKind;
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::{Limits, Plugin, Runtime, RuntimeError};
 
@@ -24,26 +25,29 @@ impl Runtime {
         component: &[u8],
         staging: &Path,
     ) -> Result<StagedPlugin, RuntimeError> {
-        let parsed = Manifest::parse(manifest).map_err(|message| RuntimeError::Manifest {
-            path: PathBuf::from(MANIFEST_FILE),
-            message,
+        let parsed = Manifest::parse(manifest).map_err(|message| {
+            RuntimeError::from(RuntimeErrorKind::Manifest {
+                path: PathBuf::from(MANIFEST_FILE),
+                message,
+            })
         })?;
         let file_name = Path::new(&parsed.component);
         if file_name.components().count() != 1
             || !matches!(file_name.components().next(), Some(Component::Normal(_)))
         {
-            return Err(RuntimeError::Manifest {
+            return Err(RuntimeErrorKind::Manifest {
                 path: PathBuf::from(MANIFEST_FILE),
                 message: format!(
                     "component {:?}: an uploaded plugin's component must be a plain file name",
                     parsed.component
                 ),
-            });
+            }
+            .into());
         }
         let dir = staging.join(format!("{}-{}", parsed.id, unique_suffix()));
         let io = |path: &Path| {
             let path = path.to_owned();
-            move |source| RuntimeError::Io { path, source }
+            move |source| RuntimeError::from(RuntimeErrorKind::Io { path, source })
         };
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let staged = (|| {
@@ -68,7 +72,7 @@ impl StagedPlugin {
         let id = self.plugin.id().to_owned();
         let io = |path: &Path| {
             let path = path.to_owned();
-            move |source| RuntimeError::Io { path, source }
+            move |source| RuntimeError::from(RuntimeErrorKind::Io { path, source })
         };
         std::fs::create_dir_all(plugins).map_err(io(plugins))?;
         let target = plugins.join(&id);

@@ -6,9 +6,7 @@
 //! configured from the connector's settings and the user's [`Grant`] only: granted folders
 //! read-only, HTTP only to granted hosts, no environment, no other files. Every call is bounded by [`Limits`].
 
-mod bindings;
 mod component_cache;
-mod convert;
 mod deadline;
 mod engine;
 mod error;
@@ -24,10 +22,10 @@ mod plugin_set;
 mod settings;
 mod stdio;
 mod usage;
+mod wit;
 
-pub use bindings::SUPPORTED_WIT_VERSIONS;
 pub use engine::{Runtime, RuntimeConfig};
-pub use error::{GuestError, Refusal, RuntimeError};
+pub use error::{GuestError, Refusal, RuntimeError, RuntimeErrorKind};
 pub use fs_guard::ProtectedPaths;
 pub use host_state::{Progress, ProgressFn};
 pub use install::StagedPlugin;
@@ -37,3 +35,4 @@ pub use plugin::{Plugin, Session};
 pub use plugin_set::PluginSet;
 pub use settings::Grant;
 pub use usage::Usage;
+pub use wit::SUPPORTED_WIT_VERSIONS;

@@ -7,9 +7,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::RuntimeError;
-use crate::bindings::SUPPORTED_WIT_VERSIONS;
+use crate::error::{RuntimeError, RuntimeErrorKind};
 use crate::network::{check_host_entry, entry_for_url};
+use crate::wit::SUPPORTED_WIT_VERSIONS;
 
 /// File name of a manifest, next to the component it describes.
 pub const MANIFEST_FILE: &str = "quarry-plugin.toml";
@@ -133,13 +133,17 @@ pub struct Capabilities {
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest, RuntimeError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RuntimeError::Manifest {
-            path: path.to_owned(),
-            message: format!("cannot read it: {e}"),
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            RuntimeError::from(RuntimeErrorKind::Manifest {
+                path: path.to_owned(),
+                message: format!("cannot read it: {e}"),
+            })
         })?;
-        Manifest::parse(&text).map_err(|message| RuntimeError::Manifest {
-            path: path.to_owned(),
-            message,
+        Manifest::parse(&text).map_err(|message| {
+            RuntimeError::from(RuntimeErrorKind::Manifest {
+                path: path.to_owned(),
+                message,
+            })
         })
     }
 

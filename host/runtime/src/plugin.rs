@@ -10,14 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
-use wasmtime::component::Component;
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::bindings::v0_1_0::quarry::connector::types as wit;
-use crate::bindings::{SUPPORTED_WIT_VERSIONS, WIT_PACKAGE, v0_1_0};
 use crate::deadline::DeadlineReached;
 use crate::engine::{EPOCH_TICK, EpochTicker};
+use crate::error::RuntimeErrorKind;
 use crate::fs_guard::ProtectedPaths;
 use crate::host_state::{HostState, MemoryLimiter, ProgressFn, SandboxParts};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
@@ -26,7 +24,8 @@ use crate::network::{HostGrant, NetworkGate};
 use crate::settings::{Grant, SandboxSetup, resolve};
 use crate::stdio::TailCapture;
 use crate::usage::{Usage, thread_cpu_time};
-use crate::{Runtime, RuntimeError, convert};
+use crate::wit::{self, Answer, CallError, ConnectorInstance, ConnectorPre, WIT_PACKAGE};
+use crate::{Runtime, RuntimeError};
 
 /// A plugin ready to run: manifest checked, component compiled and linked. Cheap to clone.
 #[derive(Clone)]
@@ -39,7 +38,8 @@ struct Inner {
     manifest: Manifest,
     dir: PathBuf,
     engine: Engine,
-    pre: v0_1_0::ConnectorPre<HostState>,
+    /// Linked, in the WIT version the component exports.
+    pre: ConnectorPre,
     /// What the component imports (`wasi:http/types@0.2.6`, `quarry:connector/host@0.1.0`).
     imports: Vec<String>,
     limits: Limits,
@@ -56,33 +56,43 @@ impl Runtime {
         let manifest = Manifest::load(&dir.join(MANIFEST_FILE))?;
         let id: Arc<str> = manifest.id.as_str().into();
         if limits.memory_bytes > self.max_memory_bytes {
-            return Err(RuntimeError::Config {
-                plugin: id.to_string(),
-                message: format!(
-                    "a memory limit of {} MiB is over the runtime's maximum of {} MiB",
-                    limits.memory_bytes >> 20,
-                    self.max_memory_bytes >> 20
-                ),
-            });
+            return Err(RuntimeError::of(
+                &*id,
+                RuntimeErrorKind::Config {
+                    message: format!(
+                        "a memory limit of {} MiB is over the runtime's maximum of {} MiB",
+                        limits.memory_bytes >> 20,
+                        self.max_memory_bytes >> 20
+                    ),
+                },
+            ));
         }
         let path = manifest.component_path(dir);
-        let bytes = std::fs::read(&path).map_err(|e| RuntimeError::Component {
-            plugin: id.to_string(),
-            message: format!("cannot read the component {}: {e}", path.display()),
+        let bytes = std::fs::read(&path).map_err(|e| {
+            RuntimeError::of(
+                &*id,
+                RuntimeErrorKind::Component {
+                    message: format!("cannot read the component {}: {e}", path.display()),
+                },
+            )
         })?;
         let component = self.compile(&id, &bytes)?;
-        check_wit_version(&self.engine, &component, &manifest)?;
-        let link_error = |e: wasmtime::Error| RuntimeError::Component {
-            plugin: id.to_string(),
-            message: format!(
-                "cannot be linked: {e:#}. A connector may import only {WIT_PACKAGE}/host and the WASI interfaces the host provides"
-            ),
+        let version = wit::check_wit_version(&self.engine, &component, &manifest)?;
+        let link_error = |e: wasmtime::Error| {
+            RuntimeError::of(
+                &*id,
+                RuntimeErrorKind::Component {
+                    message: format!(
+                        "cannot be linked: {e:#}. A connector may import only {WIT_PACKAGE}/host and the WASI interfaces the host provides"
+                    ),
+                },
+            )
         };
         let pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(link_error)?;
-        let pre = v0_1_0::ConnectorPre::new(pre).map_err(link_error)?;
+        let pre = ConnectorPre::new(version, pre).map_err(link_error)?;
         let imports = component
             .component_type()
             .imports(&self.engine)
@@ -102,80 +112,6 @@ impl Runtime {
             }),
         })
     }
-}
-
-/// The functions of `quarry:connector/source`, every version so far.
-const SOURCE_FUNCTIONS: [&str; 4] = ["list-docs", "fetch-content", "read-file", "validate-config"];
-
-/// Finds the `quarry:connector/source` export, checks its version against the host's and the
-/// manifest's, and that it has every function.
-fn check_wit_version(
-    engine: &Engine,
-    component: &Component,
-    manifest: &Manifest,
-) -> Result<(), RuntimeError> {
-    let prefix = format!("{WIT_PACKAGE}/source@");
-    let exports: Vec<String> = component
-        .component_type()
-        .exports(engine)
-        .map(|(name, _)| name.to_owned())
-        .collect();
-    let Some(found) = exports.iter().find_map(|n| n.strip_prefix(&prefix)) else {
-        return Err(RuntimeError::WitVersion {
-            plugin: manifest.id.clone(),
-            message: format!(
-                "the component does not export {WIT_PACKAGE}/source (it exports: {}); build it against the WIT in wit/connector@{}",
-                if exports.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    exports.join(", ")
-                },
-                SUPPORTED_WIT_VERSIONS.join(", ")
-            ),
-        });
-    };
-    if !SUPPORTED_WIT_VERSIONS.contains(&found) {
-        return Err(RuntimeError::WitVersion {
-            plugin: manifest.id.clone(),
-            message: format!(
-                "the component was built against {WIT_PACKAGE}@{found}, but this host runs {WIT_PACKAGE}@{}; rebuild it against a supported version",
-                SUPPORTED_WIT_VERSIONS.join(", @")
-            ),
-        });
-    }
-    let interface = format!("{prefix}{found}");
-    if let Some(wasmtime::component::types::ComponentItem::ComponentInstance(instance)) = component
-        .component_type()
-        .get_export(engine, &interface)
-        .map(|e| e.ty)
-    {
-        let has: Vec<&str> = instance.exports(engine).map(|(name, _)| name).collect();
-        let missing: Vec<&str> = SOURCE_FUNCTIONS
-            .iter()
-            .copied()
-            .filter(|f| !has.contains(f))
-            .collect();
-        if !missing.is_empty() {
-            return Err(RuntimeError::WitVersion {
-                plugin: manifest.id.clone(),
-                message: format!(
-                    "the component's {interface} lacks {} (it has: {}); implement every function of the interface",
-                    missing.join(", "),
-                    has.join(", ")
-                ),
-            });
-        }
-    }
-    if found != manifest.wit {
-        return Err(RuntimeError::WitVersion {
-            plugin: manifest.id.clone(),
-            message: format!(
-                "the component was built against {WIT_PACKAGE}@{found}, but its manifest says wit = \"{}\"; make them agree",
-                manifest.wit
-            ),
-        });
-    }
-    Ok(())
 }
 
 impl Plugin {
@@ -217,12 +153,8 @@ impl Plugin {
         grant: &Grant,
         progress: Option<ProgressFn>,
     ) -> Result<Session, RuntimeError> {
-        let setup = resolve(&self.inner.manifest, values, grant, &self.inner.protected).map_err(
-            |message| RuntimeError::Config {
-                plugin: self.id().to_owned(),
-                message,
-            },
-        )?;
+        let setup = resolve(&self.inner.manifest, values, grant, &self.inner.protected)
+            .map_err(|message| RuntimeError::of(self.id(), RuntimeErrorKind::Config { message }))?;
         Ok(Session {
             plugin: self.clone(),
             setup,
@@ -240,10 +172,8 @@ impl Plugin {
     ) -> Result<(), RuntimeError> {
         let mut session = self.session(values, grant, None)?;
         let config = session.setup.config.clone();
-        session.call("validate-config", |bindings, store| {
-            bindings
-                .quarry_connector_source()
-                .call_validate_config(store, &config)
+        session.call("validate-config", |instance, store| {
+            instance.validate_config(store, &config)
         })
     }
 }
@@ -259,7 +189,7 @@ pub struct Session {
 
 struct Live {
     store: Store<HostState>,
-    bindings: v0_1_0::Connector,
+    instance: ConnectorInstance,
 }
 
 impl Session {
@@ -275,13 +205,10 @@ impl Session {
 
     /// Lists one batch (WIT `list-docs`).
     pub fn list_docs(&mut self, checkpoint: Option<&str>) -> Result<SourceBatch, RuntimeError> {
-        const CALL: &str = "list-docs";
-        let batch = self.call(CALL, |bindings, store| {
-            bindings
-                .quarry_connector_source()
-                .call_list_docs(store, checkpoint)
-        })?;
-        convert::batch(batch, &self.plugin.inner.limits).map_err(|m| self.output_error(CALL, m))
+        let plugin = self.plugin.clone();
+        self.call("list-docs", |instance, store| {
+            instance.list_docs(store, checkpoint, &plugin.inner.limits)
+        })
     }
 
     /// Extracts the text of a document (WIT `fetch-content`).
@@ -290,17 +217,10 @@ impl Session {
         id: &DocId,
         locator: &str,
     ) -> Result<ExtractedText, RuntimeError> {
-        const CALL: &str = "fetch-content";
-        let doc = wit::DocRef {
-            id: id.as_str().to_owned(),
-            locator: locator.to_owned(),
-        };
-        let content = self.call(CALL, |bindings, store| {
-            bindings
-                .quarry_connector_source()
-                .call_fetch_content(store, &doc)
-        })?;
-        convert::content(content, &self.plugin.inner.limits).map_err(|m| self.output_error(CALL, m))
+        let plugin = self.plugin.clone();
+        self.call("fetch-content", |instance, store| {
+            instance.fetch_content(store, id, locator, &plugin.inner.limits)
+        })
     }
 
     /// Reads up to `max_bytes` (capped by the limits) of the original file from `offset`
@@ -312,30 +232,20 @@ impl Session {
         offset: u64,
         max_bytes: u32,
     ) -> Result<FileChunk, RuntimeError> {
-        const CALL: &str = "read-file";
         let max_bytes = max_bytes.min(self.plugin.inner.limits.max_chunk_bytes);
-        let doc = wit::DocRef {
-            id: id.as_str().to_owned(),
-            locator: locator.to_owned(),
-        };
-        let chunk = self.call(CALL, |bindings, store| {
-            bindings
-                .quarry_connector_source()
-                .call_read_file(store, &doc, offset, max_bytes)
-        })?;
-        convert::chunk(chunk, max_bytes).map_err(|m| self.output_error(CALL, m))
+        self.call("read-file", |instance, store| {
+            instance.read_file(store, id, locator, offset, max_bytes)
+        })
     }
 
     /// Runs one call on the live instance (creating it first if needed), under the deadline.
-    /// A host-side failure drops the instance; the plugin's own error does not. An error never
-    /// carries a secret setting's value, whatever the plugin said.
+    /// A host-side failure (output that breaks the contract too) drops the instance; the plugin's
+    /// own error does not. An error never carries a secret setting's value, whatever the plugin
+    /// said.
     fn call<R>(
         &mut self,
         call: &'static str,
-        f: impl FnOnce(
-            &v0_1_0::Connector,
-            &mut Store<HostState>,
-        ) -> wasmtime::Result<Result<R, wit::ConnectorError>>,
+        f: impl FnOnce(&ConnectorInstance, &mut Store<HostState>) -> Answer<R>,
     ) -> Result<R, RuntimeError> {
         self.call_unredacted(call, f)
             .map_err(|e| e.redacted(&self.setup.secrets))
@@ -344,10 +254,7 @@ impl Session {
     fn call_unredacted<R>(
         &mut self,
         call: &'static str,
-        f: impl FnOnce(
-            &v0_1_0::Connector,
-            &mut Store<HostState>,
-        ) -> wasmtime::Result<Result<R, wit::ConnectorError>>,
+        f: impl FnOnce(&ConnectorInstance, &mut Store<HostState>) -> Answer<R>,
     ) -> Result<R, RuntimeError> {
         let ticks = deadline_ticks(&self.plugin.inner.limits);
         // A call's CPU time includes making its instance, when it needs a new one.
@@ -362,7 +269,7 @@ impl Session {
         };
         live.store.set_epoch_deadline(ticks);
         live.store.data_mut().begin_call();
-        let result = f(&live.bindings, &mut live.store);
+        let result = f(&live.instance, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
         let state = live.store.data();
         self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);
@@ -372,13 +279,18 @@ impl Session {
                 self.live = Some(live);
                 return Ok(value);
             }
-            Ok(Err(error)) => {
-                self.live = Some(live);
-                RuntimeError::Guest {
-                    plugin: self.plugin.id().to_owned(),
+            // The instance answered, but broke the contract: it is not trusted for the next call.
+            // Not a failed call, and not one the network refusals explain.
+            Ok(Err(CallError::Output(message))) => {
+                return Err(RuntimeError::in_call(
+                    self.plugin.id(),
                     call,
-                    error: convert::guest_error(error),
-                }
+                    RuntimeErrorKind::Output { message },
+                ));
+            }
+            Ok(Err(CallError::Guest(error))) => {
+                self.live = Some(live);
+                RuntimeError::in_call(self.plugin.id(), call, RuntimeErrorKind::Guest { error })
             }
             // The instance is dropped: after a trap its state cannot be trusted.
             Err(error) => classify(&self.plugin, call, &error, live.store.data()),
@@ -388,13 +300,15 @@ impl Session {
             return Err(outcome);
         }
         // The plugin failed after the host refused it a host: that refusal is the news.
-        Err(RuntimeError::NetworkDenied {
-            plugin: self.plugin.id().to_owned(),
+        Err(RuntimeError::in_call(
+            self.plugin.id(),
             call,
-            refused,
-            granted: self.setup.hosts.clone(),
-            plugin_said: outcome.to_string(),
-        })
+            RuntimeErrorKind::NetworkDenied {
+                refused,
+                granted: self.setup.hosts.clone(),
+                plugin_said: outcome.to_string(),
+            },
+        ))
     }
 
     fn instantiate(&self, call: &'static str, ticks: u64) -> Result<Live, RuntimeError> {
@@ -406,9 +320,16 @@ impl Session {
             .allow_blocking_current_thread(true);
         for (host, guest) in &self.setup.mounts {
             wasi.preopened_dir(host, guest, FsPerms::ReadOnly)
-                .map_err(|e| RuntimeError::Config {
-                    plugin: self.plugin.id().to_owned(),
-                    message: format!("cannot open the granted folder {}: {e:#}", host.display()),
+                .map_err(|e| {
+                    RuntimeError::of(
+                        self.plugin.id(),
+                        RuntimeErrorKind::Config {
+                            message: format!(
+                                "cannot open the granted folder {}: {e:#}",
+                                host.display()
+                            ),
+                        },
+                    )
                 })?;
         }
         let mut state = HostState::new(
@@ -440,20 +361,9 @@ impl Session {
         store.epoch_deadline_trap();
         store.set_epoch_deadline(ticks);
         match inner.pre.instantiate(&mut store) {
-            Ok(bindings) => Ok(Live { store, bindings }),
+            Ok(instance) => Ok(Live { store, instance }),
             Err(error) => Err(classify(&self.plugin, call, &error, store.data())),
         }
-    }
-
-    fn output_error(&mut self, call: &'static str, message: String) -> RuntimeError {
-        // The instance answered, but broke the contract: do not trust it for the next call.
-        self.live = None;
-        RuntimeError::Output {
-            plugin: self.plugin.id().to_owned(),
-            call,
-            message,
-        }
-        .redacted(&self.setup.secrets)
     }
 }
 
@@ -466,20 +376,24 @@ fn classify(
     let id = plugin.id().to_owned();
     tracing::debug!(plugin = %id, call, "plugin call stopped: {error:?}");
     if state.limiter.hit {
-        return RuntimeError::MemoryLimit {
-            plugin: id,
+        return RuntimeError::in_call(
+            id,
             call,
-            limit_bytes: plugin.inner.limits.memory_bytes,
-        };
+            RuntimeErrorKind::MemoryLimit {
+                limit_bytes: plugin.inner.limits.memory_bytes,
+            },
+        );
     }
     if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt)
         || error.downcast_ref::<DeadlineReached>().is_some()
     {
-        return RuntimeError::Timeout {
-            plugin: id,
+        return RuntimeError::in_call(
+            id,
             call,
-            limit: plugin.inner.limits.call_timeout,
-        };
+            RuntimeErrorKind::Timeout {
+                limit: plugin.inner.limits.call_timeout,
+            },
+        );
     }
     let trap = match error.downcast_ref::<Trap>() {
         Some(trap) => trap.to_string(),
@@ -491,11 +405,7 @@ fn classify(
     } else {
         format!("{trap}; its last output: {output}")
     };
-    RuntimeError::Trap {
-        plugin: id,
-        call,
-        message,
-    }
+    RuntimeError::in_call(id, call, RuntimeErrorKind::Trap { message })
 }
 
 fn deadline_ticks(limits: &Limits) -> u64 {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use crate::error::RuntimeErrorKind;
 use crate::manifest::MANIFEST_FILE;
 use crate::{Limits, Plugin, Runtime, RuntimeError};
 
@@ -40,14 +41,16 @@ impl PluginSet {
             for folder in folders {
                 match runtime.load(&folder, limits.clone()) {
                     Ok(plugin) => match set.get(plugin.id()) {
-                        Some(first) => failed.push(RuntimeError::Config {
-                            plugin: plugin.id().to_owned(),
-                            message: format!(
-                                "{} is not loaded: the id belongs to the plugin in {}",
-                                folder.display(),
-                                first.dir().display()
-                            ),
-                        }),
+                        Some(first) => failed.push(RuntimeError::of(
+                            plugin.id(),
+                            RuntimeErrorKind::Config {
+                                message: format!(
+                                    "{} is not loaded: the id belongs to the plugin in {}",
+                                    folder.display(),
+                                    first.dir().display()
+                                ),
+                            },
+                        )),
                         None => set.insert(plugin),
                     },
                     Err(e) => failed.push(e),
@@ -81,16 +84,16 @@ impl PluginSet {
     /// connectors and their grants.
     pub fn check_installable(&self, id: &str, installed: &Path) -> Result<(), RuntimeError> {
         match self.get(id) {
-            Some(bundled) if bundled.dir().parent() != Some(installed) => {
-                Err(RuntimeError::Config {
-                    plugin: id.to_owned(),
+            Some(bundled) if bundled.dir().parent() != Some(installed) => Err(RuntimeError::of(
+                id,
+                RuntimeErrorKind::Config {
                     message: format!(
                         "the id {id:?} belongs to a plugin that comes with Quarry ({}, from {}); give this plugin another id in its {MANIFEST_FILE}",
                         bundled.manifest().name,
                         bundled.dir().display()
                     ),
-                })
-            }
+                },
+            )),
             _ => Ok(()),
         }
     }

@@ -9,7 +9,7 @@ use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
 use common::{folder_session, list_all, load, quick_limits, runtime, settings};
-use quarry_runtime::{Limits, Plugin, Runtime, RuntimeError, Session};
+use quarry_runtime::{Limits, Plugin, Runtime, RuntimeErrorKind, Session};
 
 fn hostile(plugin: &Plugin, pairs: &[(&str, &str)]) -> Session {
     let (values, grant) = settings(plugin, pairs);
@@ -36,7 +36,10 @@ fn an_infinite_loop_is_stopped_at_the_deadline() {
     let started = Instant::now();
     let err = session.list_docs(None).expect_err("loop must be stopped");
     let elapsed = started.elapsed();
-    assert!(matches!(err, RuntimeError::Timeout { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), RuntimeErrorKind::Timeout { .. }),
+        "{err}"
+    );
     assert!(
         err.to_string()
             .contains("plugin hostile: list-docs timed out after 2 s"),
@@ -48,8 +51,8 @@ fn an_infinite_loop_is_stopped_at_the_deadline() {
     );
     // The session recovers with a fresh instance.
     assert!(matches!(
-        session.list_docs(None),
-        Err(RuntimeError::Timeout { .. })
+        session.list_docs(None).map_err(|e| e.kind),
+        Err(RuntimeErrorKind::Timeout { .. })
     ));
     folder_still_works(&runtime);
 }
@@ -65,7 +68,10 @@ fn a_memory_hog_is_stopped_at_its_cap() {
     let err = hostile(&plugin, &[("mode", "hog")])
         .list_docs(None)
         .expect_err("hog must be stopped");
-    assert!(matches!(err, RuntimeError::MemoryLimit { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), RuntimeErrorKind::MemoryLimit { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("memory limit of 64 MiB"), "{err}");
     folder_still_works(&runtime);
 }
@@ -77,7 +83,7 @@ fn a_panic_is_a_trap_with_the_panic_message() {
     let err = hostile(&plugin, &[("mode", "trap")])
         .list_docs(None)
         .expect_err("trap");
-    assert!(matches!(err, RuntimeError::Trap { .. }), "{err}");
+    assert!(matches!(err.kind(), RuntimeErrorKind::Trap { .. }), "{err}");
     let message = err.to_string();
     assert!(
         message.starts_with("plugin hostile: list-docs crashed"),
@@ -109,7 +115,7 @@ fn oversized_and_malformed_output_is_refused() {
         .fetch_content(&probe[0].id, &probe[0].locator)
         .expect_err("too much text");
     assert!(
-        matches!(err, RuntimeError::Output { .. })
+        matches!(err.kind(), RuntimeErrorKind::Output { .. })
             && err
                 .to_string()
                 .contains("80 MiB of text; the limit is 64 MiB"),
@@ -215,7 +221,10 @@ fn a_stuck_plugin_does_not_hold_up_others() {
         started.elapsed()
     );
     let stuck_result = handle.join().expect("thread joins");
-    assert!(matches!(stuck_result, Err(RuntimeError::Timeout { .. })));
+    assert!(matches!(
+        stuck_result.map_err(|e| e.kind),
+        Err(RuntimeErrorKind::Timeout { .. })
+    ));
 }
 
 #[test]
@@ -278,7 +287,10 @@ fn a_component_of_another_wit_version_is_refused_naming_both() {
         .load(&quarry_tests::plugin_dir("wit-next"), Limits::default())
         .err()
         .expect("a component built against 0.2.0 is refused");
-    assert!(matches!(err, RuntimeError::WitVersion { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), RuntimeErrorKind::WitVersion { .. }),
+        "{err}"
+    );
     let message = err.to_string();
     assert!(
         message.contains("built against quarry:connector@0.2.0")
@@ -294,7 +306,10 @@ fn a_component_missing_an_export_is_refused_naming_it() {
         .load(&quarry_tests::plugin_dir("partial"), Limits::default())
         .err()
         .expect("a component without read-file is refused");
-    assert!(matches!(err, RuntimeError::WitVersion { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), RuntimeErrorKind::WitVersion { .. }),
+        "{err}"
+    );
     let message = err.to_string();
     assert!(
         message.contains("lacks read-file, validate-config")
@@ -311,7 +326,10 @@ fn a_plugin_that_sleeps_in_a_wasi_call_is_stopped_at_the_deadline() {
     let started = Instant::now();
     let err = session.list_docs(None).expect_err("the sleep must be cut");
     let elapsed = started.elapsed();
-    assert!(matches!(err, RuntimeError::Timeout { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), RuntimeErrorKind::Timeout { .. }),
+        "{err}"
+    );
     assert!(
         elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(3),
         "stopped at the 2 s deadline, not after the hour: {elapsed:?}"

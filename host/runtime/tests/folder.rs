@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::{folder_session, list_all, load, runtime, text_of};
 use quarry_core::SourceDoc;
-use quarry_runtime::{Limits, RuntimeError};
+use quarry_runtime::{Limits, RuntimeErrorKind};
 use sha2::{Digest, Sha256};
 
 const BIG_FILE_BYTES: u64 = 100 << 20;
@@ -345,7 +345,10 @@ fn missing_documents_and_folders_are_reported_by_the_plugin() {
     let err = session
         .fetch_content(&docs[0].id, "../etc/passwd")
         .expect_err("locator outside");
-    assert!(matches!(err, RuntimeError::Guest { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), RuntimeErrorKind::Guest { .. }),
+        "{err}"
+    );
 
     let (values, grant) = common::settings(&plugin, &[("folder", &tmp.path().to_string_lossy())]);
     plugin

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use common::{folder_session, list_all, load, quick_limits, settings};
 use quarry_core::DocId;
-use quarry_runtime::{GuestError, Limits, Runtime, RuntimeConfig, RuntimeError, Session};
+use quarry_runtime::{
+    GuestError, Limits, Runtime, RuntimeConfig, RuntimeError, RuntimeErrorKind, Session,
+};
 use rustix::fs::{CWD, FileType, Mode, mknodat};
 
 /// A runtime that protects `protected` (as the server protects its data folder and caches).
@@ -136,8 +138,11 @@ fn the_folder_connector_skips_special_files_and_finds_a_file_swapped_for_a_fifo_
     assert!(started.elapsed() < Duration::from_secs(1));
     for outcome in [content.map(|_| ()), chunk.map(|_| ())] {
         match outcome {
-            Err(RuntimeError::Guest {
-                error: GuestError::NotFound(message),
+            Err(RuntimeError {
+                kind:
+                    RuntimeErrorKind::Guest {
+                        error: GuestError::NotFound(message),
+                    },
                 ..
             }) => assert!(message.contains("no longer a regular file"), "{message}"),
             other => panic!("expected not-found, got {other:?}"),

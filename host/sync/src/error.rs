@@ -1,7 +1,7 @@
 //! Errors of a sync.
 
 use quarry_index::IndexError;
-use quarry_runtime::{GuestError, RuntimeError};
+use quarry_runtime::{GuestError, RuntimeError, RuntimeErrorKind};
 use quarry_store::{StoreError, SyncFailure};
 
 /// Why a sync did not finish.
@@ -39,32 +39,36 @@ impl SyncError {
     /// for the user).
     pub fn public_reason(&self) -> &'static str {
         match self {
-            SyncError::Plugin(e) => match e {
-                RuntimeError::Timeout { .. } => {
+            SyncError::Plugin(e) => match e.kind() {
+                RuntimeErrorKind::Timeout { .. } => {
                     "the last sync failed: the connector's plugin took too long and was stopped"
                 }
-                RuntimeError::MemoryLimit { .. } => {
+                RuntimeErrorKind::MemoryLimit { .. } => {
                     "the last sync failed: the connector's plugin needed more memory than it may use"
                 }
-                RuntimeError::Trap { .. } => "the last sync failed: the connector's plugin crashed",
-                RuntimeError::Output { .. } => {
+                RuntimeErrorKind::Trap { .. } => {
+                    "the last sync failed: the connector's plugin crashed"
+                }
+                RuntimeErrorKind::Output { .. } => {
                     "the last sync failed: the connector's plugin returned invalid data"
                 }
-                RuntimeError::NetworkDenied { .. } => {
+                RuntimeErrorKind::NetworkDenied { .. } => {
                     "the last sync failed: the connector's plugin was refused a host or address it may not reach"
                 }
-                RuntimeError::Guest {
+                RuntimeErrorKind::Guest {
                     error: GuestError::InvalidConfig(_),
                     ..
                 }
-                | RuntimeError::Config { .. } => {
+                | RuntimeErrorKind::Config { .. } => {
                     "the last sync failed: the connector's settings need the user's attention"
                 }
-                RuntimeError::Guest { .. } => "the last sync failed: the source could not be read",
-                RuntimeError::Manifest { .. }
-                | RuntimeError::Component { .. }
-                | RuntimeError::WitVersion { .. }
-                | RuntimeError::Io { .. } => {
+                RuntimeErrorKind::Guest { .. } => {
+                    "the last sync failed: the source could not be read"
+                }
+                RuntimeErrorKind::Manifest { .. }
+                | RuntimeErrorKind::Component { .. }
+                | RuntimeErrorKind::WitVersion { .. }
+                | RuntimeErrorKind::Io { .. } => {
                     "the last sync failed: the connector's plugin could not be loaded"
                 }
             },
@@ -86,6 +90,27 @@ impl SyncError {
         SyncFailure {
             full: self.to_string(),
             public: self.public_reason().to_owned(),
+        }
+    }
+}
+
+impl quarry_core::ErrorCode for SyncError {
+    /// As an answer to adding a connector (the one place a sync error reaches a caller): what the
+    /// plugin said about the settings, and settings that do not fit, are the user's to fix.
+    fn error_kind(&self) -> quarry_core::ErrorKind {
+        use quarry_core::ErrorKind;
+        match self {
+            SyncError::Plugin(e) => match e.kind() {
+                RuntimeErrorKind::Guest { .. } | RuntimeErrorKind::Config { .. } => {
+                    ErrorKind::Validation
+                }
+                _ => e.error_kind(),
+            },
+            SyncError::Store(e) => e.error_kind(),
+            SyncError::Invalid(_) | SyncError::PluginMissing(_) => ErrorKind::Validation,
+            SyncError::Index(_) | SyncError::Embed(_) | SyncError::Gone | SyncError::Stopped => {
+                ErrorKind::Internal
+            }
         }
     }
 }

@@ -1,16 +1,17 @@
-//! What plugins return, checked against the contract and turned into version-independent types.
-//! Everything here is untrusted input: each check names what was wrong.
+//! What plugins of 0.1.0 return, checked against the contract and turned into
+//! version-independent types. Everything here is untrusted input: each check names what was wrong.
 
 use std::collections::BTreeSet;
 
 use quarry_core::{Coverage, DocId, DocMeta, ExtractedText, FileChunk, SourceBatch, SourceDoc};
 
+use super::quarry::connector::types as wit;
 use crate::GuestError;
-use crate::bindings::v0_1_0::quarry::connector::types as wit;
+use crate::host_state::{LogLevel, cut};
 use crate::limits::{Limits, MAX_FIELD_BYTES, MAX_LOCATOR_BYTES, MAX_METADATA_ENTRIES};
 
 /// Checks and converts a listing batch.
-pub(crate) fn batch(batch: wit::Batch, limits: &Limits) -> Result<SourceBatch, String> {
+pub(super) fn batch(batch: wit::Batch, limits: &Limits) -> Result<SourceBatch, String> {
     let count = batch.upserts.len() + batch.deletes.len();
     if count > limits.max_batch_docs {
         return Err(format!(
@@ -76,7 +77,7 @@ fn doc(meta: wit::DocMeta) -> Result<SourceDoc, String> {
 }
 
 /// Checks and converts extracted text.
-pub(crate) fn content(content: wit::Content, limits: &Limits) -> Result<ExtractedText, String> {
+pub(super) fn content(content: wit::Content, limits: &Limits) -> Result<ExtractedText, String> {
     if content.text.len() > limits.max_text_bytes {
         return Err(format!(
             "{} MiB of text; the limit is {} MiB per document",
@@ -116,7 +117,7 @@ pub(crate) fn content(content: wit::Content, limits: &Limits) -> Result<Extracte
 }
 
 /// Checks and converts a file chunk read with `max_bytes`.
-pub(crate) fn chunk(chunk: wit::FileChunk, max_bytes: u32) -> Result<FileChunk, String> {
+pub(super) fn chunk(chunk: wit::FileChunk, max_bytes: u32) -> Result<FileChunk, String> {
     if chunk.data.len() > max_bytes as usize {
         return Err(format!(
             "{} bytes for a read of at most {max_bytes}",
@@ -130,13 +131,24 @@ pub(crate) fn chunk(chunk: wit::FileChunk, max_bytes: u32) -> Result<FileChunk, 
 }
 
 /// The plugin's own error.
-pub(crate) fn guest_error(error: wit::ConnectorError) -> GuestError {
-    let cut = |m: String| crate::host_state::cut(&m, MAX_FIELD_BYTES).to_owned();
+pub(super) fn guest_error(error: wit::ConnectorError) -> GuestError {
+    let short = |m: String| cut(&m, MAX_FIELD_BYTES).to_owned();
     match error {
-        wit::ConnectorError::NotFound(m) => GuestError::NotFound(cut(m)),
-        wit::ConnectorError::Unavailable(m) => GuestError::Unavailable(cut(m)),
-        wit::ConnectorError::InvalidConfig(m) => GuestError::InvalidConfig(cut(m)),
-        wit::ConnectorError::Other(m) => GuestError::Other(cut(m)),
+        wit::ConnectorError::NotFound(m) => GuestError::NotFound(short(m)),
+        wit::ConnectorError::Unavailable(m) => GuestError::Unavailable(short(m)),
+        wit::ConnectorError::InvalidConfig(m) => GuestError::InvalidConfig(short(m)),
+        wit::ConnectorError::Other(m) => GuestError::Other(short(m)),
+    }
+}
+
+/// The level of a log line.
+pub(super) fn log_level(level: wit::LogLevel) -> LogLevel {
+    match level {
+        wit::LogLevel::Trace => LogLevel::Trace,
+        wit::LogLevel::Debug => LogLevel::Debug,
+        wit::LogLevel::Info => LogLevel::Info,
+        wit::LogLevel::Warn => LogLevel::Warn,
+        wit::LogLevel::Error => LogLevel::Error,
     }
 }
 

@@ -1,0 +1,198 @@
+//! The versions of the connector contract (`quarry:connector`, the WIT in `wit/`) this host
+//! runs, one module each, as in Zed's `extension_host`: a version's bindings, its host interface,
+//! the checks and conversions of what its plugins return, and its calls. A released WIT folder
+//! never changes, and plugins built against any supported version keep working.
+//!
+//! The rest of the runtime sees only [`ConnectorPre`] and [`ConnectorInstance`], whose methods
+//! take and return version-independent types. A new version is a new module, a variant of each
+//! enum (the compiler then asks for its arm in every method), its `add_to_linker` in
+//! [`add_to_linker`], and its entry in [`SUPPORTED_WIT_VERSIONS`].
+
+mod v0_1_0;
+
+use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::{Engine, Store};
+
+use crate::error::{GuestError, RuntimeError, RuntimeErrorKind};
+use crate::host_state::HostState;
+use crate::limits::Limits;
+use crate::manifest::Manifest;
+
+/// WIT package versions this host can run.
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[v0_1_0::VERSION];
+
+/// The WIT package name whose `source` interface a connector exports.
+pub const WIT_PACKAGE: &str = "quarry:connector";
+
+/// The functions of `quarry:connector/source`, every version so far.
+const SOURCE_FUNCTIONS: [&str; 4] = ["list-docs", "fetch-content", "read-file", "validate-config"];
+
+/// Links the host interface of every supported version.
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    v0_1_0::add_to_linker(linker)
+}
+
+/// How a call into a plugin ended: `Err` when the host stopped it (a trap, the deadline, the
+/// memory cap), `Ok(Err(_))` when the plugin returned without a usable value.
+pub(crate) type Answer<T> = wasmtime::Result<Result<T, CallError>>;
+
+/// A call the plugin returned from without a usable value.
+pub(crate) enum CallError {
+    /// The plugin's own error (WIT `connector-error`).
+    Guest(GuestError),
+    /// An answer that breaks the contract (too large, a bad id); says what was wrong.
+    Output(String),
+}
+
+/// A component linked against the host, ready to instantiate, in the WIT version it exports.
+pub(crate) enum ConnectorPre {
+    /// `quarry:connector@0.1.0`.
+    V0_1_0(v0_1_0::ConnectorPre<HostState>),
+}
+
+impl ConnectorPre {
+    /// Finds the exports of `version` (one of [`SUPPORTED_WIT_VERSIONS`], as
+    /// [`check_wit_version`] found it) in the linked component `pre`.
+    pub(crate) fn new(version: &str, pre: InstancePre<HostState>) -> wasmtime::Result<Self> {
+        match version {
+            v0_1_0::VERSION => Ok(ConnectorPre::V0_1_0(v0_1_0::ConnectorPre::new(pre)?)),
+            other => wasmtime::bail!("this host does not run {WIT_PACKAGE}@{other}"),
+        }
+    }
+
+    /// A new instance in `store`.
+    pub(crate) fn instantiate(
+        &self,
+        store: &mut Store<HostState>,
+    ) -> wasmtime::Result<ConnectorInstance> {
+        match self {
+            ConnectorPre::V0_1_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_1_0),
+        }
+    }
+}
+
+/// An instance of a connector, in the WIT version it was built against. Each method is the WIT
+/// function of the same name, its answer checked against the contract.
+pub(crate) enum ConnectorInstance {
+    /// `quarry:connector@0.1.0`.
+    V0_1_0(v0_1_0::Connector),
+}
+
+impl ConnectorInstance {
+    /// One batch of the listing after `checkpoint`, within `limits`.
+    pub(crate) fn list_docs(
+        &self,
+        store: &mut Store<HostState>,
+        checkpoint: Option<&str>,
+        limits: &Limits,
+    ) -> Answer<SourceBatch> {
+        match self {
+            ConnectorInstance::V0_1_0(c) => c.list_docs(store, checkpoint, limits),
+        }
+    }
+
+    /// The text of a document, within `limits`.
+    pub(crate) fn fetch_content(
+        &self,
+        store: &mut Store<HostState>,
+        id: &DocId,
+        locator: &str,
+        limits: &Limits,
+    ) -> Answer<ExtractedText> {
+        match self {
+            ConnectorInstance::V0_1_0(c) => c.fetch_content(store, id, locator, limits),
+        }
+    }
+
+    /// At most `max_bytes` of the original file from `offset`.
+    pub(crate) fn read_file(
+        &self,
+        store: &mut Store<HostState>,
+        id: &DocId,
+        locator: &str,
+        offset: u64,
+        max_bytes: u32,
+    ) -> Answer<FileChunk> {
+        match self {
+            ConnectorInstance::V0_1_0(c) => c.read_file(store, id, locator, offset, max_bytes),
+        }
+    }
+
+    /// The plugin's verdict on `config`.
+    pub(crate) fn validate_config(
+        &self,
+        store: &mut Store<HostState>,
+        config: &[(String, String)],
+    ) -> Answer<()> {
+        match self {
+            ConnectorInstance::V0_1_0(c) => c.validate_config(store, config),
+        }
+    }
+}
+
+/// Finds the `quarry:connector/source` export, checks its version against the host's and the
+/// manifest's, and that it has every function. Returns the version.
+pub(crate) fn check_wit_version(
+    engine: &Engine,
+    component: &Component,
+    manifest: &Manifest,
+) -> Result<&'static str, RuntimeError> {
+    let refused = |message: String| {
+        RuntimeError::of(
+            manifest.id.clone(),
+            RuntimeErrorKind::WitVersion { message },
+        )
+    };
+    let prefix = format!("{WIT_PACKAGE}/source@");
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let Some(found) = exports.iter().find_map(|n| n.strip_prefix(&prefix)) else {
+        return Err(refused(format!(
+            "the component does not export {WIT_PACKAGE}/source (it exports: {}); build it against the WIT in wit/connector@{}",
+            if exports.is_empty() {
+                "nothing".to_owned()
+            } else {
+                exports.join(", ")
+            },
+            SUPPORTED_WIT_VERSIONS.join(", ")
+        )));
+    };
+    let Some(&version) = SUPPORTED_WIT_VERSIONS.iter().find(|v| **v == found) else {
+        return Err(refused(format!(
+            "the component was built against {WIT_PACKAGE}@{found}, but this host runs {WIT_PACKAGE}@{}; rebuild it against a supported version",
+            SUPPORTED_WIT_VERSIONS.join(", @")
+        )));
+    };
+    let interface = format!("{prefix}{found}");
+    if let Some(ComponentItem::ComponentInstance(instance)) = component
+        .component_type()
+        .get_export(engine, &interface)
+        .map(|e| e.ty)
+    {
+        let has: Vec<&str> = instance.exports(engine).map(|(name, _)| name).collect();
+        let missing: Vec<&str> = SOURCE_FUNCTIONS
+            .iter()
+            .copied()
+            .filter(|f| !has.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            return Err(refused(format!(
+                "the component's {interface} lacks {} (it has: {}); implement every function of the interface",
+                missing.join(", "),
+                has.join(", ")
+            )));
+        }
+    }
+    if found != manifest.wit {
+        return Err(refused(format!(
+            "the component was built against {WIT_PACKAGE}@{found}, but its manifest says wit = \"{}\"; make them agree",
+            manifest.wit
+        )));
+    }
+    Ok(version)
+}
