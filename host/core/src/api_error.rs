@@ -1,6 +1,7 @@
 //! The API's error codes, and the one table that maps each kind of failure to its code and HTTP
-//! status (`API.md`, "Errors"). Every part of the service that answers with an error goes through
-//! [`ErrorKind::code`] and [`ErrorKind::status`].
+//! status (`docs/api.md`, "Errors"). Every part of the service that answers with an error goes
+//! through [`ErrorKind::code`] and [`ErrorKind::status`]; each crate's error says its kind
+//! through [`ErrorCode`].
 
 /// The `error.code` values of the API contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,49 +61,23 @@ pub enum ErrorKind {
     Internal,
 }
 
-/// The table: kind, code, HTTP status.
-const TABLE: [(ErrorKind, ApiCode, u16); 11] = [
-    (ErrorKind::Unauthorized, ApiCode::Unauthorized, 401),
-    (ErrorKind::Validation, ApiCode::RequestValidationFailed, 400),
-    (
-        ErrorKind::MethodNotAllowed,
-        ApiCode::RequestValidationFailed,
-        405,
-    ),
-    (
-        ErrorKind::PayloadTooLarge,
-        ApiCode::RequestValidationFailed,
-        413,
-    ),
-    (
-        ErrorKind::UnsupportedMediaType,
-        ApiCode::RequestValidationFailed,
-        415,
-    ),
-    (
-        ErrorKind::RangeNotSatisfiable,
-        ApiCode::RequestValidationFailed,
-        416,
-    ),
-    (ErrorKind::NotFound, ApiCode::ResourceNotFound, 404),
-    (
-        ErrorKind::SharingDeclined,
-        ApiCode::DataSharingDeclined,
-        403,
-    ),
-    (ErrorKind::QuotaExceeded, ApiCode::QuotaExceeded, 429),
-    (ErrorKind::CsrfRejected, ApiCode::Unauthorized, 403),
-    (ErrorKind::Internal, ApiCode::InternalError, 500),
-];
-
 impl ErrorKind {
+    /// The table: each kind's code and HTTP status. A `match`, so a kind without a row does not
+    /// compile.
     fn row(self) -> (ApiCode, u16) {
-        TABLE
-            .iter()
-            .find(|(kind, _, _)| *kind == self)
-            .map_or((ApiCode::InternalError, 500), |&(_, code, status)| {
-                (code, status)
-            })
+        match self {
+            ErrorKind::Unauthorized => (ApiCode::Unauthorized, 401),
+            ErrorKind::Validation => (ApiCode::RequestValidationFailed, 400),
+            ErrorKind::MethodNotAllowed => (ApiCode::RequestValidationFailed, 405),
+            ErrorKind::PayloadTooLarge => (ApiCode::RequestValidationFailed, 413),
+            ErrorKind::UnsupportedMediaType => (ApiCode::RequestValidationFailed, 415),
+            ErrorKind::RangeNotSatisfiable => (ApiCode::RequestValidationFailed, 416),
+            ErrorKind::NotFound => (ApiCode::ResourceNotFound, 404),
+            ErrorKind::SharingDeclined => (ApiCode::DataSharingDeclined, 403),
+            ErrorKind::QuotaExceeded => (ApiCode::QuotaExceeded, 429),
+            ErrorKind::CsrfRejected => (ApiCode::Unauthorized, 403),
+            ErrorKind::Internal => (ApiCode::InternalError, 500),
+        }
     }
 
     /// The API code of this kind.
@@ -116,20 +91,37 @@ impl ErrorKind {
     }
 }
 
+/// An error that knows which kind of API failure it is. Each crate's error type implements it
+/// once, so an error travels to an answer with `?` (the API turns any `ErrorCode` error into its
+/// answer) instead of being mapped by hand at each call.
+pub trait ErrorCode {
+    /// The kind of failure, which decides the answer's code and status. [`ErrorKind::Internal`]
+    /// errors are logged in full and answered without detail; others are answered with their
+    /// message.
+    fn error_kind(&self) -> ErrorKind;
+}
+
+impl ErrorCode for crate::CoreError {
+    fn error_kind(&self) -> ErrorKind {
+        match self {
+            crate::CoreError::InvalidId { .. } => ErrorKind::Validation,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_has_exactly_one_row() {
-        for (kind, _, _) in TABLE {
-            assert_eq!(TABLE.iter().filter(|(k, _, _)| *k == kind).count(), 1);
-        }
+    fn each_kind_answers_with_its_code_and_status() {
         assert_eq!(ErrorKind::PayloadTooLarge.status(), 413);
         assert_eq!(
             ErrorKind::PayloadTooLarge.code().as_str(),
             "REQUEST_VALIDATION_FAILED"
         );
         assert_eq!(ErrorKind::QuotaExceeded.status(), 429);
+        assert_eq!(ErrorKind::CsrfRejected.code(), ApiCode::Unauthorized);
+        assert_eq!(ErrorKind::Internal.status(), 500);
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! Every other host crate depends on this one; it depends on nothing of ours.
 
+#![warn(missing_docs)]
+
 mod api_error;
 mod error;
 mod ids;
@@ -12,7 +14,7 @@ mod source;
 pub mod times;
 pub mod trust;
 
-pub use api_error::{ApiCode, ErrorKind};
+pub use api_error::{ApiCode, ErrorCode, ErrorKind};
 pub use error::CoreError;
 pub use ids::{ConnectorId, DocId, MAX_ID_LEN, is_valid_id};
 pub use source::{

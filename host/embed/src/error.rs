@@ -45,3 +45,10 @@ pub enum EmbedError {
     #[error("embedding failed: {0}")]
     Inference(String),
 }
+
+impl quarry_core::ErrorCode for EmbedError {
+    /// A model that cannot embed is the service's failure, never the caller's.
+    fn error_kind(&self) -> quarry_core::ErrorKind {
+        quarry_core::ErrorKind::Internal
+    }
+}

@@ -43,3 +43,10 @@ impl From<tantivy::TantivyError> for IndexError {
         IndexError::Tantivy(e.to_string())
     }
 }
+
+impl quarry_core::ErrorCode for IndexError {
+    /// Every index failure is the service's, never the caller's.
+    fn error_kind(&self) -> quarry_core::ErrorKind {
+        quarry_core::ErrorKind::Internal
+    }
+}

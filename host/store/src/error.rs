@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use quarry_core::{ErrorCode, ErrorKind};
+
 /// What can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -36,18 +38,20 @@ pub enum StoreError {
     Invalid(String),
     /// The database failed.
     #[error("database error: {0}")]
+    Sql(#[from] sqlx::Error),
+    /// Stored data is not what Quarry wrote, or the system refused what the store needs (no
+    /// randomness for a key).
+    #[error("database error: {0}")]
     Db(String),
 }
 
-impl StoreError {
-    pub(crate) fn db(e: sqlx::Error) -> StoreError {
-        StoreError::Db(e.to_string())
-    }
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        StoreError::db(e)
+impl ErrorCode for StoreError {
+    fn error_kind(&self) -> ErrorKind {
+        match self {
+            StoreError::NameTaken { .. } | StoreError::Invalid(_) => ErrorKind::Validation,
+            StoreError::NotFound { .. } => ErrorKind::NotFound,
+            StoreError::Open { .. } | StoreError::Sql(_) | StoreError::Db(_) => ErrorKind::Internal,
+        }
     }
 }
 

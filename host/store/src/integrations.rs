@@ -427,6 +427,6 @@ pub(crate) fn unique_violation(e: sqlx::Error, what: &'static str, name: &str) -
             what,
             name: name.to_owned(),
         },
-        _ => StoreError::db(e),
+        _ => StoreError::Sql(e),
     }
 }

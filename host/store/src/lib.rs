@@ -94,7 +94,7 @@ impl Store {
         let key = path.with_file_name(KEY_FILE);
         let secrets = Arc::new(SecretBox::open_or_create(&key)?);
         let options = SqliteConnectOptions::from_str("sqlite:")
-            .map_err(StoreError::db)?
+            .map_err(StoreError::Sql)?
             .filename(path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
