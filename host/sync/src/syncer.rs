@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use quarry_core::{ConnectorId, Coverage, DocId, SourceDoc};
+use quarry_core::{ConnectorId, Coverage, DocId, SourceBatch, SourceDoc};
 use quarry_embed::Embedder;
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
 use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session, Usage};
@@ -216,9 +216,34 @@ impl Syncer {
     ) -> Result<bool, SyncError> {
         let batch = session.list_docs(listing.checkpoint.as_deref())?;
         report.batches += 1;
+        let (mut commit, changed) = self.plan(connector, batch, listing, report)?;
+        // Write-ahead: the catalog learns what the index is about to get before it gets it.
+        let intents: Vec<CatalogDoc> = changed.iter().map(catalog_doc).collect();
+        self.block(
+            self.store
+                .prepare_batch(&connector.id, &intents, &commit.deleted, now_ms()),
+        )?;
+        self.fetch_and_write(connector, session, changed, &mut commit, report, stop)?;
+        commit.progress = report.progress();
+        self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
+        listing.checkpoint = Some(commit.checkpoint.clone());
+        listing.more = commit.more;
+        listing.generation = commit.generation;
+        Ok(commit.more)
+    }
+
+    /// What a listed batch changes: the commit it will make (generation, deletions) and the
+    /// documents whose version is new, to fetch. A full listing's first batch loads every known
+    /// version; its last batch deletes what it did not list.
+    fn plan(
+        &self,
+        connector: &Connector,
+        batch: SourceBatch,
+        listing: &mut Listing,
+        report: &mut SyncReport,
+    ) -> Result<(CommitBatch, Vec<SourceDoc>), SyncError> {
         let starts_full = !listing.more && batch.coverage == Coverage::Full;
         let ends_full = batch.coverage == Coverage::Full && !batch.more;
-        let generation = listing.generation + i64::from(starts_full);
         if starts_full {
             listing.unlisted = Some(self.block(self.store.all_versions(&connector.id))?);
         }
@@ -230,13 +255,13 @@ impl Syncer {
                 self.block(self.store.catalog_versions(&connector.id, &ids))?
             }
         };
-
         let mut commit = CommitBatch {
-            generation,
-            checkpoint: batch.checkpoint.clone(),
+            generation: listing.generation + i64::from(starts_full),
+            checkpoint: batch.checkpoint,
             more: batch.more,
             starts_full,
             ends_full,
+            deleted: batch.deletes,
             ..CommitBatch::default()
         };
         let mut changed = Vec::new();
@@ -250,7 +275,6 @@ impl Syncer {
                 changed.push(doc);
             }
         }
-        commit.deleted = batch.deletes;
         if ends_full {
             // What a full listing begun in this run did not list is gone. A resumed one cannot
             // tell; a fresh listing follows it (see `run`).
@@ -260,13 +284,20 @@ impl Syncer {
             }
         }
         report.deleted += commit.deleted.len() as u64;
-        // Write-ahead: the catalog learns what the index is about to get before it gets it.
-        let intents: Vec<CatalogDoc> = changed.iter().map(catalog_doc).collect();
-        self.block(
-            self.store
-                .prepare_batch(&connector.id, &intents, &commit.deleted, now_ms()),
-        )?;
+        Ok((commit, changed))
+    }
 
+    /// Fetches the changed documents and writes them (and the batch's deletions) to the index,
+    /// flushing early to bound memory; progress is recorded as it goes.
+    fn fetch_and_write(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        changed: Vec<SourceDoc>,
+        commit: &mut CommitBatch,
+        report: &mut SyncReport,
+        stop: &AtomicBool,
+    ) -> Result<(), SyncError> {
         let mut pending = Vec::new();
         let mut pending_bytes = 0usize;
         let mut reported = Instant::now();
@@ -302,13 +333,7 @@ impl Syncer {
                 .map(|d| (connector.id.clone(), d.clone()))
                 .collect(),
             ..WriteBatch::default()
-        })?;
-        commit.progress = report.progress();
-        self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
-        listing.checkpoint = Some(batch.checkpoint);
-        listing.more = batch.more;
-        listing.generation = generation;
-        Ok(batch.more)
+        })
     }
 
     /// Embeds the batch's documents (when a model is loaded) and writes it to the index.
