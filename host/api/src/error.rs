@@ -1,15 +1,17 @@
 //! API errors. A handler returns an [`ApiError`]; the envelope middleware renders every error in
-//! the contract's shape with the request's id (`API.md`, "Errors"). Statuses and codes come from
-//! the one table in `quarry_core::ErrorKind`. Details of internal errors go to the log only.
+//! the contract's shape with the request's id (`docs/api.md`, "Errors"). Statuses and codes come
+//! from the one table in `quarry_core::ErrorKind`; any crate's error becomes an answer through
+//! its [`ErrorCode`] with `?`. Details of internal errors go to the log only.
 
 use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use quarry_core::ErrorKind;
+use quarry_core::{ErrorCode, ErrorKind};
 use serde::Serialize;
 
 use crate::input::{MAX_DETAILS, MAX_MESSAGE_CHARS, clip, detail};
+use crate::views::{ErrorBody, ErrorEnvelope};
 
 /// One problem with one field of a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,11 +63,46 @@ impl ApiError {
         )
     }
 
+    /// Names the field a validation error is about, when the error did not list its details:
+    /// the message becomes the field's one detail. Other kinds pass unchanged.
+    pub fn on_field(mut self, field: &str) -> ApiError {
+        if self.kind == ErrorKind::Validation && self.details.is_empty() {
+            self.details.push(detail(field, &self.message));
+        }
+        self
+    }
+
     /// Adds a header to the answer.
     pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> ApiError {
         self.headers.push((name, value));
         self
     }
+}
+
+/// Any crate's error as an answer: its kind from [`ErrorCode`]; internal errors are logged with
+/// their whole chain of causes and answered without detail, the others with their message.
+impl<E: ErrorCode + std::error::Error> From<E> for ApiError {
+    fn from(error: E) -> ApiError {
+        match error.error_kind() {
+            ErrorKind::Internal => ApiError::internal("internal error", &causes(&error)),
+            kind => ApiError::new(kind, error.to_string()),
+        }
+    }
+}
+
+/// An error and its sources, `outer: inner: innermost`.
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// The error an answer carries until the envelope middleware renders it.
@@ -89,20 +126,18 @@ impl IntoResponse for ApiError {
 
 /// The body of an error answer. Whatever built the error, the answer stays small: the message
 /// and each detail are cut to a readable length and at most [`MAX_DETAILS`] details are listed.
-pub(crate) fn envelope(error: &ApiError, request_id: &str) -> serde_json::Value {
-    let mut body = serde_json::json!({
-        "code": error.kind.code().as_str(),
-        "message": clip(&error.message, MAX_MESSAGE_CHARS),
-        "request_id": request_id,
-    });
-    if !error.details.is_empty() {
-        let details: Vec<Detail> = error
-            .details
-            .iter()
-            .take(MAX_DETAILS)
-            .map(|d| detail(&d.field, &d.issue))
-            .collect();
-        body["details"] = serde_json::to_value(&details).unwrap_or_default();
+pub(crate) fn envelope(error: &ApiError, request_id: &str) -> ErrorEnvelope {
+    ErrorEnvelope {
+        error: ErrorBody {
+            code: error.kind.code().as_str(),
+            message: clip(&error.message, MAX_MESSAGE_CHARS),
+            request_id: request_id.to_owned(),
+            details: error
+                .details
+                .iter()
+                .take(MAX_DETAILS)
+                .map(|d| detail(&d.field, &d.issue))
+                .collect(),
+        },
     }
-    serde_json::json!({ "error": body })
 }

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Extension;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -19,11 +19,10 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::error::ApiError;
-use crate::frame::RequestId;
-use crate::guard::{Read, guarded};
+use crate::guard::{Caller, Read};
 use crate::limits::DownloadPermit;
 use crate::times::http_date;
-use crate::{AppState, PathIds, served_connector};
+use crate::{AppState, PathIds, blocking, served_connector};
 
 /// Bytes asked of the plugin per call.
 const CHUNK_BYTES: u32 = 256 << 10;
@@ -46,30 +45,17 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 pub(crate) async fn get(
+    caller: Caller,
     State(state): State<Arc<AppState>>,
-    Extension(request_id): Extension<RequestId>,
-    path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
+    path: Result<Path<(String, String)>, PathRejection>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-) -> Response {
-    let endpoint = "GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file";
-    let ids = PathIds::from(path);
-    let connector = ids.connector.clone();
-    guarded(
-        &state,
-        &headers.clone(),
-        &request_id,
-        endpoint,
-        connector.as_deref(),
-        |caller, state| async move {
-            let (connector_id, doc_id, ()) = ids.check(query.as_deref(), &[], |_, _| ())?;
-            let read = Read::document(&connector_id, &doc_id);
-            let permit = state.admission.admit_download(&caller.integration.id)?;
-            let response = download(&state, &headers, &connector_id, &doc_id, permit).await?;
-            Ok((response, read))
-        },
-    )
-    .await
+) -> Result<Response, ApiError> {
+    let (connector_id, doc_id, ()) = PathIds::from(path).check(query.as_deref(), &[], |_, _| ())?;
+    let read = Read::document(&connector_id, &doc_id);
+    let permit = state.admission.admit_download(&caller.integration.id)?;
+    let response = download(&state, &headers, &connector_id, &doc_id, permit).await?;
+    Ok(read.on(response))
 }
 
 /// Answers a download, holding `permit` (and the plugin instance) until the last byte is sent,
@@ -81,44 +67,86 @@ async fn download(
     doc_id: &DocId,
     permit: DownloadPermit,
 ) -> Result<Response, ApiError> {
-    let connector = served_connector(state, connector_id).await?;
-    let doc = state
-        .store
-        .catalog_doc(connector_id, doc_id)
-        .await
-        .map_err(|e| ApiError::internal("reading the catalog", &e))?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::NotFound,
-                format!("connector {connector_id} has no document with id {doc_id}"),
-            )
-        })?;
+    let (connector, doc) = lookup(state, connector_id, doc_id).await?;
     let etag = etag(connector_id, &doc);
     if if_none_match(headers, &etag) {
         let mut response = StatusCode::NOT_MODIFIED.into_response();
         response.headers_mut().insert(header::ETAG, etag);
         return Ok(response);
     }
-    let session = open_session(state, &connector)?;
-    // A read of zero bytes asks the source for the file's current size (and whether it exists).
-    let (id, locator) = (doc_id.clone(), doc.locator.clone());
-    let (stat, mut session, id, locator) = blocking(move || {
-        let mut session = session;
+    let (session, total) = current_size(state, &connector, &doc).await?;
+    let (status, start, length) = byte_range(headers, &etag, total)?;
+    let body = stream(state, session, &connector, &doc, (start, length), permit);
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let h = response.headers_mut();
+    file_headers(h, &doc, etag, length);
+    if status == StatusCode::PARTIAL_CONTENT {
+        let last = start + length - 1;
+        h.insert(
+            header::CONTENT_RANGE,
+            header_value(&format!("bytes {start}-{last}/{total}")),
+        );
+    }
+    Ok(response)
+}
+
+/// The connector (served, not disabled) and the document in its catalog; 404 for either.
+async fn lookup(
+    state: &AppState,
+    connector_id: &ConnectorId,
+    doc_id: &DocId,
+) -> Result<(Connector, CatalogDoc), ApiError> {
+    let connector = served_connector(state, connector_id).await?;
+    let doc = state
+        .store
+        .catalog_doc(connector_id, doc_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                format!("connector {connector_id} has no document with id {doc_id}"),
+            )
+        })?;
+    Ok((connector, doc))
+}
+
+/// A session of the connector's plugin and the file's current size: a read of zero bytes asks
+/// the source for it (and whether the file still exists: 404 if not).
+async fn current_size(
+    state: &AppState,
+    connector: &Connector,
+    doc: &CatalogDoc,
+) -> Result<(Session, u64), ApiError> {
+    let mut session = open_session(state, connector)?;
+    let (id, locator) = (doc.doc_id.clone(), doc.locator.clone());
+    let (stat, session) = blocking(move || {
         let size = session.read_file(&id, &locator, 0, 0).map(|c| c.total_size);
-        (size, session, id, locator)
+        (size, session)
     })
     .await?;
-    if stat.is_err() {
-        record_usage(state.store.clone(), connector.id.clone(), session.usage()).await;
+    match stat {
+        Ok(total) => Ok((session, total)),
+        Err(e) => {
+            record_usage(state.store.clone(), connector.id.clone(), session.usage()).await;
+            Err(match e.guest_error() {
+                Some(GuestError::NotFound(_)) => ApiError::new(
+                    ErrorKind::NotFound,
+                    "the source no longer has this file; the next sync removes it from the index",
+                ),
+                _ => ApiError::internal("reading a file from its plugin", &e),
+            })
+        }
     }
-    let total = stat.map_err(|e| match e.guest_error() {
-        Some(GuestError::NotFound(_)) => ApiError::new(
-            ErrorKind::NotFound,
-            "the source no longer has this file; the next sync removes it from the index",
-        ),
-        _ => ApiError::internal("reading a file from its plugin", &e),
-    })?;
+}
 
+/// What of the file to send: status, first byte and length. `If-Range` with another validator
+/// sends the whole file; a range past the end is a 416.
+fn byte_range(
+    headers: &HeaderMap,
+    etag: &HeaderValue,
+    total: u64,
+) -> Result<(StatusCode, u64, u64), ApiError> {
     let ignore_range = headers
         .get(header::IF_RANGE)
         .is_some_and(|v| v.as_bytes() != etag.as_bytes());
@@ -130,23 +158,33 @@ async fn download(
             total,
         )
     };
-    let (status, start, length) = match range {
-        Range::Whole => (StatusCode::OK, 0, total),
-        Range::Part(first, last) => (StatusCode::PARTIAL_CONTENT, first, last - first + 1),
-        Range::Unsatisfiable => {
-            return Err(ApiError::new(
-                ErrorKind::RangeNotSatisfiable,
-                format!("the requested range starts past the end of the file ({total} bytes)"),
-            )
-            .with_header(
-                header::CONTENT_RANGE,
-                header_value(&format!("bytes */{total}")),
-            ));
-        }
-    };
+    match range {
+        Range::Whole => Ok((StatusCode::OK, 0, total)),
+        Range::Part(first, last) => Ok((StatusCode::PARTIAL_CONTENT, first, last - first + 1)),
+        Range::Unsatisfiable => Err(ApiError::new(
+            ErrorKind::RangeNotSatisfiable,
+            format!("the requested range starts past the end of the file ({total} bytes)"),
+        )
+        .with_header(
+            header::CONTENT_RANGE,
+            header_value(&format!("bytes */{total}")),
+        )),
+    }
+}
 
+/// The answer's body: `length` bytes from `start`, read by a blocking thread that keeps the
+/// session and `permit` until it ends, then records what the plugin calls cost.
+fn stream(
+    state: &AppState,
+    mut session: Session,
+    connector: &Connector,
+    doc: &CatalogDoc,
+    (start, length): (u64, u64),
+    permit: DownloadPermit,
+) -> Body {
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_AHEAD);
     let (store, connector_id) = (state.store.clone(), connector.id.clone());
+    let (id, locator) = (doc.doc_id.clone(), doc.locator.clone());
     let runtime = tokio::runtime::Handle::current();
     let sink = Sink {
         tx,
@@ -158,19 +196,18 @@ async fn download(
         runtime.block_on(record_usage(store, connector_id, session.usage()));
         drop(permit);
     });
-    let mut response = Response::new(Body::from_stream(ReceiverStream::new(rx)));
-    *response.status_mut() = status;
-    let h = response.headers_mut();
+    Body::from_stream(ReceiverStream::new(rx))
+}
+
+/// The headers of a file answer: type, length, name, validators, ranges, no sniffing.
+fn file_headers(h: &mut HeaderMap, doc: &CatalogDoc, etag: HeaderValue, length: u64) {
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_str(&doc.meta.mime_type)
             .unwrap_or(HeaderValue::from_static("application/octet-stream")),
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-    h.insert(
-        header::CONTENT_DISPOSITION,
-        header_value(&disposition(&doc)),
-    );
+    h.insert(header::CONTENT_DISPOSITION, header_value(&disposition(doc)));
     h.insert(header::ETAG, etag);
     h.insert(
         header::LAST_MODIFIED,
@@ -181,14 +218,6 @@ async fn download(
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),
     );
-    if status == StatusCode::PARTIAL_CONTENT {
-        let last = start + length - 1;
-        h.insert(
-            header::CONTENT_RANGE,
-            header_value(&format!("bytes {start}-{last}/{total}")),
-        );
-    }
-    Ok(response)
 }
 
 /// Where a download's chunks go: the answer's body, which takes each within `stall` or is ended.
@@ -275,14 +304,6 @@ async fn record_usage(store: Store, connector: ConnectorId, usage: Usage) {
     {
         tracing::warn!(%connector, "cannot record the plugin's usage: {e}");
     }
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::internal("file task", &e))
 }
 
 /// A strong validator that changes with the document's version.

@@ -25,8 +25,12 @@ pub struct RequestId(pub Arc<str>);
 pub(crate) const JSON: &str = "application/json; charset=utf-8";
 
 /// A JSON answer.
-pub(crate) fn json(status: StatusCode, body: &serde_json::Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
+pub(crate) fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
+    let text = match serde_json::to_string(body) {
+        Ok(text) => text,
+        Err(e) => return ApiError::internal("rendering an answer", &e).into_response(),
+    };
+    let mut response = (status, text).into_response();
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));

@@ -1,84 +1,136 @@
 //! The checks every `/api/v1` data request passes, in the contract's order after routing:
 //! authentication, then data sharing, then quota and the per-integration bounds of `limits`
-//! (validation is the handler's). Every
-//! authenticated request is counted, whatever its outcome, and answered with the quota headers;
-//! it is also written to the audit log.
+//! (validation is the handler's).
+//!
+//! Two pieces, in the shape of meilisearch's `GuardedData`: the [`Caller`] extractor runs the
+//! checks before a handler's body (a handler that takes a `Caller` cannot run unchecked), and
+//! the [`account`] layer, on the data routes, answers every authenticated request with the quota
+//! headers and writes it to the audit log under its route (`MatchedPath`), whatever its outcome.
 
-use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
-use axum::response::{IntoResponse, Response};
-use quarry_core::{ConnectorId, ErrorKind};
+use axum::middleware::Next;
+use axum::response::Response;
+use quarry_core::times::rfc3339;
+use quarry_core::{ConnectorId, DocId, ErrorKind};
 use quarry_store::{AuditEntry, Integration, Quota, Sharing, now_ms};
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::frame::RequestId;
-use quarry_core::times::rfc3339;
+use crate::limits::RequestPermit;
 
-/// An authenticated caller.
+/// An authenticated caller whose request passed sharing, quota and the integration's bounds.
+/// Holding it holds the request's place among the integration's requests in flight.
 pub(crate) struct Caller {
     /// Its integration.
     pub integration: Integration,
-    key_lookup: String,
-    used: u64,
-    reset_ms: i64,
+    _permit: RequestPermit,
 }
 
-/// What a request read, for the audit log.
+impl Caller {
+    /// The connectors this caller may see.
+    pub(crate) fn sharing(&self) -> &Sharing {
+        &self.integration.sharing
+    }
+}
+
+/// What a request read, for the audit log; a handler puts it in its answer's extensions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Read {
-    pub connector_id: Option<String>,
-    pub doc_id: Option<String>,
+    connector_id: Option<String>,
+    doc_id: Option<String>,
 }
 
 impl Read {
     /// A read of one document.
-    pub(crate) fn document(connector: &ConnectorId, doc: &quarry_core::DocId) -> Read {
+    pub(crate) fn document(connector: &ConnectorId, doc: &DocId) -> Read {
         Read {
             connector_id: Some(connector.to_string()),
             doc_id: Some(doc.to_string()),
         }
     }
+
+    /// `response`, marked as this read.
+    pub(crate) fn on(self, mut response: Response) -> Response {
+        response.extensions_mut().insert(self);
+        response
+    }
 }
 
-/// Answers a request: authenticates and counts it, checks sharing (for `connector`, when the
-/// route names one) and quota, then runs `handler`. The answer carries the quota headers.
-pub(crate) async fn guarded<F, Fut>(
-    state: &Arc<AppState>,
-    headers: &HeaderMap,
-    request_id: &RequestId,
-    endpoint: &'static str,
-    connector: Option<&str>,
-    handler: F,
-) -> Response
-where
-    F: FnOnce(Arc<Caller>, Arc<AppState>) -> Fut,
-    Fut: Future<Output = Result<(Response, Read), ApiError>>,
-{
-    let caller = match authenticate(state, headers).await {
-        Ok(caller) => Arc::new(caller),
-        Err(error) => return error.into_response(),
+/// What authentication learned, left for the [`account`] layer by the [`Caller`] extractor.
+struct Account {
+    integration_id: String,
+    key_lookup: String,
+    quota: Quota,
+    used: u64,
+    reset_ms: i64,
+    /// The connector id in the route's path, as sent.
+    connector: Option<String>,
+}
+
+/// Where the extractor leaves the [`Account`] of the request for the layer.
+#[derive(Default)]
+struct AccountSlot(OnceLock<Account>);
+
+impl FromRequestParts<Arc<AppState>> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Caller, ApiError> {
+        let slot = parts
+            .extensions
+            .get::<Arc<AccountSlot>>()
+            .cloned()
+            .ok_or_else(|| ApiError::internal("access check", &"a data route without `account`"))?;
+        let connector = route_connector(parts, state).await;
+        let (integration, account) = authenticate(state, &parts.headers, connector).await?;
+        let account = slot.0.get_or_init(|| account);
+        check_sharing(&integration.sharing, account.connector.as_deref())?;
+        check_quota(account)?;
+        let permit = state.admission.admit(&integration.id)?;
+        Ok(Caller {
+            integration,
+            _permit: permit,
+        })
+    }
+}
+
+/// The layer on the data routes: gives the [`Caller`] extractor a place for what it learns, then
+/// adds the quota headers to the answer of an authenticated request and audits it.
+pub(crate) async fn account(
+    State(state): State<Arc<AppState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let slot = Arc::new(AccountSlot::default());
+    request.extensions_mut().insert(slot.clone());
+    let route = request.extensions().get::<MatchedPath>().map_or_else(
+        || request.uri().path().to_owned(),
+        |m| m.as_str().to_owned(),
+    );
+    let endpoint = format!("{} {route}", request.method());
+    let request_id = request
+        .extensions()
+        .get::<RequestId>()
+        .map(|id| id.0.to_string())
+        .unwrap_or_default();
+    let mut response = next.run(request).await;
+    let Some(account) = slot.0.get() else {
+        return response;
     };
-    let admitted = caller
-        .check_sharing(connector)
-        .and_then(|()| caller.check_quota())
-        .and_then(|()| state.admission.admit(&caller.integration.id));
-    let (mut response, read) = match admitted {
-        Ok(permit) => {
-            let answer = match handler(caller.clone(), state.clone()).await {
-                Ok(answer) => answer,
-                Err(error) => (error.into_response(), Read::default()),
-            };
-            drop(permit);
-            answer
-        }
-        Err(error) => (error.into_response(), Read::default()),
-    };
-    for (name, value) in caller.quota_headers() {
+    for (name, value) in quota_headers(account) {
         response.headers_mut().insert(name, value);
     }
+    let read = response
+        .extensions_mut()
+        .remove::<Read>()
+        .unwrap_or_default();
     let bytes = response
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -88,21 +140,45 @@ where
     state.audit.record(
         AuditEntry {
             time_ms: now_ms(),
-            request_id: request_id.0.to_string(),
-            integration_id: caller.integration.id.clone(),
-            endpoint: endpoint.to_owned(),
-            connector_id: read.connector_id.or_else(|| connector.map(str::to_owned)),
+            request_id,
+            integration_id: account.integration_id.clone(),
+            endpoint,
+            connector_id: read.connector_id.or_else(|| account.connector.clone()),
             doc_id: read.doc_id,
             bytes,
             status: response.status().as_u16(),
         },
-        caller.key_lookup.clone(),
+        account.key_lookup.clone(),
     );
     response
 }
 
+/// The connector id the route's path names, as sent (empty when the path does not decode);
+/// `None` on routes without one.
+async fn route_connector(parts: &mut Parts, state: &Arc<AppState>) -> Option<String> {
+    let names_connector = parts
+        .extensions
+        .get::<MatchedPath>()
+        .is_some_and(|m| m.as_str().contains("{connector_id}"));
+    if !names_connector {
+        return None;
+    }
+    let params = RawPathParams::from_request_parts(parts, state).await.ok();
+    let sent = params.and_then(|params| {
+        params
+            .iter()
+            .find(|(name, _)| *name == "connector_id")
+            .map(|(_, value)| value.to_owned())
+    });
+    Some(sent.unwrap_or_default())
+}
+
 /// The integration of the request's key, counted. Never says why a key was refused.
-async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
+async fn authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+    connector: Option<String>,
+) -> Result<(Integration, Account), ApiError> {
     let unauthorized = || {
         ApiError::new(
             ErrorKind::Unauthorized,
@@ -119,20 +195,18 @@ async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Caller, A
     let (integration, key_lookup) = state
         .store
         .authenticate(key, now)
-        .await
-        .map_err(|e| ApiError::internal("authenticating", &e))?
+        .await?
         .ok_or_else(unauthorized)?;
-    let (used, month) = state
-        .store
-        .count_request(&integration.id, now)
-        .await
-        .map_err(|e| ApiError::internal("counting a request", &e))?;
-    Ok(Caller {
-        integration,
+    let (used, month) = state.store.count_request(&integration.id, now).await?;
+    let account = Account {
+        integration_id: integration.id.clone(),
         key_lookup,
+        quota: integration.quota,
         used,
         reset_ms: month.reset_ms,
-    })
+        connector,
+    };
+    Ok((integration, account))
 }
 
 /// The token of `Bearer <token>`: the scheme in any case, then exactly one token.
@@ -143,74 +217,63 @@ fn bearer_token(value: &str) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && parts.next().is_none()).then_some(token)
 }
 
-impl Caller {
-    /// The connectors this caller may see.
-    pub(crate) fn sharing(&self) -> &Sharing {
-        &self.integration.sharing
-    }
-
-    fn check_sharing(&self, connector: Option<&str>) -> Result<(), ApiError> {
-        let declined = || {
-            ApiError::new(
+/// Declined sharing refuses every data request; selected sharing refuses a route naming a
+/// connector outside the selection.
+fn check_sharing(sharing: &Sharing, connector: Option<&str>) -> Result<(), ApiError> {
+    match (sharing, connector) {
+        (Sharing::Declined, _) => Err(ApiError::new(
+            ErrorKind::SharingDeclined,
+            "the user declined to share their data with this integration; they can change \
+             this in Quarry's settings",
+        )),
+        (Sharing::Selected(shared), Some(id))
+            if !ConnectorId::parse(id).is_ok_and(|id| shared.contains(&id)) =>
+        {
+            Err(ApiError::new(
                 ErrorKind::SharingDeclined,
-                "the user declined to share their data with this integration; they can change \
-                 this in Quarry's settings",
-            )
-        };
-        match (&self.integration.sharing, connector) {
-            (Sharing::Declined, _) => Err(declined()),
-            (Sharing::Selected(shared), Some(id)) => {
-                let allowed = ConnectorId::parse(id).is_ok_and(|id| shared.contains(&id));
-                if allowed {
-                    Ok(())
-                } else {
-                    Err(ApiError::new(
-                        ErrorKind::SharingDeclined,
-                        "this connector is not among those the user shared with this integration",
-                    ))
-                }
-            }
-            _ => Ok(()),
+                "this connector is not among those the user shared with this integration",
+            ))
         }
+        _ => Ok(()),
     }
+}
 
-    fn check_quota(&self) -> Result<(), ApiError> {
-        let Quota::Limited(limit) = self.integration.quota else {
-            return Ok(());
-        };
-        if self.used <= limit {
-            return Ok(());
-        }
-        let wait_s = (self.reset_ms - now_ms()).max(0).div_euclid(1000) + 1;
-        Err(ApiError::new(
-            ErrorKind::QuotaExceeded,
-            format!(
-                "this integration's monthly quota of {limit} requests is used up; it resets at {}",
-                rfc3339(self.reset_ms)
-            ),
-        )
-        .with_header(header::RETRY_AFTER, HeaderValue::from(wait_s)))
+fn check_quota(account: &Account) -> Result<(), ApiError> {
+    let Quota::Limited(limit) = account.quota else {
+        return Ok(());
+    };
+    if account.used <= limit {
+        return Ok(());
     }
+    let wait_s = (account.reset_ms - now_ms()).max(0).div_euclid(1000) + 1;
+    Err(ApiError::new(
+        ErrorKind::QuotaExceeded,
+        format!(
+            "this integration's monthly quota of {limit} requests is used up; it resets at {}",
+            rfc3339(account.reset_ms)
+        ),
+    )
+    .with_header(header::RETRY_AFTER, HeaderValue::from(wait_s)))
+}
 
-    fn quota_headers(&self) -> [(HeaderName, HeaderValue); 3] {
-        let (limit, remaining) = match self.integration.quota {
-            Quota::Limited(limit) => (
-                HeaderValue::from(limit),
-                HeaderValue::from(limit.saturating_sub(self.used)),
-            ),
-            Quota::Unlimited => (
-                HeaderValue::from_static("unlimited"),
-                HeaderValue::from_static("unlimited"),
-            ),
-        };
-        let reset =
-            HeaderValue::from_str(&rfc3339(self.reset_ms)).unwrap_or(HeaderValue::from_static(""));
-        [
-            (HeaderName::from_static("x-quota-limit"), limit),
-            (HeaderName::from_static("x-quota-remaining"), remaining),
-            (HeaderName::from_static("x-quota-reset"), reset),
-        ]
-    }
+fn quota_headers(account: &Account) -> [(HeaderName, HeaderValue); 3] {
+    let (limit, remaining) = match account.quota {
+        Quota::Limited(limit) => (
+            HeaderValue::from(limit),
+            HeaderValue::from(limit.saturating_sub(account.used)),
+        ),
+        Quota::Unlimited => (
+            HeaderValue::from_static("unlimited"),
+            HeaderValue::from_static("unlimited"),
+        ),
+    };
+    let reset =
+        HeaderValue::from_str(&rfc3339(account.reset_ms)).unwrap_or(HeaderValue::from_static(""));
+    [
+        (HeaderName::from_static("x-quota-limit"), limit),
+        (HeaderName::from_static("x-quota-remaining"), remaining),
+        (HeaderName::from_static("x-quota-reset"), reset),
+    ]
 }
 
 #[cfg(test)]

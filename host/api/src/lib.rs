@@ -1,4 +1,4 @@
-//! Quarry's HTTP API, on axum: `/api/v1` for integrations (`API.md` is the contract), its
+//! Quarry's HTTP API, on axum: `/api/v1` for integrations (`docs/api.md` is the contract), its
 //! OpenAPI document, `/healthz`, and the settings page with its admin API (`/settings`,
 //! `/admin/v1`, behind the admin session).
 //!
@@ -19,8 +19,8 @@ mod integration_docs;
 mod limits;
 mod openapi;
 mod search;
-mod shape;
 mod times;
+pub mod views;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -40,12 +40,10 @@ use quarry_runtime::PluginSet;
 use quarry_store::{Connector, ConnectorStatus, Sharing, Store};
 
 pub use admin::{AdminConfig, LOGIN_LINK_MS};
-pub use connectors::{connector_json, connector_json_for_user, plugin_usage_json};
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
 pub use integration_docs::docs_for_integration;
 pub use limits::ApiLimits;
-pub use search::hits_json;
 
 use crate::audit::AuditSink;
 use crate::input::Problems;
@@ -139,6 +137,21 @@ impl AppState {
 /// The service's routes.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
+        .merge(data_routes(state.clone()))
+        .route("/api/v1/openapi.json", get(openapi::get))
+        .route("/healthz", get(health))
+        .merge(admin::routes())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(state.clone(), frame::frame))
+        .with_state(state)
+}
+
+/// The `/api/v1` routes that read the user's data: each handler takes a [`guard::Caller`]
+/// (authentication, sharing, quota, bounds) and the [`guard::account`] layer adds the quota
+/// headers and the audit entry.
+fn data_routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    Router::new()
         .route("/api/v1/search", post(search::search))
         .route("/api/v1/connectors", get(connectors::list))
         .route(
@@ -149,13 +162,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/api/v1/connectors/{connector_id}/docs/{doc_id}/file",
             get(file::get),
         )
-        .route("/api/v1/openapi.json", get(openapi::get))
-        .route("/healthz", get(health))
-        .merge(admin::routes())
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(from_fn_with_state(state.clone(), frame::frame))
-        .with_state(state)
+        .route_layer(from_fn_with_state(state, guard::account))
 }
 
 async fn health() -> Response {
@@ -183,11 +190,7 @@ pub(crate) async fn visible_connectors(
     state: &AppState,
     sharing: &Sharing,
 ) -> Result<Vec<Connector>, ApiError> {
-    let all = state
-        .store
-        .connectors()
-        .await
-        .map_err(|e| ApiError::internal("listing connectors", &e))?;
+    let all = state.store.connectors().await?;
     Ok(all.into_iter().filter(|c| sharing.allows(&c.id)).collect())
 }
 
@@ -197,17 +200,12 @@ pub(crate) async fn served_connector(
     state: &AppState,
     id: &ConnectorId,
 ) -> Result<Connector, ApiError> {
-    let connector = state
-        .store
-        .connector(id)
-        .await
-        .map_err(|e| ApiError::internal("reading a connector", &e))?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::NotFound,
-                format!("no connector with id {id}; GET /api/v1/connectors lists them"),
-            )
-        })?;
+    let connector = state.store.connector(id).await?.ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::NotFound,
+            format!("no connector with id {id}; GET /api/v1/connectors lists them"),
+        )
+    })?;
     if connector.status == ConnectorStatus::Disabled {
         return Err(ApiError::new(
             ErrorKind::NotFound,
@@ -217,6 +215,29 @@ pub(crate) async fn served_connector(
         ));
     }
     Ok(connector)
+}
+
+/// Runs `work` on a blocking thread.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal("blocking task", &e))
+}
+
+/// Runs `work` on a blocking thread that holds one of the service's read turns until the work
+/// ends, even if the client went away meanwhile.
+pub(crate) async fn with_read_turn<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let turn = state.admission.read_turn().await?;
+    blocking(move || {
+        let _turn = turn;
+        work()
+    })
+    .await
 }
 
 /// The ids in a document route's path, checked in the validation step.

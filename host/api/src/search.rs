@@ -3,24 +3,21 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::Extension;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use quarry_embed::Embedder;
-use quarry_index::{
-    Filters, Fusion, Hit, Ranking, SearchRequest, SearchResults, SemanticQuery, SortBy, SortOrder,
-};
+use quarry_index::{Filters, Fusion, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder};
 use quarry_store::{Connector, ConnectorStatus};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::frame::{RequestId, json};
-use crate::guard::{Read, guarded};
+use crate::frame::json;
+use crate::guard::Caller;
 use crate::input::{Fields, clip, json_object, listed};
-use crate::shape::doc_fields;
-use crate::{AppState, visible_connectors};
+use crate::views::{HitView, SearchAnswer};
+use crate::{AppState, visible_connectors, with_read_turn};
 use quarry_core::times::parse_instant;
 
 /// The fields a search request may have.
@@ -47,51 +44,42 @@ struct Params {
 }
 
 pub(crate) async fn search(
+    caller: Caller,
     State(state): State<Arc<AppState>>,
-    Extension(request_id): Extension<RequestId>,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    let endpoint = "POST /api/v1/search";
-    guarded(
-        &state,
-        &headers.clone(),
-        &request_id,
-        endpoint,
-        None,
-        |caller, state| async move {
-            let object = json_object(&headers, body).await?;
-            let connectors = visible_connectors(&state, caller.sharing()).await?;
-            let params = parse(&object, &connectors)?;
-            let turn = state.admission.read_turn().await?;
-            let started = Instant::now();
-            let index = state.index.clone();
-            let embedder = state.embedder.clone();
-            let (semantic, mut request) = (params.semantic, params.request);
-            let (results, fallback) = tokio::task::spawn_blocking(move || {
-                // The turn goes with the work: held until the search ends, even if the client
-                // went away meanwhile.
-                let _turn = turn;
-                let fallback = if semantic {
-                    use_semantic(embedder.as_deref(), &mut request)
-                } else {
-                    None
-                };
-                index.search(&request).map(|r| (r, fallback))
-            })
-            .await
-            .map_err(|e| ApiError::internal("search task", &e))?
-            .map_err(|e| ApiError::internal("search", &e))?;
-            let took_ms = started.elapsed().as_millis() as u64;
-            let mode = match (semantic, &fallback) {
-                (true, None) => Mode::Semantic,
-                _ => Mode::Keyword,
-            };
-            let body = render(results, &connectors, mode, fallback, took_ms);
-            Ok((json(StatusCode::OK, &body), Read::default()))
-        },
-    )
-    .await
+) -> Result<Response, ApiError> {
+    let object = json_object(&headers, body).await?;
+    let connectors = visible_connectors(&state, caller.sharing()).await?;
+    let Params {
+        semantic,
+        mut request,
+    } = parse(&object, &connectors)?;
+    let started = Instant::now();
+    let (index, embedder) = (state.index.clone(), state.embedder.clone());
+    let (results, fallback) = with_read_turn(&state, move || {
+        let fallback = if semantic {
+            use_semantic(embedder.as_deref(), &mut request)
+        } else {
+            None
+        };
+        index.search(&request).map(|r| (r, fallback))
+    })
+    .await??;
+    let mode = match (semantic, &fallback) {
+        (true, None) => "semantic",
+        _ => "keyword",
+    };
+    let mut warnings = results.warnings;
+    warnings.extend(fallback);
+    let answer = SearchAnswer {
+        results: HitView::list(results.hits, &connectors),
+        total: results.total,
+        mode,
+        took_ms: started.elapsed().as_millis() as u64,
+        warnings,
+    };
+    Ok(json(StatusCode::OK, &answer))
 }
 
 fn parse(object: &Map<String, Value>, connectors: &[Connector]) -> Result<Params, ApiError> {
@@ -280,13 +268,6 @@ fn extension_filter(f: &mut Fields<'_>) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// What ranking ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Keyword,
-    Semantic,
-}
-
 /// Makes `request` semantic (fused with keyword ranking); returns why it stays keyword-only
 /// instead, as the warning the caller sees.
 fn use_semantic(embedder: Option<&Embedder>, request: &mut SearchRequest) -> Option<String> {
@@ -312,56 +293,4 @@ fn use_semantic(embedder: Option<&Embedder>, request: &mut SearchRequest) -> Opt
             Some("semantic search failed for this query (see the server log); keyword search ran instead".to_owned())
         }
     }
-}
-
-fn render(
-    results: SearchResults,
-    connectors: &[Connector],
-    mode: Mode,
-    fallback: Option<String>,
-    took_ms: u64,
-) -> Value {
-    let mut warnings = results.warnings;
-    warnings.extend(fallback);
-    json!({
-        "results": hits_json(results.hits, connectors),
-        "total": results.total,
-        "mode": match mode {
-            Mode::Keyword => "keyword",
-            Mode::Semantic => "semantic",
-        },
-        "took_ms": took_ms,
-        "warnings": warnings,
-    })
-}
-
-/// Search hits as the API shows them (`connectors` gives their connectors' names).
-pub fn hits_json(hits: Vec<Hit>, connectors: &[Connector]) -> Vec<Value> {
-    let name_of = |id: &quarry_core::ConnectorId| {
-        connectors
-            .iter()
-            .find(|c| &c.id == id)
-            .map(|c| c.name.clone())
-            .unwrap_or_default()
-    };
-    hits.into_iter()
-        .map(|hit| {
-            let name = name_of(&hit.info.connector);
-            let mut fields = doc_fields(&hit.info, Some(&name));
-            // Four decimals, without f32 noise.
-            fields.insert(
-                "score".into(),
-                json!((f64::from(hit.score) * 10_000.0).round() / 10_000.0),
-            );
-            fields.insert("snippet".into(), json!(hit.snippet.text));
-            let highlights: Vec<Value> = hit
-                .snippet
-                .highlights
-                .iter()
-                .map(|(start, end)| json!({ "start": start, "end": end }))
-                .collect();
-            fields.insert("highlights".into(), json!(highlights));
-            Value::Object(fields)
-        })
-        .collect()
 }

@@ -5,101 +5,74 @@
 use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
-use quarry_core::times::{parse_instant, rfc3339};
+use quarry_core::times::parse_instant;
 use quarry_store::{AuditFilter, now_ms};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::integrations::all_connectors;
-use super::session::signed_in;
-use super::{admin_json, respond, store_error};
+use super::session::Signed;
+use super::{admin_json, store_error};
 use crate::AppState;
+use crate::error::ApiError;
 use crate::input::{Problems, param_integer, query_params};
+use crate::views::AuditEntryView;
 
 /// The most entries one answer lists.
 const MAX_LIMIT: u64 = 1000;
 
 pub(crate) async fn list(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
-    respond(async {
-        signed_in(&state, &headers).await?;
-        let params = query_params(
-            query.as_deref(),
-            &["integration_id", "connector_id", "since", "limit"],
-        )?;
-        let mut problems = Problems::default();
-        let limit = param_integer(&params, "limit", 1, MAX_LIMIT, &mut problems).unwrap_or(200);
-        let since = params.get("since").and_then(|s| match parse_instant(s) {
-            Some(ms) => Some(ms),
-            None => {
-                problems.add(
-                    "since",
-                    "must be a date (2026-11-01) or an RFC 3339 time",
-                    format!("since must be a date (2026-11-01) or an RFC 3339 time, got {s:?}"),
-                );
-                None
-            }
-        });
-        problems.finish()?;
-        let filter = AuditFilter {
-            integration_id: params.get("integration_id").cloned(),
-            connector_id: params.get("connector_id").cloned(),
-            since_ms: since,
-            limit: u32::try_from(limit).ok(),
-        };
-        let entries = state
-            .store
-            .audit(&filter)
-            .await
-            .map_err(|e| store_error(e, "activity"))?;
-        let integrations = state
-            .store
-            .integrations(now_ms())
-            .await
-            .map_err(|e| store_error(e, "integration"))?;
-        let connectors = all_connectors(&state).await?;
-        let name_of_integration = |id: &str| {
-            integrations
-                .iter()
-                .find(|s| s.integration.id == id)
-                .map(|s| s.integration.name.clone())
-        };
-        let name_of_connector = |id: &str| {
-            connectors
-                .iter()
-                .find(|c| c.id.as_str() == id)
-                .map(|c| c.name.clone())
-        };
-        let rows: Vec<Value> = entries
-            .iter()
-            .map(|e| {
-                json!({
-                    "time": rfc3339(e.time_ms),
-                    "request_id": e.request_id,
-                    "integration_id": e.integration_id,
-                    "integration": name_of_integration(&e.integration_id),
-                    "endpoint": e.endpoint,
-                    "connector_id": e.connector_id,
-                    "connector": e.connector_id.as_deref().and_then(name_of_connector),
-                    "doc_id": e.doc_id,
-                    "bytes": e.bytes,
-                    "status": e.status,
-                })
-            })
-            .collect();
-        let lost = state
-            .store
-            .lost_audit_entries()
-            .await
-            .map_err(|e| store_error(e, "activity"))?;
-        Ok(admin_json(
-            StatusCode::OK,
-            &json!({ "entries": rows, "lost_entries": lost }),
-        ))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let params = query_params(
+        query.as_deref(),
+        &["integration_id", "connector_id", "since", "limit"],
+    )?;
+    let mut problems = Problems::default();
+    let limit = param_integer(&params, "limit", 1, MAX_LIMIT, &mut problems).unwrap_or(200);
+    let since = params.get("since").and_then(|s| match parse_instant(s) {
+        Some(ms) => Some(ms),
+        None => {
+            problems.add(
+                "since",
+                "must be a date (2026-11-01) or an RFC 3339 time",
+                format!("since must be a date (2026-11-01) or an RFC 3339 time, got {s:?}"),
+            );
+            None
+        }
+    });
+    problems.finish()?;
+    let filter = AuditFilter {
+        integration_id: params.get("integration_id").cloned(),
+        connector_id: params.get("connector_id").cloned(),
+        since_ms: since,
+        limit: u32::try_from(limit).ok(),
+    };
+    let entries = state
+        .store
+        .audit(&filter)
+        .await
+        .map_err(|e| store_error(e, "activity"))?;
+    let integrations = state
+        .store
+        .integrations(now_ms())
+        .await
+        .map_err(|e| store_error(e, "integration"))?;
+    let connectors = all_connectors(&state).await?;
+    let rows: Vec<AuditEntryView> = entries
+        .iter()
+        .map(|e| AuditEntryView::new(e, &integrations, &connectors))
+        .collect();
+    let lost = state
+        .store
+        .lost_audit_entries()
+        .await
+        .map_err(|e| store_error(e, "activity"))?;
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "entries": rows, "lost_entries": lost }),
+    ))
 }

@@ -5,221 +5,193 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use quarry_core::ErrorKind;
-use quarry_core::times::rfc3339;
 use quarry_store::{ApiKey, Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::session::{signed_change, signed_in};
-use super::{admin_json, respond, store_error};
+use super::session::Signed;
+use super::{admin_json, store_error};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::input::{Fields, json_object};
 use crate::integration_docs::docs_for_integration;
+use crate::views::{IntegrationSummaryView, IntegrationView, KeyAnswer, QuotaView};
 
 /// `GET /admin/v1/integrations`.
-pub(crate) async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    respond(async {
-        signed_in(&state, &headers).await?;
-        let connectors = all_connectors(&state).await?;
-        let list = state
-            .store
-            .integrations(now_ms())
-            .await
-            .map_err(|e| store_error(e, "integration"))?;
-        let rows: Vec<Value> = list.iter().map(|s| summary_json(s, &connectors)).collect();
-        Ok(admin_json(
-            StatusCode::OK,
-            &json!({ "integrations": rows, "base_url": state.config.public_url }),
-        ))
-    })
-    .await
+pub(crate) async fn list(
+    _signed: Signed,
+    State(state): State<Arc<AppState>>,
+) -> Result<Response, ApiError> {
+    let connectors = all_connectors(&state).await?;
+    let list = state
+        .store
+        .integrations(now_ms())
+        .await
+        .map_err(|e| store_error(e, "integration"))?;
+    let rows: Vec<IntegrationSummaryView> = list
+        .iter()
+        .map(|s| IntegrationSummaryView::new(s, &connectors))
+        .collect();
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "integrations": rows, "base_url": state.config.public_url }),
+    ))
 }
 
 /// `POST /admin/v1/integrations` `{name, sharing: {mode, connectors?}, quota?}`: the answer
 /// to the data sharing prompt creates the integration; the key is in this answer only.
 pub(crate) async fn create(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
-    method: Method,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let object = json_object(&headers, body).await?;
-        let connectors = all_connectors(&state).await?;
-        let mut fields = Fields::new(&object, "");
-        fields.reject_unknown(&["name", "sharing", "quota"]);
-        let name = fields.string("name").map(str::trim);
-        fields.require("name", ": how you will recognise this integration");
-        let sharing = read_sharing(&mut fields, &connectors);
-        let quota = read_quota(&mut fields);
-        fields.problems.finish()?;
-        let (Some(name), Some(sharing)) = (name, sharing) else {
-            return Err(ApiError::internal(
-                "creating an integration",
-                &"fields lost",
-            ));
-        };
-        let (integration, key) = state
-            .store
-            .create_integration(name, &sharing, quota.unwrap_or(Quota::FREE), None, now_ms())
-            .await
-            .map_err(|e| store_error(e, "name"))?;
-        tracing::info!(integration = %integration.id, "integration created in the settings page");
-        Ok(key_answer(
-            &state,
-            StatusCode::CREATED,
-            &integration,
-            &connectors,
-            &key,
-        ))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let object = json_object(&headers, body).await?;
+    let connectors = all_connectors(&state).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["name", "sharing", "quota"]);
+    let name = fields.string("name").map(str::trim);
+    fields.require("name", ": how you will recognise this integration");
+    let sharing = read_sharing(&mut fields, &connectors);
+    let quota = read_quota(&mut fields);
+    fields.problems.finish()?;
+    let (Some(name), Some(sharing)) = (name, sharing) else {
+        return Err(ApiError::internal(
+            "creating an integration",
+            &"fields lost",
+        ));
+    };
+    let (integration, key) = state
+        .store
+        .create_integration(name, &sharing, quota.unwrap_or(Quota::FREE), None, now_ms())
+        .await
+        .map_err(|e| store_error(e, "name"))?;
+    tracing::info!(integration = %integration.id, "integration created in the settings page");
+    Ok(key_answer(
+        &state,
+        StatusCode::CREATED,
+        &integration,
+        &connectors,
+        &key,
+    ))
 }
 
 /// `GET /admin/v1/integrations/{id}/docs`: the documentation, with a placeholder for the key.
 pub(crate) async fn docs(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    respond(async {
-        signed_in(&state, &headers).await?;
-        let integration = by_id(&state, &id).await?.integration;
-        let connectors = all_connectors(&state).await?;
-        let docs = docs_text(&state, &integration, &connectors, None);
-        Ok(admin_json(StatusCode::OK, &json!({ "docs": docs })))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let integration = by_id(&state, &id).await?.integration;
+    let connectors = all_connectors(&state).await?;
+    let docs = docs_text(&state, &integration, &connectors, None);
+    Ok(admin_json(StatusCode::OK, &json!({ "docs": docs })))
 }
 
 /// `POST /admin/v1/integrations/{id}/rotate`: a new key (shown in this answer only); the old
 /// one stops working.
 pub(crate) async fn rotate(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let integration = by_id(&state, &id).await?.integration;
-        let key = state
-            .store
-            .rotate_key(&integration.name, None, now_ms())
-            .await
-            .map_err(|e| store_error(e, "integration"))?;
-        let connectors = all_connectors(&state).await?;
-        Ok(key_answer(
-            &state,
-            StatusCode::OK,
-            &integration,
-            &connectors,
-            &key,
-        ))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let integration = by_id(&state, &id).await?.integration;
+    let key = state
+        .store
+        .rotate_key(&integration.name, None, now_ms())
+        .await
+        .map_err(|e| store_error(e, "integration"))?;
+    let connectors = all_connectors(&state).await?;
+    Ok(key_answer(
+        &state,
+        StatusCode::OK,
+        &integration,
+        &connectors,
+        &key,
+    ))
 }
 
 /// `POST /admin/v1/integrations/{id}/revoke`: its keys stop working at once.
 pub(crate) async fn revoke(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let integration = by_id(&state, &id).await?.integration;
-        let revoked = state
-            .store
-            .revoke_keys(&integration.name, now_ms())
-            .await
-            .map_err(|e| store_error(e, "integration"))?;
-        Ok(admin_json(
-            StatusCode::OK,
-            &json!({ "revoked_keys": revoked }),
-        ))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let integration = by_id(&state, &id).await?.integration;
+    let revoked = state
+        .store
+        .revoke_keys(&integration.name, now_ms())
+        .await
+        .map_err(|e| store_error(e, "integration"))?;
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "revoked_keys": revoked }),
+    ))
 }
 
 /// `PUT /admin/v1/integrations/{id}/sharing` `{sharing: {mode, connectors?}}`.
 pub(crate) async fn set_sharing(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    method: Method,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let integration = by_id(&state, &id).await?.integration;
-        let object = json_object(&headers, body).await?;
-        let connectors = all_connectors(&state).await?;
-        let mut fields = Fields::new(&object, "");
-        fields.reject_unknown(&["sharing"]);
-        let sharing = read_sharing(&mut fields, &connectors);
-        fields.problems.finish()?;
-        let sharing = sharing.ok_or_else(|| ApiError::internal("sharing", &"lost"))?;
-        state
-            .store
-            .set_sharing(&integration.name, &sharing)
-            .await
-            .map_err(|e| store_error(e, "sharing"))?;
-        let changed = Integration {
-            sharing,
-            ..integration
-        };
-        Ok(admin_json(
-            StatusCode::OK,
-            &json!({ "integration": integration_json(&changed, &connectors) }),
-        ))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let integration = by_id(&state, &id).await?.integration;
+    let object = json_object(&headers, body).await?;
+    let connectors = all_connectors(&state).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["sharing"]);
+    let sharing = read_sharing(&mut fields, &connectors);
+    fields.problems.finish()?;
+    let sharing = sharing.ok_or_else(|| ApiError::internal("sharing", &"lost"))?;
+    state
+        .store
+        .set_sharing(&integration.name, &sharing)
+        .await
+        .map_err(|e| store_error(e, "sharing"))?;
+    let changed = Integration {
+        sharing,
+        ..integration
+    };
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "integration": IntegrationView::new(&changed, &connectors) }),
+    ))
 }
 
 /// `PUT /admin/v1/integrations/{id}/quota` `{quota: number | "unlimited"}`.
 pub(crate) async fn set_quota(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    method: Method,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let integration = by_id(&state, &id).await?.integration;
-        let object = json_object(&headers, body).await?;
-        let mut fields = Fields::new(&object, "");
-        fields.reject_unknown(&["quota"]);
-        let quota = read_quota(&mut fields);
-        fields.require("quota", ": requests per month, or \"unlimited\"");
-        fields.problems.finish()?;
-        let quota = quota.ok_or_else(|| ApiError::internal("quota", &"lost"))?;
-        state
-            .store
-            .set_quota(&integration.name, quota)
-            .await
-            .map_err(|e| store_error(e, "quota"))?;
-        Ok(admin_json(
-            StatusCode::OK,
-            &json!({ "monthly_quota": quota_json(quota) }),
-        ))
-    })
-    .await
+) -> Result<Response, ApiError> {
+    let integration = by_id(&state, &id).await?.integration;
+    let object = json_object(&headers, body).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["quota"]);
+    let quota = read_quota(&mut fields);
+    fields.require("quota", ": requests per month, or \"unlimited\"");
+    fields.problems.finish()?;
+    let quota = quota.ok_or_else(|| ApiError::internal("quota", &"lost"))?;
+    state
+        .store
+        .set_quota(&integration.name, quota)
+        .await
+        .map_err(|e| store_error(e, "quota"))?;
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "monthly_quota": QuotaView(quota) }),
+    ))
 }
 
 /// Every connector (for names and the sharing choices).
 pub(crate) async fn all_connectors(state: &AppState) -> Result<Vec<Connector>, ApiError> {
-    state
-        .store
-        .connectors()
-        .await
-        .map_err(|e| ApiError::internal("listing connectors", &e))
+    Ok(state.store.connectors().await?)
 }
 
 /// The integration with this id, or 404.
@@ -316,50 +288,6 @@ fn read_quota(fields: &mut Fields<'_>) -> Option<Quota> {
     }
 }
 
-fn quota_json(quota: Quota) -> Value {
-    match quota {
-        Quota::Limited(n) => json!(n),
-        Quota::Unlimited => json!("unlimited"),
-    }
-}
-
-fn sharing_json(sharing: &Sharing, connectors: &[Connector]) -> Value {
-    match sharing {
-        Sharing::All => json!({ "mode": "all" }),
-        Sharing::Declined => json!({ "mode": "declined" }),
-        Sharing::Selected(ids) => {
-            let chosen: Vec<Value> = connectors
-                .iter()
-                .filter(|c| ids.contains(&c.id))
-                .map(|c| json!({ "connector_id": c.id.as_str(), "name": c.name }))
-                .collect();
-            json!({ "mode": "selected", "connectors": chosen })
-        }
-    }
-}
-
-fn integration_json(i: &Integration, connectors: &[Connector]) -> Value {
-    json!({
-        "integration_id": i.id,
-        "name": i.name,
-        "created": rfc3339(i.created_ms),
-        "plan": i.plan,
-        "monthly_quota": quota_json(i.quota),
-        "sharing": sharing_json(&i.sharing, connectors),
-    })
-}
-
-fn summary_json(s: &IntegrationSummary, connectors: &[Connector]) -> Value {
-    let mut row: Map<String, Value> = match integration_json(&s.integration, connectors) {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    row.insert("requests_this_month".into(), json!(s.requests_this_month));
-    row.insert("last_used".into(), json!(s.last_used_ms.map(rfc3339)));
-    row.insert("active_keys".into(), json!(s.active_keys));
-    Value::Object(row)
-}
-
 /// The one answer that carries a key: the integration, the key and its documentation.
 fn key_answer(
     state: &AppState,
@@ -368,15 +296,12 @@ fn key_answer(
     connectors: &[Connector],
     key: &ApiKey,
 ) -> Response {
-    let docs = docs_text(state, integration, connectors, Some(key.expose()));
-    admin_json(
-        status,
-        &json!({
-            "integration": integration_json(integration, connectors),
-            "api_key": key.expose(),
-            "docs": docs,
-        }),
-    )
+    let answer = KeyAnswer {
+        integration: IntegrationView::new(integration, connectors),
+        api_key: key.expose().to_owned(),
+        docs: docs_text(state, integration, connectors, Some(key.expose())),
+    };
+    admin_json(status, &answer)
 }
 
 /// The generated documentation of `integration`.

@@ -11,19 +11,17 @@ mod plugins;
 mod session;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
 use axum::routing::{delete, get, post, put};
 use quarry_core::ErrorKind;
-use quarry_runtime::{Runtime, RuntimeError, StagedPlugin};
+use quarry_runtime::{Runtime, StagedPlugin};
 use quarry_store::StoreError;
-use quarry_sync::SyncError;
 use sha2::{Digest, Sha256};
 
 pub use session::LOGIN_LINK_MS;
@@ -31,8 +29,8 @@ pub use session::LOGIN_LINK_MS;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::frame::json;
-use crate::input::detail;
 use connectors::Action;
+use session::Signed;
 
 /// What the settings page needs from the server.
 pub struct AdminConfig {
@@ -111,38 +109,35 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 }
 
 async fn remove_connector(
+    signed: Signed,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
-    connectors::act(state, id, method, headers, Action::Remove).await
+) -> Result<Response, ApiError> {
+    connectors::act(signed, state, id, Action::Remove).await
 }
 
 async fn connector_action(
+    signed: Signed,
     State(state): State<Arc<AppState>>,
     Path((id, action)): Path<(String, String)>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
+) -> Result<Response, ApiError> {
     let action = match action.as_str() {
         "sync" => Action::Sync,
         "full-sync" => Action::FullSync,
         "disable" => Action::Disable,
         "enable" => Action::Enable,
         _ => {
-            return ApiError::new(
+            return Err(ApiError::new(
                 ErrorKind::NotFound,
                 "no such connector action; use sync, full-sync, disable or enable",
-            )
-            .into_response();
+            ));
         }
     };
-    connectors::act(state, id, method, headers, action).await
+    connectors::act(signed, state, id, action).await
 }
 
 /// An admin answer: JSON, never cached.
-pub(crate) fn admin_json(status: StatusCode, body: &serde_json::Value) -> Response {
+pub(crate) fn admin_json(status: StatusCode, body: &impl serde::Serialize) -> Response {
     let mut response = json(status, body);
     response
         .headers_mut()
@@ -150,38 +145,7 @@ pub(crate) fn admin_json(status: StatusCode, body: &serde_json::Value) -> Respon
     response
 }
 
-/// Runs a handler's body and renders its error.
-pub(crate) async fn respond(work: impl Future<Output = Result<Response, ApiError>>) -> Response {
-    match work.await {
-        Ok(response) => response,
-        Err(error) => error.into_response(),
-    }
-}
-
 /// A store error as an answer; `field` names what the user gave.
 pub(crate) fn store_error(error: StoreError, field: &str) -> ApiError {
-    match error {
-        StoreError::NameTaken { .. } | StoreError::Invalid(_) => {
-            let message = error.to_string();
-            ApiError::validation(message.clone(), vec![detail(field, &message)])
-        }
-        StoreError::NotFound { .. } => ApiError::new(ErrorKind::NotFound, error.to_string()),
-        other => ApiError::internal("store", &other),
-    }
-}
-
-/// An error adding a connector as an answer: wrong settings are the user's to fix.
-pub(crate) fn sync_error(error: SyncError) -> ApiError {
-    match error {
-        SyncError::Store(e) => store_error(e, "name"),
-        SyncError::Invalid(_) | SyncError::PluginMissing(_) => {
-            let message = error.to_string();
-            ApiError::validation(message.clone(), vec![detail("settings", &message)])
-        }
-        SyncError::Plugin(e @ (RuntimeError::Config { .. } | RuntimeError::Guest { .. })) => {
-            let message = e.to_string();
-            ApiError::validation(message.clone(), vec![detail("settings", &message)])
-        }
-        other => ApiError::internal("adding a connector", &other),
-    }
+    ApiError::from(error).on_field(field)
 }

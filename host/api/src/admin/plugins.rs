@@ -6,18 +6,18 @@ use std::sync::{Arc, PoisonError};
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use base64::Engine as _;
 use quarry_core::ErrorKind;
-use quarry_runtime::{FieldKind, Plugin};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::session::{signed_change, signed_in};
-use super::{admin_json, respond};
+use super::admin_json;
+use super::session::Signed;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::input::{Fields, detail, json_object, json_object_up_to};
+use crate::views::PluginView;
 
 /// The largest upload: a component of up to about 48 MiB, base64-encoded.
 const MAX_UPLOAD_BYTES: usize = 64 << 20;
@@ -25,38 +25,36 @@ const MAX_UPLOAD_BYTES: usize = 64 << 20;
 const MAX_STAGED: usize = 4;
 
 /// `GET /admin/v1/plugins`.
-pub(crate) async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    respond(async {
-        signed_in(&state, &headers).await?;
-        let rows: Vec<Value> = state.plugins.all().iter().map(plugin_json).collect();
-        Ok(admin_json(StatusCode::OK, &json!({ "plugins": rows })))
-    })
-    .await
+pub(crate) async fn list(
+    _signed: Signed,
+    State(state): State<Arc<AppState>>,
+) -> Result<Response, ApiError> {
+    let rows: Vec<PluginView> = state.plugins.all().iter().map(PluginView::new).collect();
+    Ok(admin_json(StatusCode::OK, &json!({ "plugins": rows })))
 }
 
 /// `POST /admin/v1/plugins/stage` `{manifest: string, component_base64: string}`: checks the
 /// plugin and keeps it waiting for the grant.
 pub(crate) async fn stage(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
-    method: Method,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let object = json_object_up_to(&headers, body, MAX_UPLOAD_BYTES).await?;
-        let mut fields = Fields::new(&object, "");
-        fields.reject_unknown(&["manifest", "component_base64"]);
-        let manifest = fields.string("manifest").map(str::to_owned);
-        let encoded = fields.string("component_base64");
-        for required in ["manifest", "component_base64"] {
-            fields.require(
-                required,
-                " (the quarry-plugin.toml text and the component file)",
-            );
-        }
-        let component = encoded.and_then(|e| {
-            match base64::engine::general_purpose::STANDARD.decode(e.trim()) {
+) -> Result<Response, ApiError> {
+    let object = json_object_up_to(&headers, body, MAX_UPLOAD_BYTES).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["manifest", "component_base64"]);
+    let manifest = fields.string("manifest").map(str::to_owned);
+    let encoded = fields.string("component_base64");
+    for required in ["manifest", "component_base64"] {
+        fields.require(
+            required,
+            " (the quarry-plugin.toml text and the component file)",
+        );
+    }
+    let component =
+        encoded.and_then(
+            |e| match base64::engine::general_purpose::STANDARD.decode(e.trim()) {
                 Ok(bytes) => Some(bytes),
                 Err(err) => {
                     fields.problems.add(
@@ -66,150 +64,112 @@ pub(crate) async fn stage(
                     );
                     None
                 }
-            }
-        });
-        fields.problems.finish()?;
-        let (Some(manifest), Some(component)) = (manifest, component) else {
-            return Err(ApiError::internal("staging a plugin", &"fields lost"));
-        };
-        let admin = state.admin.clone();
-        let staged = tokio::task::spawn_blocking(move || {
-            admin
-                .runtime
-                .stage(&manifest, &component, &admin.staging_dir)
-        })
-        .await
-        .map_err(|e| ApiError::internal("staging a plugin", &e))?
-        .map_err(|e| {
-            ApiError::validation(
-                format!("this plugin cannot be installed: {e}"),
-                vec![detail("plugin", &e.to_string())],
-            )
-        })?;
-        if let Err(e) = state
-            .plugins
-            .check_installable(staged.plugin.id(), &state.admin.plugins_dir)
-        {
-            staged.discard();
-            return Err(ApiError::validation(
-                e.to_string(),
-                vec![detail("manifest", &e.to_string())],
-            ));
-        }
-        let replaces = state
-            .plugins
-            .get(staged.plugin.id())
-            .map(|p| p.manifest().version.clone());
-        let body = json!({
-            "plugin": plugin_json(&staged.plugin),
-            "replaces_version": replaces,
-        });
-        let stage_id = ulid::Ulid::generate().to_string();
-        let mut waiting = state
-            .admin
-            .staged
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        while waiting.len() >= MAX_STAGED {
-            if let Some((_, old)) = waiting.pop_first() {
-                old.discard();
-            }
-        }
-        waiting.insert(stage_id.clone(), staged);
-        drop(waiting);
-        let mut body = body;
-        body["stage_id"] = json!(stage_id);
-        Ok(admin_json(StatusCode::OK, &body))
+            },
+        );
+    fields.problems.finish()?;
+    let (Some(manifest), Some(component)) = (manifest, component) else {
+        return Err(ApiError::internal("staging a plugin", &"fields lost"));
+    };
+    let admin = state.admin.clone();
+    let staged = tokio::task::spawn_blocking(move || {
+        admin
+            .runtime
+            .stage(&manifest, &component, &admin.staging_dir)
     })
     .await
+    .map_err(|e| ApiError::internal("staging a plugin", &e))?
+    .map_err(|e| {
+        ApiError::validation(
+            format!("this plugin cannot be installed: {e}"),
+            vec![detail("plugin", &e.to_string())],
+        )
+    })?;
+    if let Err(e) = state
+        .plugins
+        .check_installable(staged.plugin.id(), &state.admin.plugins_dir)
+    {
+        staged.discard();
+        return Err(ApiError::validation(
+            e.to_string(),
+            vec![detail("manifest", &e.to_string())],
+        ));
+    }
+    let replaces = state
+        .plugins
+        .get(staged.plugin.id())
+        .map(|p| p.manifest().version.clone());
+    let body = json!({
+        "plugin": PluginView::new(&staged.plugin),
+        "replaces_version": replaces,
+    });
+    let stage_id = ulid::Ulid::generate().to_string();
+    let mut waiting = state
+        .admin
+        .staged
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    while waiting.len() >= MAX_STAGED {
+        if let Some((_, old)) = waiting.pop_first() {
+            old.discard();
+        }
+    }
+    waiting.insert(stage_id.clone(), staged);
+    drop(waiting);
+    let mut body = body;
+    body["stage_id"] = json!(stage_id);
+    Ok(admin_json(StatusCode::OK, &body))
 }
 
 /// `POST /admin/v1/plugins/install` `{stage_id, grant: true | false}`: installs the staged
 /// plugin when the user grants what it asks for; otherwise discards it.
 pub(crate) async fn install(
+    _signed: Signed,
     State(state): State<Arc<AppState>>,
-    method: Method,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    respond(async {
-        signed_change(&state, &method, &headers).await?;
-        let object = json_object(&headers, body).await?;
-        let mut fields = Fields::new(&object, "");
-        fields.reject_unknown(&["stage_id", "grant"]);
-        let stage_id = fields.string("stage_id").map(str::to_owned);
-        let grant = fields.boolean("grant");
-        for required in ["stage_id", "grant"] {
-            fields.require(required, "");
-        }
-        fields.problems.finish()?;
-        let (Some(stage_id), Some(grant)) = (stage_id, grant) else {
-            return Err(ApiError::internal("installing a plugin", &"fields lost"));
-        };
-        let staged = state
-            .admin
-            .staged
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&stage_id)
-            .ok_or_else(|| {
-                ApiError::new(
-                    ErrorKind::NotFound,
-                    "this upload is no longer waiting (too old, or answered already); upload the plugin again",
-                )
-            })?;
-        if !grant {
-            staged.discard();
-            return Ok(admin_json(StatusCode::OK, &json!({ "installed": false })));
-        }
-        let admin = state.admin.clone();
-        let plugin = tokio::task::spawn_blocking(move || {
-            staged.install(&admin.runtime, &admin.plugins_dir)
-        })
-        .await
-        .map_err(|e| ApiError::internal("installing a plugin", &e))?
-        .map_err(|e| ApiError::internal("installing a plugin", &e))?;
-        tracing::info!(plugin = plugin.id(), version = plugin.manifest().version, "plugin installed in the settings page");
-        state.plugins.insert(plugin.clone());
-        Ok(admin_json(
-            StatusCode::OK,
-            &json!({ "installed": true, "plugin": plugin_json(&plugin) }),
-        ))
-    })
-    .await
-}
-
-/// A plugin: what it is, its settings, what it asks for.
-fn plugin_json(plugin: &Plugin) -> Value {
-    let m = plugin.manifest();
-    let fields: Vec<Value> = m
-        .config
-        .iter()
-        .map(|f| {
-            json!({
-                "key": f.key,
-                "label": f.label,
-                "type": match f.kind {
-                    FieldKind::Text => "text",
-                    FieldKind::Password => "password",
-                    FieldKind::Number => "number",
-                    FieldKind::Bool => "bool",
-                    FieldKind::Directory => "directory",
-                    FieldKind::Url => "url",
-                },
-                "required": f.required,
-                "default": f.default,
-                "description": f.description,
-            })
-        })
-        .collect();
-    json!({
-        "id": m.id,
-        "name": m.name,
-        "version": m.version,
-        "wit": m.wit,
-        "description": m.description,
-        "settings": fields,
-        "capabilities": plugin.requested_capabilities(),
-    })
+) -> Result<Response, ApiError> {
+    let object = json_object(&headers, body).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["stage_id", "grant"]);
+    let stage_id = fields.string("stage_id").map(str::to_owned);
+    let grant = fields.boolean("grant");
+    for required in ["stage_id", "grant"] {
+        fields.require(required, "");
+    }
+    fields.problems.finish()?;
+    let (Some(stage_id), Some(grant)) = (stage_id, grant) else {
+        return Err(ApiError::internal("installing a plugin", &"fields lost"));
+    };
+    let staged = state
+        .admin
+        .staged
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&stage_id)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::NotFound,
+                "this upload is no longer waiting (too old, or answered already); upload the plugin again",
+            )
+        })?;
+    if !grant {
+        staged.discard();
+        return Ok(admin_json(StatusCode::OK, &json!({ "installed": false })));
+    }
+    let admin = state.admin.clone();
+    let plugin =
+        tokio::task::spawn_blocking(move || staged.install(&admin.runtime, &admin.plugins_dir))
+            .await
+            .map_err(|e| ApiError::internal("installing a plugin", &e))?
+            .map_err(|e| ApiError::internal("installing a plugin", &e))?;
+    tracing::info!(
+        plugin = plugin.id(),
+        version = plugin.manifest().version,
+        "plugin installed in the settings page"
+    );
+    state.plugins.insert(plugin.clone());
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "installed": true, "plugin": PluginView::new(&plugin) }),
+    ))
 }

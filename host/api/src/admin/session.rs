@@ -2,6 +2,10 @@
 //! SameSite=Strict) given for the admin token or a one-time login link, and on every change the
 //! page's CSRF token and a same-origin `Origin`. Integration keys open nothing here.
 
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use quarry_core::ErrorKind;
 use quarry_store::{AdminSession, now_ms};
@@ -20,12 +24,25 @@ pub(crate) const SESSION_MS: i64 = 12 * 3600 * 1000;
 /// How long a login link works.
 pub const LOGIN_LINK_MS: i64 = 15 * 60 * 1000;
 
-/// A signed-in request.
+/// A signed-in request; as an extractor, one that may also change something: a request with an
+/// unsafe method passes [`signed_change`]'s checks too. An admin handler that takes a `Signed`
+/// cannot run without them.
 pub(crate) struct Signed {
     /// The cookie's secret.
     pub secret: String,
     /// The session.
     pub session: AdminSession,
+}
+
+impl FromRequestParts<Arc<AppState>> for Signed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Signed, ApiError> {
+        signed_change(state, &parts.method, &parts.headers).await
+    }
 }
 
 /// True when `candidate` is the admin token (compared in constant time, by hashes).
@@ -46,8 +63,7 @@ pub(crate) async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<S
     let session = state
         .store
         .admin_session(&secret, now_ms())
-        .await
-        .map_err(|e| ApiError::internal("reading an admin session", &e))?
+        .await?
         .ok_or_else(unauthorized)?;
     Ok(Signed { secret, session })
 }
