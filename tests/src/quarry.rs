@@ -405,6 +405,21 @@ impl Quarry {
         self.request("POST", "/api/v1/search", Some(key), Some(&body))
     }
 
+    /// Searches with `body` and returns the answer, asserting it is a 200.
+    pub fn search_ok(&self, key: &str, body: Value) -> Value {
+        let response = self.search(key, body.clone());
+        assert_eq!(response.status, 200, "{body} -> {}", response.text());
+        response.json()
+    }
+
+    /// A keyword search for `query` (the first `limit` results), asserting it answers 200.
+    pub fn keyword_search(&self, key: &str, query: &str, limit: u32) -> Value {
+        self.search_ok(
+            key,
+            serde_json::json!({"query": query, "semantic_search": false, "limit": limit}),
+        )
+    }
+
     /// The connectors as `quarry connector list --json` shows them.
     pub fn connectors(&self) -> Vec<Value> {
         match self.cli_json(&["connector", "list", "--json"]) {

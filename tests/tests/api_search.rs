@@ -23,9 +23,7 @@ impl World {
         if body.get("semantic_search").is_none() {
             body["semantic_search"] = json!(false);
         }
-        let response = self.q.search(&self.key, body.clone());
-        assert_eq!(response.status, 200, "{body} -> {}", response.text());
-        response.json()
+        self.q.search_ok(&self.key, body)
     }
 
     fn paths(&self, body: Value) -> Vec<String> {

@@ -46,12 +46,6 @@ fn paths(body: &Value) -> Vec<String> {
         .collect()
 }
 
-fn search(q: &Quarry, key: &str, body: Value) -> Value {
-    let response = q.search(key, body.clone());
-    assert_eq!(response.status, 200, "{body} -> {}", response.text());
-    response.json()
-}
-
 #[test]
 fn a_query_finds_by_meaning_what_keyword_search_cannot() {
     let mut q = Quarry::new();
@@ -59,11 +53,11 @@ fn a_query_finds_by_meaning_what_keyword_search_cannot() {
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
 
     let query = "puppy playing fetch outdoors";
-    let keyword = search(&q, &key, json!({"query": query, "semantic_search": false}));
+    let keyword = q.search_ok(&key, json!({"query": query, "semantic_search": false}));
     assert_eq!(keyword["mode"], "keyword");
     assert_eq!(keyword["total"], 0, "no word is shared: {keyword}");
 
-    let semantic = search(&q, &key, json!({ "query": query }));
+    let semantic = q.search_ok(&key, json!({ "query": query }));
     assert_eq!(semantic["mode"], "semantic", "{semantic}");
     assert_eq!(semantic["warnings"], json!([]));
     assert_eq!(paths(&semantic)[0], "pets.txt", "{semantic}");
@@ -95,8 +89,7 @@ fn a_query_finds_by_meaning_what_keyword_search_cannot() {
     assert_eq!(paths(&cli)[0], "pets.txt", "{cli}");
     assert_eq!(q.cli_json(&["search", query, "--json"])["total"], 0);
 
-    let bread = search(
-        &q,
+    let bread = q.search_ok(
         &key,
         json!({"query": "how long should a loaf stay in the oven"}),
     );
@@ -137,15 +130,13 @@ fn filters_and_exclusions_apply_before_semantic_ranking() {
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     let query = "puppy playing fetch outdoors";
 
-    let texts_only = search(
-        &q,
+    let texts_only = q.search_ok(
         &key,
         json!({"query": query, "file_extensions_filter": ["md"]}),
     );
     assert_eq!(paths(&texts_only), ["finance.md"]);
 
-    let recent = search(
-        &q,
+    let recent = q.search_ok(
         &key,
         json!({"query": query, "update_time_filter": {"from": "2026-04-15"}}),
     );
@@ -153,21 +144,21 @@ fn filters_and_exclusions_apply_before_semantic_ranking() {
     got.sort();
     assert_eq!(got, ["baking.txt", "travel.txt"]);
 
-    let excluded = search(&q, &key, json!({"query": format!("{query} -dog")}));
+    let excluded = q.search_ok(&key, json!({"query": format!("{query} -dog")}));
     assert!(
         !paths(&excluded).contains(&"pets.txt".to_owned()),
         "{excluded}"
     );
 
     // Sorting by time orders the candidates by time, newest first.
-    let newest = search(&q, &key, json!({"query": query, "sort_by": "update_time"}));
+    let newest = q.search_ok(&key, json!({"query": query, "sort_by": "update_time"}));
     assert_eq!(
         paths(&newest),
         ["travel.txt", "baking.txt", "finance.md", "pets.txt"]
     );
     // Paging walks the same order.
-    let second = search(&q, &key, json!({"query": query, "limit": 1, "offset": 1}));
-    let all = search(&q, &key, json!({ "query": query }));
+    let second = q.search_ok(&key, json!({"query": query, "limit": 1, "offset": 1}));
+    let all = q.search_ok(&key, json!({ "query": query }));
     assert_eq!(paths(&second)[0], paths(&all)[1]);
 }
 
@@ -181,7 +172,7 @@ fn without_a_model_search_is_keyword_and_a_model_added_later_covers_every_docume
     q.wait_synced();
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
 
-    let body = search(&q, &key, json!({"query": "dog"}));
+    let body = q.search_ok(&key, json!({"query": "dog"}));
     assert_eq!(body["mode"], "keyword");
     assert_eq!(paths(&body), ["pets.txt"]);
     assert!(
@@ -198,7 +189,7 @@ fn without_a_model_search_is_keyword_and_a_model_added_later_covers_every_docume
     let query = json!({"query": "puppy playing fetch outdoors"});
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let body = search(&q, &key, query.clone());
+        let body = q.search_ok(&key, query.clone());
         if body["mode"] == "semantic"
             && paths(&body).first().map(String::as_str) == Some("pets.txt")
         {
@@ -239,7 +230,7 @@ fn an_index_of_an_older_layout_is_rebuilt_from_the_sources_at_start() {
         "{}",
         q.log()
     );
-    let body = search(&q, &key, json!({"query": "puppy playing fetch outdoors"}));
+    let body = q.search_ok(&key, json!({"query": "puppy playing fetch outdoors"}));
     assert_eq!(body["mode"], "semantic");
     assert_eq!(paths(&body)[0], "pets.txt", "{body}");
     assert_eq!(body["total"], 4);

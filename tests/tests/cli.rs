@@ -84,7 +84,14 @@ fn every_command_works_without_a_server() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["integration_id", "name", "api_key"]);
+    assert_eq!(keys, ["integration", "api_key", "docs"]);
+    assert_eq!(created["integration"]["name"], "Claude");
+    assert!(
+        created["docs"]
+            .as_str()
+            .is_some_and(|d| d.contains(created["api_key"].as_str().unwrap_or("?"))),
+        "the JSON answer carries the documentation with the key, as the settings page's does"
+    );
     assert!(
         created["api_key"]
             .as_str()
@@ -126,7 +133,8 @@ fn every_command_works_without_a_server() {
 
     let integrations = q.cli_json(&["integration", "list", "--json"]);
     assert_eq!(names(&integrations), ["Claude", "Script"]);
-    assert_eq!(integrations[1]["sharing"], json!(["Notes"]));
+    assert_eq!(integrations[1]["sharing"]["mode"], "selected");
+    assert_eq!(integrations[1]["sharing"]["connectors"][0]["name"], "Notes");
     assert_eq!(integrations[1]["monthly_quota"], 500);
     assert!(
         !q.cli_ok(&["integration", "list"]).contains("qry_"),
@@ -140,7 +148,7 @@ fn every_command_works_without_a_server() {
     let claude = &q.cli_json(&["integration", "list", "--json"])[0];
     assert_eq!(
         (claude["sharing"].clone(), claude["monthly_quota"].clone()),
-        (json!("none"), json!("unlimited"))
+        (json!({ "mode": "declined" }), json!("unlimited"))
     );
     assert!(
         q.cli_ok(&["integration", "revoke", "Claude"])

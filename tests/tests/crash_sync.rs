@@ -10,7 +10,7 @@ use std::time::Duration;
 use quarry_tests::generated::english;
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Files in the folder at the start.
 const FILES: u32 = 150;
@@ -81,15 +81,6 @@ impl Folder {
 /// far above the request rate an integration may keep up by default.
 const BULK_CHECKER: &[(&str, &str)] = &[("QUARRY_RATE_LIMIT", "100000")];
 
-fn search(q: &Quarry, key: &str, query: &str) -> Value {
-    let response = q.search(
-        key,
-        json!({"query": query, "semantic_search": false, "limit": 5}),
-    );
-    assert_eq!(response.status, 200, "{}", response.text());
-    response.json()
-}
-
 fn last_sync(q: &Quarry) -> Value {
     q.connectors()[0]["last_sync_time"].clone()
 }
@@ -143,7 +134,7 @@ fn a_server_killed_mid_sync_converges_to_the_folder() {
 /// The index holds each file of the folder exactly once, at its path, with its current text, and
 /// nothing else.
 fn check(q: &Quarry, key: &str, folder: &Folder) {
-    let total = search(q, key, "crashcorpus")["total"]
+    let total = q.keyword_search(key, "crashcorpus", 5)["total"]
         .as_u64()
         .expect("total");
     assert_eq!(
@@ -155,11 +146,11 @@ fn check(q: &Quarry, key: &str, folder: &Folder) {
     assert_eq!(c["doc_count"], folder.files.len(), "catalog count: {c}");
     assert!(c["last_error"].is_null(), "{c}");
     for (rel, (id, version)) in &folder.files {
-        let found = search(q, key, &format!("m{id}v{version}"));
+        let found = q.keyword_search(key, &format!("m{id}v{version}"), 5);
         assert_eq!(found["total"], 1, "{rel} (m{id}v{version}): {found}");
         assert_eq!(found["results"][0]["path"], rel.as_str(), "{found}");
         if *version > 0 {
-            let stale = search(q, key, &format!("m{id}v{}", version - 1));
+            let stale = q.keyword_search(key, &format!("m{id}v{}", version - 1), 5);
             assert_eq!(stale["total"], 0, "{rel}: an old version is still indexed");
         }
     }

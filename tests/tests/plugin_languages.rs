@@ -5,7 +5,7 @@
 
 use quarry_tests::quarry::Quarry;
 use quarry_tests::web::{WebServer, rss};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const MBOX: &str = "From alice@example.com Mon Nov  2 09:00:00 2026
 From: Alice <alice@example.com>
@@ -42,12 +42,6 @@ fn titles(response: &Value) -> Vec<String> {
         .iter()
         .map(|r| r["title"].as_str().unwrap_or_default().to_owned())
         .collect()
-}
-
-fn search(q: &Quarry, key: &str, query: &str) -> Value {
-    let response = q.search(key, json!({"query": query, "semantic_search": false}));
-    assert_eq!(response.status, 200, "{}", response.text());
-    response.json()
 }
 
 #[test]
@@ -151,17 +145,17 @@ fn connectors_in_python_javascript_and_rust_are_indexed_and_searched() {
     q.wait_synced();
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
 
-    let found = search(&q, &key, "marzipan");
+    let found = q.keyword_search(&key, "marzipan", 10);
     assert_eq!(titles(&found), ["Re: Offsite in Lisbon"], "{found}");
-    let found = search(&q, &key, "budget");
+    let found = q.keyword_search(&key, "budget", 10);
     assert_eq!(found["results"][0]["path"], "old/archive.mbox", "{found}");
-    let found = search(&q, &key, "lighthouse");
+    let found = q.keyword_search(&key, "lighthouse", 10);
     assert_eq!(titles(&found), ["Cycling routes"], "{found}");
     assert_eq!(
         found["results"][0]["url"], "https://example.org/bike",
         "{found}"
     );
-    let found = search(&q, &key, "zettelkasten");
+    let found = q.keyword_search(&key, "zettelkasten", 10);
     assert_eq!(titles(&found), ["Release notes 4.2"], "{found}");
 
     // Every request of the JS connector carried the token; the feed's the credentials.
@@ -173,7 +167,7 @@ fn connectors_in_python_javascript_and_rust_are_indexed_and_searched() {
     assert!(!feed.seen().is_empty());
 
     // The original of a message is the message, served by the Python plugin.
-    let hit = &search(&q, &key, "marzipan")["results"][0];
+    let hit = &q.keyword_search(&key, "marzipan", 10)["results"][0];
     let file = q.request(
         "GET",
         &format!(

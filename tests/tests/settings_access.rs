@@ -181,7 +181,7 @@ fn no_admin_route_works_without_the_session_and_no_key_opens_one() {
     assert_eq!(page.header("location"), Some("/settings/login"));
     assert_eq!(q.connectors().len(), 1);
     assert_eq!(
-        q.cli_json(&["integration", "list", "--json"])[0]["sharing"],
+        q.cli_json(&["integration", "list", "--json"])[0]["sharing"]["mode"],
         "all"
     );
 }

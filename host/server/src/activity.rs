@@ -1,28 +1,16 @@
 //! `quarry activity`: which integration read what, when, and how much (the audit log).
 
-use std::collections::HashMap;
-
 use anyhow::Context;
-use quarry_core::times::{parse_instant, rfc3339};
+use quarry_api::views::AuditEntryView;
+use quarry_core::times::parse_instant;
 use quarry_store::{AuditFilter, Store, now_ms};
-use serde_json::json;
 
 use crate::cli::ActivityArgs;
 
 /// Prints the audit log, newest first.
 pub async fn run(store: &Store, args: &ActivityArgs) -> anyhow::Result<()> {
-    let integrations: HashMap<String, String> = store
-        .integrations(now_ms())
-        .await?
-        .into_iter()
-        .map(|s| (s.integration.id, s.integration.name))
-        .collect();
-    let connectors: HashMap<String, String> = store
-        .connectors()
-        .await?
-        .into_iter()
-        .map(|c| (c.id.to_string(), c.name))
-        .collect();
+    let integrations = store.integrations(now_ms()).await?;
+    let connectors = store.connectors().await?;
     let filter = AuditFilter {
         integration_id: match &args.integration {
             Some(name) => Some(store.integration(name).await?.id),
@@ -50,29 +38,15 @@ pub async fn run(store: &Store, args: &ActivityArgs) -> anyhow::Result<()> {
             "note: {lost} request(s) could not be recorded in this log (its queue overflowed or the database failed; see the server's log)"
         );
     }
-    let name = |map: &HashMap<String, String>, id: &str| {
-        map.get(id).cloned().unwrap_or_else(|| id.to_owned())
-    };
+    let rows: Vec<AuditEntryView> = entries
+        .iter()
+        .map(|e| AuditEntryView::new(e, &integrations, &connectors))
+        .collect();
     if args.json {
-        let rows: Vec<_> = entries
-            .iter()
-            .map(|e| {
-                json!({
-                    "time": rfc3339(e.time_ms),
-                    "request_id": e.request_id,
-                    "integration": name(&integrations, &e.integration_id),
-                    "endpoint": e.endpoint,
-                    "connector": e.connector_id.as_deref().map(|c| name(&connectors, c)),
-                    "doc_id": e.doc_id,
-                    "bytes": e.bytes,
-                    "status": e.status,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::Value::Array(rows));
+        println!("{}", serde_json::to_string(&rows)?);
         return Ok(());
     }
-    if entries.is_empty() {
+    if rows.is_empty() {
         println!("No activity.");
         return Ok(());
     }
@@ -80,16 +54,18 @@ pub async fn run(store: &Store, args: &ActivityArgs) -> anyhow::Result<()> {
         "{:<24}  {:<20} {:>6} {:>10}  {:<44} CONNECTOR / DOCUMENT",
         "TIME", "INTEGRATION", "STATUS", "BYTES", "ENDPOINT"
     );
-    for e in &entries {
-        let target = match (&e.connector_id, &e.doc_id) {
-            (Some(c), Some(d)) => format!("{} / {d}", name(&connectors, c)),
-            (Some(c), None) => name(&connectors, c),
+    for e in rows {
+        // A removed integration or connector is shown by its id.
+        let connector = e.connector.or(e.connector_id);
+        let target = match (connector, &e.doc_id) {
+            (Some(c), Some(d)) => format!("{c} / {d}"),
+            (Some(c), None) => c,
             _ => String::new(),
         };
         println!(
             "{:<24}  {:<20} {:>6} {:>10}  {:<44} {target}",
-            rfc3339(e.time_ms),
-            name(&integrations, &e.integration_id),
+            e.time,
+            e.integration.unwrap_or(e.integration_id),
             e.status,
             e.bytes,
             e.endpoint

@@ -211,7 +211,7 @@ pub enum IntegrationCommand {
         /// When the key stops working: a date (2027-01-31) or RFC 3339 time.
         #[arg(long)]
         expires: Option<String>,
-        /// Print {"integration_id", "name", "api_key"} as JSON.
+        /// Print {"integration", "api_key", "docs"} as JSON (the settings page's answer).
         #[arg(long)]
         json: bool,
         /// Also print the integration's API documentation, with the key filled in.
@@ -231,7 +231,7 @@ pub enum IntegrationCommand {
         /// When the new key stops working: a date or RFC 3339 time.
         #[arg(long)]
         expires: Option<String>,
-        /// Print {"integration_id", "name", "api_key"} as JSON.
+        /// Print {"integration", "api_key", "docs"} as JSON (the settings page's answer).
         #[arg(long)]
         json: bool,
     },

@@ -8,13 +8,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quarry_api::connector_json_for_user;
+use quarry_api::views::{ConnectorStatusView, ConnectorView, FailedDocView, NamedConnector};
 use quarry_core::times::rfc3339;
 use quarry_index::IndexError;
 use quarry_runtime::PluginSet;
 use quarry_store::{Connector, ConnectorStatus, Store, now_ms};
 use quarry_sync::{ConnectorRequest, Syncer, add_connector, own_folders_inside};
-use serde_json::json;
 
 use crate::cli::{AddConnector, ConnectorCommand};
 use crate::progress::ProgressDisplay;
@@ -33,7 +32,7 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 plugin_id: "folder".to_owned(),
                 values: BTreeMap::from([("folder".to_owned(), folder)]),
             };
-            add(paths, store, request, json).await?;
+            add(paths, store, request, json).await
         }
         ConnectorCommand::Add(AddConnector::Plugin {
             plugin,
@@ -46,44 +45,16 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 plugin_id: plugin,
                 values: read_settings(&settings)?,
             };
-            add(paths, store, request, json).await?;
+            add(paths, store, request, json).await
         }
-        ConnectorCommand::List { json } => {
-            let connectors = store.connectors().await?;
-            if json {
-                let rows: Vec<_> = connectors.iter().map(connector_json_for_user).collect();
-                println!("{}", serde_json::Value::Array(rows));
-            } else if connectors.is_empty() {
-                println!(
-                    "No connectors yet: `quarry connector add folder PATH --name NAME` adds one."
-                );
-            } else {
-                println!(
-                    "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
-                    "NAME", "STATUS", "DOCS", "LAST SYNC", "PLUGIN", "CALLS", "CPU", "PEAK MEM"
-                );
-                for c in &connectors {
-                    println!(
-                        "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
-                        c.name,
-                        c.status.as_str(),
-                        c.doc_count,
-                        c.last_sync_ms.map_or("never".to_owned(), rfc3339),
-                        format!("{}@{}", c.plugin_id, c.plugin_version),
-                        c.usage.calls,
-                        format!("{:.1} s", c.usage.cpu_us as f64 / 1e6),
-                        format!("{:.1} MiB", c.usage.peak_memory_bytes as f64 / 1048576.0),
-                        c.last_error.as_deref().unwrap_or("")
-                    );
-                }
-            }
-        }
+        ConnectorCommand::List { json } => list(store, json).await,
         ConnectorCommand::Disable { name } => {
             let connector = store.set_disabled(&name, true, now_ms()).await?;
             println!(
                 "Disabled {:?}: it is neither synced nor searched until `quarry connector enable {:?}`.",
                 connector.name, connector.name
             );
+            Ok(())
         }
         ConnectorCommand::Enable { name } => {
             let connector = store.set_disabled(&name, false, now_ms()).await?;
@@ -91,76 +62,132 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
                 "Enabled {:?}; a running server syncs it now.",
                 connector.name
             );
+            Ok(())
         }
-        ConnectorCommand::Remove { name } => {
-            let connector = store.remove_connector(&name, now_ms()).await?;
-            match open_index(paths, true) {
-                Ok(index) => {
-                    let syncer = Syncer::new(
-                        store.clone(),
-                        Arc::new(index),
-                        PluginSet::default(),
-                        tokio::runtime::Handle::current(),
-                    );
-                    let id = connector.id.clone();
-                    tokio::task::spawn_blocking(move || syncer.purge(&id)).await??;
-                    println!("Removed connector {:?} and its documents.", connector.name);
-                }
-                Err(IndexError::Busy) => println!(
-                    "Removed connector {:?}; the running server deletes its documents from the index.",
-                    connector.name
-                ),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        ConnectorCommand::Sync { name, wait, full } => {
-            let connector = store.connector_by_name(&name).await?;
-            if connector.status == ConnectorStatus::Disabled {
-                bail!(
-                    "connector {:?} is disabled; enable it first",
-                    connector.name
-                );
-            }
-            let asked = now_ms();
-            if full {
-                store.request_full_sync(&connector.id, asked).await?;
-            }
-            match open_index(paths, true) {
-                Ok(index) => sync_here(paths, store, &connector, index).await?,
-                Err(IndexError::Busy) => {
-                    store.request_sync(&connector.id, asked).await?;
-                    if wait {
-                        follow(store, &connector, asked).await?;
-                    } else {
-                        println!(
-                            "Sync of {:?} requested; the running server starts it within a second.",
-                            connector.name
-                        );
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        ConnectorCommand::Status { name, json } => status(store, &name, json).await?,
+        ConnectorCommand::Remove { name } => remove(paths, store, &name).await,
+        ConnectorCommand::Sync { name, wait, full } => sync(paths, store, &name, wait, full).await,
+        ConnectorCommand::Status { name, json } => status(store, &name, json).await,
         ConnectorCommand::Schedule {
             name,
             every,
             full_every,
-        } => {
-            if every.is_none() && full_every.is_none() {
-                bail!("give --every, --full-every or both (e.g. --every 15m --full-every 24h)");
-            }
-            let c = store.set_intervals(&name, every, full_every).await?;
-            println!(
-                "{:?} syncs every {}, with a full listing every {}.",
-                c.name,
-                c.sync_interval_s
-                    .map_or("interval of its plugin".to_owned(), |s| format!("{s} s")),
-                c.full_interval_s
-                    .map_or("interval of its plugin".to_owned(), |s| format!("{s} s")),
-            );
-        }
+        } => schedule(store, &name, every, full_every).await,
     }
+}
+
+/// `quarry connector list`.
+async fn list(store: &Store, json: bool) -> anyhow::Result<()> {
+    let connectors = store.connectors().await?;
+    if json {
+        let rows: Vec<ConnectorView> = connectors.iter().map(ConnectorView::for_user).collect();
+        println!("{}", serde_json::to_string(&rows)?);
+        return Ok(());
+    }
+    if connectors.is_empty() {
+        println!("No connectors yet: `quarry connector add folder PATH --name NAME` adds one.");
+        return Ok(());
+    }
+    println!(
+        "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
+        "NAME", "STATUS", "DOCS", "LAST SYNC", "PLUGIN", "CALLS", "CPU", "PEAK MEM"
+    );
+    for c in &connectors {
+        println!(
+            "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
+            c.name,
+            c.status.as_str(),
+            c.doc_count,
+            c.last_sync_ms.map_or("never".to_owned(), rfc3339),
+            format!("{}@{}", c.plugin_id, c.plugin_version),
+            c.usage.calls,
+            format!("{:.1} s", c.usage.cpu_us as f64 / 1e6),
+            format!("{:.1} MiB", c.usage.peak_memory_bytes as f64 / 1048576.0),
+            c.last_error.as_deref().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+/// `quarry connector remove NAME`: the documents go now, or with the running server.
+async fn remove(paths: &Paths, store: &Store, name: &str) -> anyhow::Result<()> {
+    let connector = store.remove_connector(name, now_ms()).await?;
+    match open_index(paths, true) {
+        Ok(index) => {
+            let syncer = Syncer::new(
+                store.clone(),
+                Arc::new(index),
+                PluginSet::default(),
+                tokio::runtime::Handle::current(),
+            );
+            let id = connector.id.clone();
+            tokio::task::spawn_blocking(move || syncer.purge(&id)).await??;
+            println!("Removed connector {:?} and its documents.", connector.name);
+        }
+        Err(IndexError::Busy) => println!(
+            "Removed connector {:?}; the running server deletes its documents from the index.",
+            connector.name
+        ),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// `quarry connector sync NAME`: here when no server holds the index, else asked of it.
+async fn sync(
+    paths: &Paths,
+    store: &Store,
+    name: &str,
+    wait: bool,
+    full: bool,
+) -> anyhow::Result<()> {
+    let connector = store.connector_by_name(name).await?;
+    if connector.status == ConnectorStatus::Disabled {
+        bail!(
+            "connector {:?} is disabled; enable it first",
+            connector.name
+        );
+    }
+    let asked = now_ms();
+    if full {
+        store.request_full_sync(&connector.id, asked).await?;
+    }
+    match open_index(paths, true) {
+        Ok(index) => sync_here(paths, store, &connector, index).await,
+        Err(IndexError::Busy) => {
+            store.request_sync(&connector.id, asked).await?;
+            if wait {
+                follow(store, &connector, asked).await
+            } else {
+                println!(
+                    "Sync of {:?} requested; the running server starts it within a second.",
+                    connector.name
+                );
+                Ok(())
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `quarry connector schedule NAME --every ... --full-every ...`.
+async fn schedule(
+    store: &Store,
+    name: &str,
+    every: Option<i64>,
+    full_every: Option<i64>,
+) -> anyhow::Result<()> {
+    if every.is_none() && full_every.is_none() {
+        bail!("give --every, --full-every or both (e.g. --every 15m --full-every 24h)");
+    }
+    let c = store.set_intervals(name, every, full_every).await?;
+    let shown =
+        |s: Option<i64>| s.map_or("interval of its plugin".to_owned(), |s| format!("{s} s"));
+    println!(
+        "{:?} syncs every {}, with a full listing every {}.",
+        c.name,
+        shown(c.sync_interval_s),
+        shown(c.full_interval_s),
+    );
     Ok(())
 }
 
@@ -241,13 +268,12 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let c = store.connector_by_name(name).await?;
     let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
     if json {
-        let mut value = connector_json_for_user(&c);
-        value["last_full_sync_time"] = json!(c.last_full_ms.map(rfc3339));
-        value["failed_documents"] = failed
-            .iter()
-            .map(|f| json!({ "doc_id": f.doc_id.as_str(), "path": f.path, "error": f.error }))
-            .collect();
-        println!("{value}");
+        let answer = ConnectorStatusView {
+            connector: ConnectorView::for_user(&c),
+            last_full_sync_time: c.last_full_ms.map(rfc3339),
+            failed_documents: failed.iter().map(FailedDocView::new).collect(),
+        };
+        println!("{}", serde_json::to_string(&answer)?);
         return Ok(());
     }
     println!("{} ({}), {}", c.name, c.id, c.status.as_str());
@@ -296,7 +322,7 @@ async fn add(
     if json {
         println!(
             "{}",
-            json!({ "connector_id": connector.id.as_str(), "name": connector.name })
+            serde_json::to_string(&NamedConnector::of(&connector))?
         );
         return Ok(());
     }

@@ -3,9 +3,9 @@
 
 use anyhow::{Context, bail};
 use quarry_api::docs_for_integration;
+use quarry_api::views::{IntegrationSummaryView, IntegrationView, KeyAnswer};
 use quarry_core::times::{parse_instant, rfc3339};
 use quarry_store::{ApiKey, Integration, Quota, Sharing, Store, now_ms};
-use serde_json::json;
 
 use crate::admin::server_url;
 use crate::cli::IntegrationCommand;
@@ -18,6 +18,7 @@ pub async fn run(paths: &Paths, store: &Store, command: IntegrationCommand) -> a
             let integration = store.integration(&name).await?;
             let url = url.unwrap_or_else(|| server_url(paths));
             print!("{}", docs(store, &integration, &url, None).await?);
+            Ok(())
         }
         IntegrationCommand::Create {
             name,
@@ -25,114 +26,139 @@ pub async fn run(paths: &Paths, store: &Store, command: IntegrationCommand) -> a
             quota,
             expires,
             json,
-            docs: with_docs,
-        } => {
-            let sharing = parse_sharing(store, &share).await?;
-            let quota = match quota {
-                Some(q) => parse_quota(&q)?,
-                None => Quota::FREE,
-            };
-            let expires = expires.as_deref().map(parse_expiry).transpose()?;
-            let (integration, key) = store
-                .create_integration(&name, &sharing, quota, expires, now_ms())
-                .await?;
-            print_key(&integration, &key, json, "Created");
-            if with_docs {
-                let url = server_url(paths);
-                println!();
-                print!(
-                    "{}",
-                    docs(store, &integration, &url, Some(key.expose())).await?
-                );
-            }
-        }
-        IntegrationCommand::List { json } => {
-            let list = store.integrations(now_ms()).await?;
-            if json {
-                let mut rows = Vec::with_capacity(list.len());
-                for s in &list {
-                    let i = &s.integration;
-                    rows.push(json!({
-                        "integration_id": i.id,
-                        "name": i.name,
-                        "created": rfc3339(i.created_ms),
-                        "plan": i.plan,
-                        "monthly_quota": quota_json(i.quota),
-                        "requests_this_month": s.requests_this_month,
-                        "last_used": s.last_used_ms.map(rfc3339),
-                        "active_keys": s.active_keys,
-                        "sharing": sharing_json(store, &i.sharing).await?,
-                    }));
-                }
-                println!("{}", serde_json::Value::Array(rows));
-            } else if list.is_empty() {
-                println!(
-                    "No integrations yet: `quarry integration create NAME --share all` makes one."
-                );
-            } else {
-                println!(
-                    "{:<24} {:<10} {:>10} {:>12}  {:<20}  SHARING",
-                    "NAME", "PLAN", "QUOTA", "USED", "LAST USED"
-                );
-                for s in &list {
-                    let i = &s.integration;
-                    println!(
-                        "{:<24} {:<10} {:>10} {:>12}  {:<20}  {}",
-                        i.name,
-                        i.plan,
-                        quota_text(i.quota),
-                        s.requests_this_month,
-                        s.last_used_ms.map_or("never".to_owned(), rfc3339),
-                        sharing_text(store, &i.sharing).await?
-                            + if s.active_keys == 0 {
-                                " (no active key)"
-                            } else {
-                                ""
-                            },
-                    );
-                }
-            }
-        }
+            docs,
+        } => create(paths, store, &name, (&share, quota, expires), json, docs).await,
+        IntegrationCommand::List { json } => list(store, json).await,
         IntegrationCommand::Rotate {
             name,
             expires,
             json,
-        } => {
-            let expires = expires.as_deref().map(parse_expiry).transpose()?;
-            let key = store.rotate_key(&name, expires, now_ms()).await?;
-            let integration = store.integration(&name).await?;
-            print_key(&integration, &key, json, "Rotated the key of");
-        }
-        IntegrationCommand::Revoke { name } => {
-            let revoked = store.revoke_keys(&name, now_ms()).await?;
-            let integration = store.integration(&name).await?;
-            println!(
-                "Revoked {revoked} key(s) of {:?}: they stop working at once. `quarry integration rotate {:?}` makes a new one.",
-                integration.name, integration.name
-            );
-        }
-        IntegrationCommand::Share { name, share } => {
-            let sharing = parse_sharing(store, &share).await?;
-            store.set_sharing(&name, &sharing).await?;
-            let integration = store.integration(&name).await?;
-            println!(
-                "{:?} now sees: {}",
-                integration.name,
-                sharing_text(store, &integration.sharing).await?
-            );
-        }
-        IntegrationCommand::Quota { name, quota } => {
-            let quota = parse_quota(&quota)?;
-            store.set_quota(&name, quota).await?;
-            let integration = store.integration(&name).await?;
-            println!(
-                "{:?}: {} requests per month ({} plan)",
-                integration.name,
-                quota_text(quota),
-                integration.plan
-            );
-        }
+        } => rotate(paths, store, &name, expires, json).await,
+        IntegrationCommand::Revoke { name } => revoke(store, &name).await,
+        IntegrationCommand::Share { name, share } => share_with(store, &name, &share).await,
+        IntegrationCommand::Quota { name, quota } => set_quota(store, &name, &quota).await,
     }
+}
+
+/// `quarry integration create NAME --share ...`.
+async fn create(
+    paths: &Paths,
+    store: &Store,
+    name: &str,
+    (share, quota, expires): (&str, Option<String>, Option<String>),
+    json: bool,
+    with_docs: bool,
+) -> anyhow::Result<()> {
+    let sharing = parse_sharing(store, share).await?;
+    let quota = match quota {
+        Some(q) => parse_quota(&q)?,
+        None => Quota::FREE,
+    };
+    let expires = expires.as_deref().map(parse_expiry).transpose()?;
+    let (integration, key) = store
+        .create_integration(name, &sharing, quota, expires, now_ms())
+        .await?;
+    print_key(paths, store, &integration, &key, json, "Created").await?;
+    if with_docs {
+        let url = server_url(paths);
+        println!();
+        print!(
+            "{}",
+            docs(store, &integration, &url, Some(key.expose())).await?
+        );
+    }
+    Ok(())
+}
+
+/// `quarry integration list`.
+async fn list(store: &Store, json: bool) -> anyhow::Result<()> {
+    let list = store.integrations(now_ms()).await?;
+    if json {
+        let connectors = store.connectors().await?;
+        let rows: Vec<IntegrationSummaryView> = list
+            .iter()
+            .map(|s| IntegrationSummaryView::new(s, &connectors))
+            .collect();
+        println!("{}", serde_json::to_string(&rows)?);
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("No integrations yet: `quarry integration create NAME --share all` makes one.");
+        return Ok(());
+    }
+    println!(
+        "{:<24} {:<10} {:>10} {:>12}  {:<20}  SHARING",
+        "NAME", "PLAN", "QUOTA", "USED", "LAST USED"
+    );
+    for s in &list {
+        let i = &s.integration;
+        let no_key = if s.active_keys == 0 {
+            " (no active key)"
+        } else {
+            ""
+        };
+        println!(
+            "{:<24} {:<10} {:>10} {:>12}  {:<20}  {}{no_key}",
+            i.name,
+            i.plan,
+            quota_text(i.quota),
+            s.requests_this_month,
+            s.last_used_ms.map_or("never".to_owned(), rfc3339),
+            sharing_text(store, &i.sharing).await?,
+        );
+    }
+    Ok(())
+}
+
+/// `quarry integration rotate NAME`.
+async fn rotate(
+    paths: &Paths,
+    store: &Store,
+    name: &str,
+    expires: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let expires = expires.as_deref().map(parse_expiry).transpose()?;
+    let key = store.rotate_key(name, expires, now_ms()).await?;
+    let integration = store.integration(name).await?;
+    print_key(paths, store, &integration, &key, json, "Rotated the key of").await
+}
+
+/// `quarry integration revoke NAME`.
+async fn revoke(store: &Store, name: &str) -> anyhow::Result<()> {
+    let revoked = store.revoke_keys(name, now_ms()).await?;
+    let integration = store.integration(name).await?;
+    println!(
+        "Revoked {revoked} key(s) of {:?}: they stop working at once. `quarry integration rotate {:?}` makes a new one.",
+        integration.name, integration.name
+    );
+    Ok(())
+}
+
+/// `quarry integration share NAME SHARE`.
+async fn share_with(store: &Store, name: &str, share: &str) -> anyhow::Result<()> {
+    let sharing = parse_sharing(store, share).await?;
+    store.set_sharing(name, &sharing).await?;
+    let integration = store.integration(name).await?;
+    println!(
+        "{:?} now sees: {}",
+        integration.name,
+        sharing_text(store, &integration.sharing).await?
+    );
+    Ok(())
+}
+
+/// `quarry integration quota NAME QUOTA`.
+async fn set_quota(store: &Store, name: &str, quota: &str) -> anyhow::Result<()> {
+    let quota = parse_quota(quota)?;
+    store.set_quota(name, quota).await?;
+    let integration = store.integration(name).await?;
+    println!(
+        "{:?}: {} requests per month ({} plan)",
+        integration.name,
+        quota_text(quota),
+        integration.plan
+    );
     Ok(())
 }
 
@@ -152,17 +178,26 @@ async fn docs(
     ))
 }
 
-fn print_key(integration: &Integration, key: &ApiKey, json: bool, verb: &str) {
+/// Prints a new key: as the settings page's answer with `--json` (the integration, the key and
+/// its documentation), else for a person.
+async fn print_key(
+    paths: &Paths,
+    store: &Store,
+    integration: &Integration,
+    key: &ApiKey,
+    json: bool,
+    verb: &str,
+) -> anyhow::Result<()> {
     if json {
-        println!(
-            "{}",
-            json!({
-                "integration_id": integration.id,
-                "name": integration.name,
-                "api_key": key.expose(),
-            })
-        );
-        return;
+        let connectors = store.connectors().await?;
+        let url = server_url(paths);
+        let answer = KeyAnswer {
+            integration: IntegrationView::new(integration, &connectors),
+            api_key: key.expose().to_owned(),
+            docs: docs_for_integration(&url, integration, &connectors, Some(key.expose())),
+        };
+        println!("{}", serde_json::to_string(&answer)?);
+        return Ok(());
     }
     println!(
         "{verb} integration {:?} ({}).",
@@ -178,6 +213,7 @@ fn print_key(integration: &Integration, key: &ApiKey, json: bool, verb: &str) {
         integration.plan
     );
     println!("Use it as: Authorization: Bearer <API_KEY>");
+    Ok(())
 }
 
 /// `all`, `none`, or connector names separated by commas.
@@ -227,13 +263,6 @@ fn quota_text(quota: Quota) -> String {
     }
 }
 
-fn quota_json(quota: Quota) -> serde_json::Value {
-    match quota {
-        Quota::Limited(n) => json!(n),
-        Quota::Unlimited => json!("unlimited"),
-    }
-}
-
 /// The names of the selected connectors that still exist.
 async fn selected_names(
     store: &Store,
@@ -246,15 +275,6 @@ async fn selected_names(
         .filter(|c| ids.contains(&c.id))
         .map(|c| c.name)
         .collect())
-}
-
-/// `"all"`, `"none"` or the list of names.
-async fn sharing_json(store: &Store, sharing: &Sharing) -> anyhow::Result<serde_json::Value> {
-    Ok(match sharing {
-        Sharing::All => json!("all"),
-        Sharing::Declined => json!("none"),
-        Sharing::Selected(ids) => json!(selected_names(store, ids).await?),
-    })
 }
 
 async fn sharing_text(store: &Store, sharing: &Sharing) -> anyhow::Result<String> {

@@ -4,8 +4,8 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, bail};
+use quarry_api::views::PluginView;
 use quarry_runtime::{MANIFEST_FILE, Manifest, Plugin};
-use serde_json::json;
 
 use crate::cli::PluginCommand;
 use crate::setup::{Paths, load_plugins, load_plugins_with, open_store, plugin_runtime};
@@ -40,18 +40,8 @@ pub async fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
         PluginCommand::List { json } => {
             let plugins = load_plugins(paths)?.all();
             if json {
-                let rows: Vec<_> = plugins
-                    .iter()
-                    .map(|p| {
-                        let m = p.manifest();
-                        json!({
-                            "id": m.id, "name": m.name, "version": m.version, "wit": m.wit,
-                            "folder": p.dir().display().to_string(),
-                            "capabilities": p.requested_capabilities(),
-                        })
-                    })
-                    .collect();
-                println!("{}", serde_json::Value::Array(rows));
+                let rows: Vec<PluginView> = plugins.iter().map(PluginView::with_folder).collect();
+                println!("{}", serde_json::to_string(&rows)?);
             } else {
                 for p in &plugins {
                     describe(p, p.dir());

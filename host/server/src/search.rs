@@ -2,10 +2,9 @@
 //! `--semantic` fused with semantic ranking as the API's default.
 
 use anyhow::Context;
-use quarry_api::hits_json;
+use quarry_api::views::{HitView, SearchAnswer};
 use quarry_index::{Fusion, Ranking, SearchRequest, SemanticQuery};
 use quarry_store::{ConnectorStatus, Store};
-use serde_json::json;
 
 use crate::cli::SearchArgs;
 use crate::setup::{Paths, load_embedder, open_index};
@@ -28,6 +27,7 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
     } else {
         None
     };
+    let started = std::time::Instant::now();
     let results = tokio::task::spawn_blocking(move || {
         if let Some(embedder) = embedder {
             request.ranking = Ranking::Fused(
@@ -42,14 +42,14 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
     })
     .await??;
     if args.json {
-        println!(
-            "{}",
-            json!({
-                "results": hits_json(results.hits, &connectors),
-                "total": results.total,
-                "warnings": results.warnings,
-            })
-        );
+        let answer = SearchAnswer {
+            results: HitView::list(results.hits, &connectors),
+            total: results.total,
+            mode: if args.semantic { "semantic" } else { "keyword" },
+            took_ms: started.elapsed().as_millis() as u64,
+            warnings: results.warnings,
+        };
+        println!("{}", serde_json::to_string(&answer)?);
         return Ok(());
     }
     for warning in &results.warnings {

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quarry_api::{AdminConfig, ApiConfig, AppState, router};
-use quarry_index::IndexError;
+use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
+use quarry_store::Store;
 use quarry_sync::{Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -45,27 +46,7 @@ async fn refetch_docs_without_vectors(
 /// clients do: see the end of this function.
 pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let store = open_store(paths).await?;
-    let index = match open_index(paths, true) {
-        Ok(index) => Arc::new(index),
-        Err(IndexError::Outdated {
-            found, expected, ..
-        }) => {
-            tracing::warn!(
-                "the index has layout {found}, this Quarry uses {expected}: rebuilding it from the sources"
-            );
-            // The catalog first: should this stop half-way, the next start rebuilds again
-            // instead of trusting a catalog that describes documents the index lacks.
-            store.forget_index(quarry_store::now_ms()).await?;
-            std::fs::remove_dir_all(paths.index())
-                .with_context(|| format!("cannot remove {}", paths.index().display()))?;
-            Arc::new(open_index(paths, true)?)
-        }
-        Err(IndexError::Busy) => bail!(
-            "another `quarry serve` is using {}; stop it first, or pass another --data-dir",
-            paths.data_dir.display()
-        ),
-        Err(e) => return Err(e.into()),
-    };
+    let index = open_or_rebuild_index(paths, &store).await?;
     // Instances are budgeted: the syncs, the downloads, and a few for checking settings. A
     // download beyond its bound is refused before it takes an instance, so none starves a sync.
     let limits = args.limits();
@@ -119,12 +100,49 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         limits,
     );
     note_server_url(paths, &config.public_url);
+    let first_token = first_start.then_some(token.as_str());
+    announce(paths, &store, &config.public_url, first_token).await?;
+    serve_until_stopped(listener, state, scheduler, store).await
+}
+
+/// The index, opened for writing; one of an older layout is rebuilt from the sources.
+async fn open_or_rebuild_index(paths: &Paths, store: &Store) -> anyhow::Result<Arc<SearchIndex>> {
+    match open_index(paths, true) {
+        Ok(index) => Ok(Arc::new(index)),
+        Err(IndexError::Outdated {
+            found, expected, ..
+        }) => {
+            tracing::warn!(
+                "the index has layout {found}, this Quarry uses {expected}: rebuilding it from the sources"
+            );
+            // The catalog first: should this stop half-way, the next start rebuilds again
+            // instead of trusting a catalog that describes documents the index lacks.
+            store.forget_index(quarry_store::now_ms()).await?;
+            std::fs::remove_dir_all(paths.index())
+                .with_context(|| format!("cannot remove {}", paths.index().display()))?;
+            Ok(Arc::new(open_index(paths, true)?))
+        }
+        Err(IndexError::Busy) => bail!(
+            "another `quarry serve` is using {}; stop it first, or pass another --data-dir",
+            paths.data_dir.display()
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Prints where the service is. Secrets go to the terminal of the first start only
+/// (`first_token`): later starts run as services whose output ends up in logs; `quarry admin
+/// link` and `quarry admin token` print them on request.
+async fn announce(
+    paths: &Paths,
+    store: &Store,
+    public_url: &str,
+    first_token: Option<&str>,
+) -> anyhow::Result<()> {
     println!("data: {}", paths.data_dir.display());
-    println!("settings: {}/settings", config.public_url);
-    // Secrets go to the terminal of the first start only: later starts run as services whose
-    // output ends up in logs. `quarry admin link` and `quarry admin token` print them on request.
-    if first_start {
-        let link = login_link(&store, &config.public_url).await?;
+    println!("settings: {public_url}/settings");
+    if let Some(token) = first_token {
+        let link = login_link(store, public_url).await?;
         println!(
             "admin token: {token}  (kept in {}; `quarry admin token` prints it again)",
             paths.admin_token().display()
@@ -134,8 +152,17 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         println!("sign in: `quarry admin link` prints a one-time link to the settings page");
     }
     // Scripts and tests read this line, printed last, to find the service.
-    println!("Quarry is serving {}", config.public_url);
+    println!("Quarry is serving {public_url}");
+    Ok(())
+}
 
+/// Serves until Ctrl-C or SIGTERM, then shuts down in bounded time.
+async fn serve_until_stopped(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    scheduler: Arc<Scheduler>,
+    store: Store,
+) -> anyhow::Result<()> {
     // Ctrl-C or SIGTERM: stop taking connections, stop syncs at their next document, give
     // requests and syncs a short while to end, write the audit log, and exit. Whatever has not
     // ended by then is cut: a download's client sees a short body, a sync resumes from its
