@@ -14,7 +14,7 @@ use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{
     DocInfo, Filters, IndexDoc, Ranking, SearchIndex, SearchRequest, SortBy, SortOrder, WriteBatch,
 };
-use quarry_store::{NewConnector, Store};
+use quarry_store::{ConnectorGrant, NewConnector, Store};
 use quarry_tests::bench::env_or;
 use quarry_tests::generated::vocabulary;
 use quarry_tests::quarry::Quarry;
@@ -168,8 +168,7 @@ fn prepare(q: &Quarry, folder: &std::path::Path) -> String {
                         "folder".into(),
                         folder.to_string_lossy().into_owned(),
                     )]),
-                    grant_dirs: BTreeMap::new(),
-                    grant_hosts: Vec::new(),
+                    grant: ConnectorGrant::default(),
                     secret_keys: Default::default(),
                 },
                 quarry_store::now_ms(),

@@ -290,7 +290,7 @@ fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiE
             &format!("plugin {:?} is not installed", connector.plugin_id),
         )
     })?;
-    let grant = Grant::from_stored(&connector.grant_dirs, &connector.grant_hosts);
+    let grant = Grant::from_stored(&connector.grant.dirs, &connector.grant.hosts);
     plugin
         .session(&connector.config, &grant, None)
         .map_err(|e| ApiError::internal("opening a plugin session", &e))

@@ -503,8 +503,8 @@ impl AdminConnectorView {
                 .filter(|(key, _)| shown(key))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-            granted_folders: c.grant_dirs.values().cloned().collect(),
-            granted_hosts: c.grant_hosts.clone(),
+            granted_folders: c.grant.dirs.values().cloned().collect(),
+            granted_hosts: c.grant.hosts.clone(),
             left_out,
             plugin_name: manifest.map(|m| m.name.clone()),
             created: rfc3339(c.created_ms),

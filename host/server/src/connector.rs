@@ -185,8 +185,8 @@ async fn schedule(
     println!(
         "{:?} syncs every {}, with a full listing every {}.",
         c.name,
-        shown(c.sync_interval_s),
-        shown(c.full_interval_s),
+        shown(c.schedule.sync_interval_s),
+        shown(c.schedule.full_interval_s),
     );
     Ok(())
 }
@@ -243,7 +243,7 @@ async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Res
             .connector(&connector.id)
             .await?
             .with_context(|| format!("connector {:?} was removed", connector.name))?;
-        let done = c.sync_requested_ms.is_none()
+        let done = c.schedule.sync_requested_ms.is_none()
             && c.status != ConnectorStatus::Syncing
             && c.last_sync_ms.is_some_and(|t| t >= asked);
         if done {
@@ -270,7 +270,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     if json {
         let answer = ConnectorStatusView {
             connector: ConnectorView::for_user(&c),
-            last_full_sync_time: c.last_full_ms.map(rfc3339),
+            last_full_sync_time: c.listing.last_full_ms.map(rfc3339),
             failed_documents: failed.iter().map(FailedDocView::new).collect(),
         };
         println!("{}", serde_json::to_string(&answer)?);
@@ -284,7 +284,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     );
     println!(
         "  full sync:  {}",
-        c.last_full_ms.map_or("never".to_owned(), rfc3339)
+        c.listing.last_full_ms.map_or("never".to_owned(), rfc3339)
     );
     println!(
         "  progress:   {} listed, {} indexed, {} failed{}",
@@ -330,7 +330,7 @@ async fn add(
         "Added connector {:?} ({}) with plugin {}.",
         connector.name, connector.id, connector.plugin_id
     );
-    for folder in connector.grant_dirs.values() {
+    for folder in connector.grant.dirs.values() {
         println!("  It may read {folder} (read-only).");
     }
     for own in own_folders_inside(&plugins, &connector) {
@@ -339,7 +339,7 @@ async fn add(
             own.display()
         );
     }
-    for host in &connector.grant_hosts {
+    for host in &connector.grant.hosts {
         println!("  It may reach {host} over HTTP.");
     }
     println!(

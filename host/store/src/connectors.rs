@@ -71,12 +71,44 @@ pub struct NewConnector {
     pub plugin_version: String,
     /// Settings, by the manifest's keys.
     pub config: BTreeMap<String, String>,
-    /// Folders the user granted, by directory field.
-    pub grant_dirs: BTreeMap<String, String>,
-    /// Hosts the user granted (`host` or `host:port`).
-    pub grant_hosts: Vec<String>,
+    pub grant: ConnectorGrant,
     /// The settings that are secrets (the manifest's `password` fields): sealed at rest.
     pub secret_keys: BTreeSet<String>,
+}
+
+/// The folders and hosts the user granted a connector.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConnectorGrant {
+    /// Folders, by directory field.
+    pub dirs: BTreeMap<String, String>,
+    /// `host` or `host:port`.
+    pub hosts: Vec<String>,
+}
+
+/// Where a connector's listing of its source stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListingState {
+    /// Where the listing resumes.
+    pub checkpoint: Option<String>,
+    /// True when `checkpoint` continues a listing; false when the next batch starts one.
+    pub more: bool,
+    /// The listing generation in progress.
+    pub generation: i64,
+    /// When the last full listing (every document of the source) completed.
+    pub last_full_ms: Option<i64>,
+}
+
+/// When a connector syncs: the syncs asked for and its own intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Schedule {
+    /// When a sync was asked for, if one is pending.
+    pub sync_requested_ms: Option<i64>,
+    /// True when the next sync starts a full listing.
+    pub full_requested: bool,
+    /// How often it syncs, if set for this connector (else the plugin manifest's default).
+    pub sync_interval_s: Option<i64>,
+    /// How often it runs a full listing, if set for this connector (else the manifest's).
+    pub full_interval_s: Option<i64>,
 }
 
 /// What a connector's plugin calls have cost since it was added.
@@ -105,10 +137,7 @@ pub struct Connector {
     pub plugin_version: String,
     /// Settings, by the manifest's keys.
     pub config: BTreeMap<String, String>,
-    /// Folders the user granted, by directory field.
-    pub grant_dirs: BTreeMap<String, String>,
-    /// Hosts the user granted (`host` or `host:port`).
-    pub grant_hosts: Vec<String>,
+    pub grant: ConnectorGrant,
     /// What its plugin calls have cost.
     pub usage: PluginUsage,
     /// When it was added.
@@ -121,26 +150,12 @@ pub struct Connector {
     pub last_error: Option<String>,
     /// The same, in words an integration may see (no paths, addresses or plugin output).
     pub last_error_public: Option<String>,
-    /// When a sync was asked for, if one is pending.
-    pub sync_requested_ms: Option<i64>,
-    /// Where its listing resumes.
-    pub checkpoint: Option<String>,
-    /// True when `checkpoint` continues a listing; false when the next batch starts one.
-    pub listing_more: bool,
-    /// The listing generation in progress.
-    pub generation: i64,
     /// Counts of the current or last sync.
     pub progress: SyncProgress,
     /// Documents in the catalog.
     pub doc_count: u64,
-    /// When the last full listing (every document of the source) completed.
-    pub last_full_ms: Option<i64>,
-    /// True when the next sync starts a full listing.
-    pub full_requested: bool,
-    /// How often it syncs, if set for this connector (else the plugin manifest's default).
-    pub sync_interval_s: Option<i64>,
-    /// How often it runs a full listing, if set for this connector (else the manifest's).
-    pub full_interval_s: Option<i64>,
+    pub listing: ListingState,
+    pub schedule: Schedule,
 }
 
 impl fmt::Debug for NewConnector {
@@ -149,8 +164,7 @@ impl fmt::Debug for NewConnector {
             .field("name", &self.name)
             .field("plugin_id", &self.plugin_id)
             .field("config_keys", &self.config.keys().collect::<Vec<_>>())
-            .field("grant_dirs", &self.grant_dirs)
-            .field("grant_hosts", &self.grant_hosts)
+            .field("grant", &self.grant)
             .finish_non_exhaustive()
     }
 }
@@ -163,8 +177,7 @@ impl fmt::Debug for Connector {
             .field("plugin_id", &self.plugin_id)
             .field("plugin_version", &self.plugin_version)
             .field("config_keys", &self.config.keys().collect::<Vec<_>>())
-            .field("grant_dirs", &self.grant_dirs)
-            .field("grant_hosts", &self.grant_hosts)
+            .field("grant", &self.grant)
             .field("status", &self.status)
             .field("progress", &self.progress)
             .field("doc_count", &self.doc_count)
@@ -194,8 +207,8 @@ impl Store {
         .bind(&new.plugin_id)
         .bind(&new.plugin_version)
         .bind(to_json(&config)?)
-        .bind(to_json(&new.grant_dirs)?)
-        .bind(to_json(&new.grant_hosts)?)
+        .bind(to_json(&new.grant.dirs)?)
+        .bind(to_json(&new.grant.hosts)?)
         .bind(to_json(&new.secret_keys)?)
         .bind(now_ms)
         .bind(now_ms)
@@ -555,6 +568,35 @@ impl Store {
 
     fn connector_from_row(&self, row: &SqliteRow) -> Result<Connector, StoreError> {
         let id: String = row.try_get("id")?;
+        let config = self.open_settings(&id, row)?;
+        let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
+        Ok(Connector {
+            id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+            name: row.try_get("name")?,
+            plugin_id: row.try_get("plugin_id")?,
+            plugin_version: row.try_get("plugin_version")?,
+            config,
+            grant: ConnectorGrant::from_row(row)?,
+            usage: PluginUsage::from_row(row)?,
+            created_ms: row.try_get("created_ms")?,
+            status,
+            last_sync_ms: row.try_get("last_sync_ms")?,
+            last_error: row.try_get("last_error")?,
+            last_error_public: row.try_get("last_error_public")?,
+            progress: SyncProgress::from_row(row, status)?,
+            doc_count: to_u64(row.try_get("doc_count")?),
+            listing: ListingState::from_row(row)?,
+            schedule: Schedule::from_row(row)?,
+        })
+    }
+
+    /// The settings of connector `id` in `row`, its secrets opened. A secret that cannot be
+    /// opened is left out (and reported once).
+    fn open_settings(
+        &self,
+        id: &str,
+        row: &SqliteRow,
+    ) -> Result<BTreeMap<String, String>, StoreError> {
         let secret_keys: BTreeSet<String> = from_json(row, "secret_keys")?;
         let mut config: BTreeMap<String, String> = from_json(row, "config")?;
         for key in &secret_keys {
@@ -573,48 +615,71 @@ impl Store {
                 }
             }
         }
-        let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
+        Ok(config)
+    }
+}
+
+impl ConnectorGrant {
+    fn from_row(row: &SqliteRow) -> Result<ConnectorGrant, StoreError> {
+        Ok(ConnectorGrant {
+            dirs: from_json(row, "grant_dirs")?,
+            hosts: from_json(row, "grant_hosts")?,
+        })
+    }
+}
+
+impl PluginUsage {
+    fn from_row(row: &SqliteRow) -> Result<PluginUsage, StoreError> {
+        Ok(PluginUsage {
+            calls: to_u64(row.try_get("plugin_calls")?),
+            failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
+            cpu_us: to_u64(row.try_get("plugin_cpu_us")?),
+            peak_memory_bytes: to_u64(row.try_get("plugin_peak_memory_bytes")?),
+        })
+    }
+}
+
+impl SyncProgress {
+    /// The counts in `row`; `remaining` only while a sync runs.
+    fn from_row(row: &SqliteRow, status: ConnectorStatus) -> Result<SyncProgress, StoreError> {
         let listed = to_u64(row.try_get("listed")?);
         let expected: Option<i64> = row.try_get("expected")?;
-        let remaining = expected
-            .filter(|_| status == ConnectorStatus::Syncing)
-            .map(|e| to_u64(e).saturating_sub(listed));
-        Ok(Connector {
-            id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
-            name: row.try_get("name")?,
-            plugin_id: row.try_get("plugin_id")?,
-            plugin_version: row.try_get("plugin_version")?,
-            config,
-            grant_dirs: from_json(row, "grant_dirs")?,
-            grant_hosts: from_json(row, "grant_hosts")?,
-            usage: PluginUsage {
-                calls: to_u64(row.try_get("plugin_calls")?),
-                failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
-                cpu_us: to_u64(row.try_get("plugin_cpu_us")?),
-                peak_memory_bytes: to_u64(row.try_get("plugin_peak_memory_bytes")?),
-            },
-            created_ms: row.try_get("created_ms")?,
-            status,
-            last_sync_ms: row.try_get("last_sync_ms")?,
-            last_error: row.try_get("last_error")?,
-            last_error_public: row.try_get("last_error_public")?,
-            sync_requested_ms: row.try_get("sync_requested_ms")?,
+        Ok(SyncProgress {
+            listed,
+            indexed: to_u64(row.try_get("indexed")?),
+            failed: to_u64(row.try_get("failed")?),
+            remaining: expected
+                .filter(|_| status == ConnectorStatus::Syncing)
+                .map(|e| to_u64(e).saturating_sub(listed)),
+        })
+    }
+}
+
+impl ListingState {
+    fn from_row(row: &SqliteRow) -> Result<ListingState, StoreError> {
+        Ok(ListingState {
             checkpoint: row.try_get("checkpoint")?,
-            listing_more: row.try_get::<i64, _>("listing_more")? != 0,
+            more: flag(row, "listing_more")?,
             generation: row.try_get("generation")?,
-            progress: SyncProgress {
-                listed,
-                indexed: to_u64(row.try_get("indexed")?),
-                failed: to_u64(row.try_get("failed")?),
-                remaining,
-            },
-            doc_count: to_u64(row.try_get("doc_count")?),
             last_full_ms: row.try_get("last_full_ms")?,
-            full_requested: row.try_get::<i64, _>("full_requested")? != 0,
+        })
+    }
+}
+
+impl Schedule {
+    fn from_row(row: &SqliteRow) -> Result<Schedule, StoreError> {
+        Ok(Schedule {
+            sync_requested_ms: row.try_get("sync_requested_ms")?,
+            full_requested: flag(row, "full_requested")?,
             sync_interval_s: row.try_get("sync_interval_s")?,
             full_interval_s: row.try_get("full_interval_s")?,
         })
     }
+}
+
+/// An integer column holding a boolean.
+fn flag(row: &SqliteRow, column: &str) -> Result<bool, StoreError> {
+    Ok(row.try_get::<i64, _>(column)? != 0)
 }
 
 /// A JSON column, parsed.

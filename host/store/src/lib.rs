@@ -35,7 +35,8 @@ pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
 pub use connectors::{
-    Connector, ConnectorStatus, NewConnector, PluginUsage, SyncFailure, SyncProgress,
+    Connector, ConnectorGrant, ConnectorStatus, ListingState, NewConnector, PluginUsage, Schedule,
+    SyncFailure, SyncProgress,
 };
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};

@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use quarry_core::{DocId, DocMeta};
 use quarry_store::{
-    AuditEntry, AuditFilter, CatalogDoc, CommitBatch, ConnectorStatus, NewConnector, Quota,
-    Sharing, Store, StoreError, SyncFailure, SyncProgress, UsageMonth,
+    AuditEntry, AuditFilter, CatalogDoc, CommitBatch, ConnectorGrant, ConnectorStatus,
+    NewConnector, Quota, Sharing, Store, StoreError, SyncFailure, SyncProgress, UsageMonth,
 };
 
 const NOW: i64 = 1_795_359_600_000; // 2026-11-22T15:00:00Z
@@ -22,8 +22,10 @@ fn folder(name: &str) -> NewConnector {
         plugin_id: "folder".to_owned(),
         plugin_version: "0.1.0".to_owned(),
         config: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
-        grant_dirs: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
-        grant_hosts: Vec::new(),
+        grant: ConnectorGrant {
+            dirs: BTreeMap::from([("folder".to_owned(), "/data/notes".to_owned())]),
+            hosts: Vec::new(),
+        },
         secret_keys: BTreeSet::new(),
     }
 }
@@ -215,7 +217,7 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
     let store = open(&dir).await;
     let c = store.add_connector(&folder("Notes"), NOW).await?;
     assert!(
-        c.sync_requested_ms.is_some(),
+        c.schedule.sync_requested_ms.is_some(),
         "a new connector waits for its first sync"
     );
     store.sync_started(&c.id).await?;
@@ -248,8 +250,8 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
     assert_eq!(
         (
             after.doc_count,
-            after.checkpoint.as_deref(),
-            after.listing_more
+            after.listing.checkpoint.as_deref(),
+            after.listing.more
         ),
         (3, Some("c"), true)
     );
@@ -301,8 +303,8 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
     store.commit_batch(&c.id, &sweep, NOW).await?;
     let after = store.connector(&c.id).await?.expect("exists");
     assert_eq!(after.doc_count, 3);
-    assert!(!after.listing_more);
-    assert_eq!(after.generation, 2);
+    assert!(!after.listing.more);
+    assert_eq!(after.listing.generation, 2);
     let b = store.catalog_doc(&c.id, &ids(&["b"])[0]).await?.expect("b");
     assert_eq!(b.version, "v2");
     assert!(store.catalog_doc(&c.id, &ids(&["c"])[0]).await?.is_none());

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use quarry_runtime::{FieldKind, Grant, PluginSet};
-use quarry_store::{Connector, NewConnector, Store, now_ms};
+use quarry_store::{Connector, ConnectorGrant, NewConnector, Store, now_ms};
 
 use crate::SyncError;
 
@@ -58,12 +58,14 @@ pub async fn add_connector(
     // What the settings grant: their folders, the hosts of their URLs, and the hosts the
     // manifest asks for (shown when the plugin was installed).
     let grant = Grant::for_settings(plugin.manifest(), &request.values);
-    let grant_dirs: BTreeMap<String, String> = grant
-        .directories
-        .iter()
-        .map(|(field, folder)| (field.clone(), folder.to_string_lossy().into_owned()))
-        .collect();
-    let grant_hosts = grant.hosts.clone();
+    let granted = ConnectorGrant {
+        dirs: grant
+            .directories
+            .iter()
+            .map(|(field, folder)| (field.clone(), folder.to_string_lossy().into_owned()))
+            .collect(),
+        hosts: grant.hosts.clone(),
+    };
     let secret_keys = plugin.manifest().secret_keys();
     let values = request.values.clone();
     let checking = plugin.clone();
@@ -76,8 +78,7 @@ pub async fn add_connector(
                 name: request.name,
                 plugin_id: plugin.id().to_owned(),
                 plugin_version: plugin.manifest().version.clone(),
-                grant_dirs,
-                grant_hosts,
+                grant: granted,
                 secret_keys,
                 config: request.values,
             },
@@ -114,7 +115,8 @@ pub fn own_folders_inside(plugins: &PluginSet, connector: &Connector) -> Vec<Pat
         return Vec::new();
     };
     connector
-        .grant_dirs
+        .grant
+        .dirs
         .values()
         .flat_map(|folder| plugin.protected().inside(Path::new(folder)))
         .collect()

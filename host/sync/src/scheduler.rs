@@ -129,13 +129,13 @@ impl Scheduler {
         let unwatchable = self.update_watches(&connectors).await;
         let now = now_ms();
         for connector in connectors {
-            let mut due = connector.sync_requested_ms.is_some();
+            let mut due = connector.schedule.sync_requested_ms.is_some();
             // A running sync is not timed again: its start would still look overdue.
             if !due && !self.is_busy(&connector.id) {
                 let schedule = self.schedule(&connector);
                 let since = |t: Option<i64>| now - t.unwrap_or(connector.created_ms);
-                if since(connector.last_full_ms) >= schedule.full_every_ms
-                    && !connector.full_requested
+                if since(connector.listing.last_full_ms) >= schedule.full_every_ms
+                    && !connector.schedule.full_requested
                 {
                     store.request_full_sync(&connector.id, now).await?;
                     due = true;
@@ -163,7 +163,7 @@ impl Scheduler {
         let wanted: Vec<(ConnectorId, Vec<PathBuf>)> = connectors
             .iter()
             .map(|c| {
-                let dirs = c.grant_dirs.values().map(PathBuf::from).collect();
+                let dirs = c.grant.dirs.values().map(PathBuf::from).collect();
                 (c.id.clone(), dirs)
             })
             .collect();
@@ -266,12 +266,12 @@ impl Intervals {
         Intervals {
             every_ms: 1000
                 * seconds(
-                    connector.sync_interval_s,
+                    connector.schedule.sync_interval_s,
                     60 * i64::from(defaults.interval_minutes),
                 ),
             full_every_ms: 1000
                 * seconds(
-                    connector.full_interval_s,
+                    connector.schedule.full_interval_s,
                     3600 * i64::from(defaults.full_interval_hours),
                 ),
         }

@@ -139,7 +139,7 @@ impl Syncer {
             .plugins
             .get(&connector.plugin_id)
             .ok_or_else(|| SyncError::PluginMissing(connector.plugin_id.clone()))?;
-        let grant = Grant::from_stored(&connector.grant_dirs, &connector.grant_hosts);
+        let grant = Grant::from_stored(&connector.grant.dirs, &connector.grant.hosts);
         let name = connector.name.clone();
         let progress: ProgressFn = Arc::new(move |p: Progress| {
             tracing::debug!(connector = %name, done = p.done, total = ?p.total, "{}", p.message);
@@ -162,17 +162,21 @@ impl Syncer {
     ) -> Result<SyncReport, SyncError> {
         // A full listing asked for starts from scratch, unless a listing is half-way: that one
         // goes on (it may be full already; if not, the request stays for the next sync).
-        let from_scratch = connector.full_requested && !connector.listing_more;
+        let from_scratch = connector.schedule.full_requested && !connector.listing.more;
         let mut listing = Listing {
-            checkpoint: connector.checkpoint.clone().filter(|_| !from_scratch),
-            more: connector.listing_more,
-            generation: connector.generation,
+            checkpoint: connector
+                .listing
+                .checkpoint
+                .clone()
+                .filter(|_| !from_scratch),
+            more: connector.listing.more,
+            generation: connector.listing.generation,
             unlisted: None,
             unswept: false,
         };
         // A resumed listing goes on counting from where it stopped; a new one counts from zero.
         let mut report = SyncReport::default();
-        if connector.listing_more {
+        if connector.listing.more {
             report.listed = connector.progress.listed;
             report.indexed = connector.progress.indexed;
             report.failed = connector.progress.failed;

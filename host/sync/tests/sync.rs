@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{DocInfo, Hit, IndexDoc, SearchIndex, SearchRequest, WriteBatch};
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
-use quarry_store::{CatalogDoc, ConnectorStatus, NewConnector, Store, now_ms};
+use quarry_store::{CatalogDoc, ConnectorGrant, ConnectorStatus, NewConnector, Store, now_ms};
 use quarry_sync::{SyncError, SyncReport, Syncer};
 
 struct World {
@@ -46,8 +46,10 @@ fn world() -> World {
                 plugin_id: "folder".into(),
                 plugin_version: "0.1.0".into(),
                 config: BTreeMap::from([("folder".to_owned(), path.clone())]),
-                grant_dirs: BTreeMap::from([("folder".to_owned(), path)]),
-                grant_hosts: Vec::new(),
+                grant: ConnectorGrant {
+                    dirs: BTreeMap::from([("folder".to_owned(), path)]),
+                    hosts: Vec::new(),
+                },
                 secret_keys: Default::default(),
             },
             now_ms(),
@@ -200,7 +202,7 @@ fn an_interrupted_sync_resumes_without_losing_or_redoing_documents() {
     assert_eq!(results.len(), 100, "search limit");
     let connector = w.connector();
     assert_eq!(connector.doc_count, files);
-    assert!(!connector.listing_more);
+    assert!(!connector.listing.more);
 }
 
 #[test]
@@ -258,8 +260,7 @@ fn removed_connectors_are_purged_and_missing_plugins_reported() {
                 plugin_id: "rss".into(),
                 plugin_version: "1.0.0".into(),
                 config: BTreeMap::new(),
-                grant_dirs: BTreeMap::new(),
-                grant_hosts: Vec::new(),
+                grant: ConnectorGrant::default(),
                 secret_keys: Default::default(),
             },
             now_ms(),
@@ -365,7 +366,10 @@ fn a_full_listing_reports_what_remains_and_when_it_completed() {
     }
     w.sync();
     let first = w.connector();
-    let completed = first.last_full_ms.expect("the first listing was full");
+    let completed = first
+        .listing
+        .last_full_ms
+        .expect("the first listing was full");
     assert_eq!(first.progress.remaining, None, "no sync runs");
 
     // Stop the second sync after its first batch: a full listing is half-way, with a known size.
@@ -389,6 +393,6 @@ fn a_full_listing_reports_what_remains_and_when_it_completed() {
     });
     w.sync();
     let after = w.connector();
-    assert!(after.last_full_ms.expect("completed") >= completed);
+    assert!(after.listing.last_full_ms.expect("completed") >= completed);
     assert_eq!(after.doc_count, 2500);
 }
