@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use axum::body::Body;
+use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, header};
 use http_body_util::BodyExt;
 use quarry_core::ErrorKind;
@@ -14,17 +15,22 @@ use crate::error::{ApiError, Detail};
 /// The largest request body accepted.
 pub(crate) const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// Reads a JSON object body: 415 unless it is declared as JSON, 413 when it is over 1 MiB, 400
-/// when it is not a JSON object.
-pub(crate) async fn json_object(
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Map<String, Value>, ApiError> {
-    json_object_up_to(headers, body, MAX_BODY_BYTES).await
+/// A request's body, a JSON object of at most `MAX` bytes. As an extractor it runs after the
+/// handler's other extractors (after the access checks): 415 unless the body is declared as JSON,
+/// 413 when it is over `MAX`, 400 when it is not a JSON object.
+pub(crate) struct JsonObject<const MAX: usize = MAX_BODY_BYTES>(pub Map<String, Value>);
+
+impl<S: Send + Sync, const MAX: usize> FromRequest<S> for JsonObject<MAX> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
+        let (parts, body) = request.into_parts();
+        json_object(&parts.headers, body, MAX).await.map(JsonObject)
+    }
 }
 
-/// [`json_object`] with another size limit (a plugin upload carries a component).
-pub(crate) async fn json_object_up_to(
+/// Reads a JSON object body of at most `max_bytes`.
+async fn json_object(
     headers: &HeaderMap,
     body: Body,
     max_bytes: usize,

@@ -3,9 +3,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_embed::Embedder;
 use quarry_index::{Filters, Fusion, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder};
@@ -15,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::error::ApiError;
 use crate::frame::json;
 use crate::guard::Caller;
-use crate::input::{Fields, clip, json_object, listed};
+use crate::input::{Fields, JsonObject, clip, listed};
 use crate::views::{HitView, SearchAnswer};
 use crate::{AppState, visible_connectors, with_read_turn};
 use quarry_core::times::parse_instant;
@@ -46,10 +45,8 @@ struct Params {
 pub(crate) async fn search(
     caller: Caller,
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let object = json_object(&headers, body).await?;
     let connectors = visible_connectors(&state, caller.sharing()).await?;
     let Params {
         semantic,

@@ -11,9 +11,9 @@ use quarry_core::times::parse_instant;
 use quarry_store::{AuditFilter, now_ms};
 use serde_json::json;
 
+use super::admin_json;
 use super::integrations::all_connectors;
 use super::session::Signed;
-use super::{admin_json, store_error};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::input::{Problems, param_integer, query_params};
@@ -51,26 +51,14 @@ pub(crate) async fn list(
         since_ms: since,
         limit: u32::try_from(limit).ok(),
     };
-    let entries = state
-        .store
-        .audit(&filter)
-        .await
-        .map_err(|e| store_error(e, "activity"))?;
-    let integrations = state
-        .store
-        .integrations(now_ms())
-        .await
-        .map_err(|e| store_error(e, "integration"))?;
+    let entries = state.store.audit(&filter).await?;
+    let integrations = state.store.integrations(now_ms()).await?;
     let connectors = all_connectors(&state).await?;
     let rows: Vec<AuditEntryView> = entries
         .iter()
         .map(|e| AuditEntryView::new(e, &integrations, &connectors))
         .collect();
-    let lost = state
-        .store
-        .lost_audit_entries()
-        .await
-        .map_err(|e| store_error(e, "activity"))?;
+    let lost = state.store.lost_audit_entries().await?;
     Ok(admin_json(
         StatusCode::OK,
         &json!({ "entries": rows, "lost_entries": lost }),

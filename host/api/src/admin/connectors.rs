@@ -4,21 +4,20 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_core::ErrorKind;
 use quarry_store::{Connector, ConnectorStatus, now_ms};
 use quarry_sync::{ConnectorRequest, SyncError, add_connector, own_folders_inside};
 use serde_json::{Value, json};
 
+use super::admin_json;
 use super::integrations::all_connectors;
 use super::session::Signed;
-use super::{admin_json, store_error};
 use crate::AppState;
 use crate::error::ApiError;
-use crate::input::{Fields, json_object};
+use crate::input::{Fields, JsonObject};
 use crate::views::AdminConnectorView;
 
 /// `GET /admin/v1/connectors`.
@@ -38,10 +37,8 @@ pub(crate) async fn list(
 pub(crate) async fn add(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let object = json_object(&headers, body).await?;
     let mut fields = Fields::new(&object, "");
     fields.reject_unknown(&["name", "plugin", "settings"]);
     let name = fields.string("name").map(str::trim).map(str::to_owned);
@@ -139,7 +136,7 @@ pub(crate) async fn act(
             .map(drop),
         Action::Remove => store.remove_connector(&connector.name, now).await.map(drop),
     };
-    done.map_err(|e| store_error(e, "connector"))?;
+    done?;
     Ok(admin_json(StatusCode::OK, &json!({ "ok": true })))
 }
 

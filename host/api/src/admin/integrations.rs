@@ -3,19 +3,19 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::Response;
 use quarry_core::ErrorKind;
 use quarry_store::{ApiKey, Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
 use serde_json::{Value, json};
 
+use super::admin_json;
 use super::session::Signed;
-use super::{admin_json, store_error};
 use crate::AppState;
 use crate::error::ApiError;
-use crate::input::{Fields, json_object};
+use crate::input::{Fields, JsonObject};
 use crate::integration_docs::docs_for_integration;
 use crate::views::{IntegrationSummaryView, IntegrationView, KeyAnswer, QuotaView};
 
@@ -25,11 +25,7 @@ pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
 ) -> Result<Response, ApiError> {
     let connectors = all_connectors(&state).await?;
-    let list = state
-        .store
-        .integrations(now_ms())
-        .await
-        .map_err(|e| store_error(e, "integration"))?;
+    let list = state.store.integrations(now_ms()).await?;
     let rows: Vec<IntegrationSummaryView> = list
         .iter()
         .map(|s| IntegrationSummaryView::new(s, &connectors))
@@ -45,10 +41,8 @@ pub(crate) async fn list(
 pub(crate) async fn create(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let object = json_object(&headers, body).await?;
     let connectors = all_connectors(&state).await?;
     let mut fields = Fields::new(&object, "");
     fields.reject_unknown(&["name", "sharing", "quota"]);
@@ -67,7 +61,7 @@ pub(crate) async fn create(
         .store
         .create_integration(name, &sharing, quota.unwrap_or(Quota::FREE), None, now_ms())
         .await
-        .map_err(|e| store_error(e, "name"))?;
+        .map_err(|e| ApiError::from(e).on_field("name"))?;
     tracing::info!(integration = %integration.id, "integration created in the settings page");
     Ok(key_answer(
         &state,
@@ -80,11 +74,9 @@ pub(crate) async fn create(
 
 /// `GET /admin/v1/integrations/{id}/docs`: the documentation, with a placeholder for the key.
 pub(crate) async fn docs(
-    _signed: Signed,
+    ById(integration): ById,
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let integration = by_id(&state, &id).await?.integration;
     let connectors = all_connectors(&state).await?;
     let docs = docs_text(&state, &integration, &connectors, None);
     Ok(admin_json(StatusCode::OK, &json!({ "docs": docs })))
@@ -93,16 +85,13 @@ pub(crate) async fn docs(
 /// `POST /admin/v1/integrations/{id}/rotate`: a new key (shown in this answer only); the old
 /// one stops working.
 pub(crate) async fn rotate(
-    _signed: Signed,
+    ById(integration): ById,
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let integration = by_id(&state, &id).await?.integration;
     let key = state
         .store
         .rotate_key(&integration.name, None, now_ms())
-        .await
-        .map_err(|e| store_error(e, "integration"))?;
+        .await?;
     let connectors = all_connectors(&state).await?;
     Ok(key_answer(
         &state,
@@ -115,16 +104,10 @@ pub(crate) async fn rotate(
 
 /// `POST /admin/v1/integrations/{id}/revoke`: its keys stop working at once.
 pub(crate) async fn revoke(
-    _signed: Signed,
+    ById(integration): ById,
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let integration = by_id(&state, &id).await?.integration;
-    let revoked = state
-        .store
-        .revoke_keys(&integration.name, now_ms())
-        .await
-        .map_err(|e| store_error(e, "integration"))?;
+    let revoked = state.store.revoke_keys(&integration.name, now_ms()).await?;
     Ok(admin_json(
         StatusCode::OK,
         &json!({ "revoked_keys": revoked }),
@@ -133,14 +116,10 @@ pub(crate) async fn revoke(
 
 /// `PUT /admin/v1/integrations/{id}/sharing` `{sharing: {mode, connectors?}}`.
 pub(crate) async fn set_sharing(
-    _signed: Signed,
+    ById(integration): ById,
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let integration = by_id(&state, &id).await?.integration;
-    let object = json_object(&headers, body).await?;
     let connectors = all_connectors(&state).await?;
     let mut fields = Fields::new(&object, "");
     fields.reject_unknown(&["sharing"]);
@@ -151,7 +130,7 @@ pub(crate) async fn set_sharing(
         .store
         .set_sharing(&integration.name, &sharing)
         .await
-        .map_err(|e| store_error(e, "sharing"))?;
+        .map_err(|e| ApiError::from(e).on_field("sharing"))?;
     let changed = Integration {
         sharing,
         ..integration
@@ -164,14 +143,10 @@ pub(crate) async fn set_sharing(
 
 /// `PUT /admin/v1/integrations/{id}/quota` `{quota: number | "unlimited"}`.
 pub(crate) async fn set_quota(
-    _signed: Signed,
+    ById(integration): ById,
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let integration = by_id(&state, &id).await?.integration;
-    let object = json_object(&headers, body).await?;
     let mut fields = Fields::new(&object, "");
     fields.reject_unknown(&["quota"]);
     let quota = read_quota(&mut fields);
@@ -182,7 +157,7 @@ pub(crate) async fn set_quota(
         .store
         .set_quota(&integration.name, quota)
         .await
-        .map_err(|e| store_error(e, "quota"))?;
+        .map_err(|e| ApiError::from(e).on_field("quota"))?;
     Ok(admin_json(
         StatusCode::OK,
         &json!({ "monthly_quota": QuotaView(quota) }),
@@ -194,13 +169,31 @@ pub(crate) async fn all_connectors(state: &AppState) -> Result<Vec<Connector>, A
     Ok(state.store.connectors().await?)
 }
 
+/// The integration a route's `{id}` names, for a signed-in user (the [`Signed`] checks run
+/// first); 404 when there is none.
+pub(crate) struct ById(Integration);
+
+impl FromRequestParts<Arc<AppState>> for ById {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<ById, ApiError> {
+        Signed::from_request_parts(parts, state).await?;
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::new(ErrorKind::NotFound, "no such integration"))?;
+        Ok(ById(by_id(state, &id).await?.integration))
+    }
+}
+
 /// The integration with this id, or 404.
 async fn by_id(state: &AppState, id: &str) -> Result<IntegrationSummary, ApiError> {
     state
         .store
         .integrations(now_ms())
-        .await
-        .map_err(|e| store_error(e, "integration"))?
+        .await?
         .into_iter()
         .find(|s| s.integration.id == id)
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("no integration with id {id}")))

@@ -21,7 +21,6 @@ use axum::response::Response;
 use axum::routing::{delete, get, post, put};
 use quarry_core::ErrorKind;
 use quarry_runtime::{Runtime, StagedPlugin};
-use quarry_store::StoreError;
 use sha2::{Digest, Sha256};
 
 pub use session::LOGIN_LINK_MS;
@@ -143,9 +142,4 @@ pub(crate) fn admin_json(status: StatusCode, body: &impl serde::Serialize) -> Re
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
-}
-
-/// A store error as an answer; `field` names what the user gave.
-pub(crate) fn store_error(error: StoreError, field: &str) -> ApiError {
-    ApiError::from(error).on_field(field)
 }

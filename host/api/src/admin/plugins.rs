@@ -4,9 +4,8 @@
 
 use std::sync::{Arc, PoisonError};
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine as _;
 use quarry_core::ErrorKind;
@@ -16,7 +15,7 @@ use super::admin_json;
 use super::session::Signed;
 use crate::AppState;
 use crate::error::ApiError;
-use crate::input::{Fields, detail, json_object, json_object_up_to};
+use crate::input::{Fields, JsonObject, detail};
 use crate::views::PluginView;
 
 /// The largest upload: a component of up to about 48 MiB, base64-encoded.
@@ -38,10 +37,8 @@ pub(crate) async fn list(
 pub(crate) async fn stage(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject<MAX_UPLOAD_BYTES>,
 ) -> Result<Response, ApiError> {
-    let object = json_object_up_to(&headers, body, MAX_UPLOAD_BYTES).await?;
     let mut fields = Fields::new(&object, "");
     fields.reject_unknown(&["manifest", "component_base64"]);
     let manifest = fields.string("manifest").map(str::to_owned);
@@ -125,10 +122,8 @@ pub(crate) async fn stage(
 pub(crate) async fn install(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Body,
+    JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let object = json_object(&headers, body).await?;
     let mut fields = Fields::new(&object, "");
     fields.reject_unknown(&["stage_id", "grant"]);
     let stage_id = fields.string("stage_id").map(str::to_owned);
