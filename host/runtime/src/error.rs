@@ -309,7 +309,6 @@ impl quarry_core::ErrorCode for RuntimeError {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -270,8 +270,12 @@ fn open(
         Ok(opened) => opened,
         Err(e) => return Ok(Err(e.into())),
     };
-    if state.protected.refuses(&file, &meta, &mut state.clear) {
-        tracing::debug!(plugin = %state.plugin, path, "refused: one of Quarry's own folders");
+    if state
+        .sandbox
+        .protected
+        .refuses(&file, &meta, &mut state.clear)
+    {
+        tracing::debug!(plugin = %state.sandbox.plugin, path, "refused: one of Quarry's own folders");
         return Ok(Err(Denied::Protected));
     }
     if !(meta.is_file() || meta.is_dir()) {
@@ -304,7 +308,7 @@ fn stat_at(
     path_flags: PathFlags,
     path: String,
 ) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
-    if state.protected.is_empty() {
+    if state.sandbox.protected.is_empty() {
         return delegate_stat(state, fd, path_flags, path);
     }
     let Some((parent, name)) = split_parent(&path) else {

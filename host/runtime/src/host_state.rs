@@ -37,8 +37,19 @@ pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 pub struct HostState {
     pub(crate) wasi: WasiCtx,
     pub(crate) http: WasiHttpCtx,
-    pub(crate) gate: NetworkGate,
     pub(crate) table: ResourceTable,
+    /// What the sandbox is made of.
+    pub(crate) sandbox: Sandbox,
+    /// Folders known to lie outside Quarry's own.
+    pub(crate) clear: ClearFolders,
+    /// When the running call must end.
+    deadline: CallDeadline,
+    log_lines: u32,
+}
+
+/// What a sandbox is made of, besides its WASI context.
+pub(crate) struct Sandbox {
+    pub(crate) gate: NetworkGate,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) plugin: Arc<str>,
     pub(crate) config: Vec<(String, String)>,
@@ -46,61 +57,22 @@ pub struct HostState {
     pub(crate) stdio: TailCapture,
     /// Quarry's own folders, out of reach of every open.
     pub(crate) protected: Arc<ProtectedPaths>,
-    /// Folders known to lie outside them.
-    pub(crate) clear: ClearFolders,
-    /// Secret setting values, blanked out of log lines.
-    secrets: Secrets,
-    /// When the running call must end.
-    deadline: CallDeadline,
     /// The time one call may take: each call's deadline lies this far from its start.
-    call_timeout: Duration,
-    log_lines: u32,
-}
-
-/// What a sandbox is made of, besides its WASI context.
-pub(crate) struct SandboxParts {
-    pub(crate) gate: NetworkGate,
-    pub(crate) limiter: MemoryLimiter,
-    pub(crate) plugin: Arc<str>,
-    pub(crate) config: Vec<(String, String)>,
-    pub(crate) progress: Option<ProgressFn>,
-    pub(crate) stdio: TailCapture,
-    pub(crate) protected: Arc<ProtectedPaths>,
     pub(crate) call_timeout: Duration,
+    /// Secret setting values, blanked out of log lines.
     pub(crate) secrets: Secrets,
-    /// The host folders mounted in the sandbox.
-    pub(crate) mounts: Vec<std::path::PathBuf>,
 }
 
 impl HostState {
-    pub(crate) fn new(wasi: WasiCtx, parts: SandboxParts) -> Self {
-        let SandboxParts {
-            gate,
-            limiter,
-            plugin,
-            config,
-            progress,
-            stdio,
-            protected,
-            call_timeout,
-            secrets,
-            mounts,
-        } = parts;
+    /// The state of an instance of `sandbox`, whose WASI context mounts `mounts`.
+    pub(crate) fn new(wasi: WasiCtx, sandbox: Sandbox, mounts: Vec<std::path::PathBuf>) -> Self {
         HostState {
             wasi,
             http: WasiHttpCtx::new(),
-            gate,
             table: ResourceTable::new(),
-            limiter,
-            plugin,
-            config,
-            progress,
-            stdio,
-            protected,
+            sandbox,
             clear: ClearFolders::new(mounts),
-            secrets,
             deadline: CallDeadline::default(),
-            call_timeout,
             log_lines: 0,
         }
     }
@@ -108,14 +80,14 @@ impl HostState {
     /// Starts a call that may take the plugin's call timeout: host functions that wait stop
     /// waiting at its end.
     pub(crate) fn begin_call(&mut self) {
-        self.deadline = CallDeadline::starting_now(self.call_timeout);
-        self.gate.set_deadline(self.deadline);
+        self.deadline = CallDeadline::starting_now(self.sandbox.call_timeout);
+        self.sandbox.gate.set_deadline(self.deadline);
     }
 
     /// The end of what the plugin wrote to stdout and stderr, at most `max` bytes, secrets
     /// blanked out first.
     pub(crate) fn output_tail(&self, max: usize) -> String {
-        let output = self.secrets.redact(&self.stdio.text());
+        let output = self.sandbox.secrets.redact(&self.sandbox.stdio.text());
         let mut start = output.len().saturating_sub(max);
         while !output.is_char_boundary(start) {
             start += 1;
@@ -134,14 +106,14 @@ impl HostState {
         self.log_lines = self.log_lines.saturating_add(1);
         if self.log_lines > MAX_LOG_LINES {
             if self.log_lines == MAX_LOG_LINES + 1 {
-                tracing::warn!(plugin = %self.plugin, "plugin logs too much; further lines dropped");
+                tracing::warn!(plugin = %self.sandbox.plugin, "plugin logs too much; further lines dropped");
             }
             return;
         }
         // Blanked out before it is cut, so that no piece of a secret survives the cut.
-        let message = self.secrets.redact(message);
+        let message = self.sandbox.secrets.redact(message);
         let message = cut(&message, MAX_LOG_LINE_BYTES);
-        let plugin = &*self.plugin;
+        let plugin = &*self.sandbox.plugin;
         match level {
             LogLevel::Trace => tracing::trace!(plugin, "{message}"),
             LogLevel::Debug => tracing::debug!(plugin, "{message}"),
@@ -153,10 +125,10 @@ impl HostState {
 
     /// Passes a progress report of the plugin's (WIT `host.progress`) on, secrets blanked out.
     pub(crate) fn report_progress(&self, message: &str, done: u64, total: Option<u64>) {
-        if let Some(report) = &self.progress {
+        if let Some(report) = &self.sandbox.progress {
             report(Progress {
-                plugin: self.plugin.to_string(),
-                message: cut(&self.secrets.redact(message), MAX_LOG_LINE_BYTES).to_owned(),
+                plugin: self.sandbox.plugin.to_string(),
+                message: cut(&self.sandbox.secrets.redact(message), MAX_LOG_LINE_BYTES).to_owned(),
                 done,
                 total,
             });
@@ -188,7 +160,7 @@ impl WasiHttpView for HostState {
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
-            hooks: &mut self.gate,
+            hooks: &mut self.sandbox.gate,
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::deadline::DeadlineReached;
 use crate::engine::{EPOCH_TICK, EpochTicker};
 use crate::error::RuntimeErrorKind;
 use crate::fs_guard::ProtectedPaths;
-use crate::host_state::{HostState, MemoryLimiter, ProgressFn, SandboxParts};
+use crate::host_state::{HostState, MemoryLimiter, ProgressFn, Sandbox};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::network::{HostGrant, NetworkGate};
@@ -173,7 +173,7 @@ impl Plugin {
         let mut session = self.session(values, grant, None)?;
         let config = session.setup.config.clone();
         session.call("validate-config", |instance, store| {
-            instance.validate_config(store, &config)
+            instance.source().validate_config(store, &config)
         })
     }
 }
@@ -207,7 +207,9 @@ impl Session {
     pub fn list_docs(&mut self, checkpoint: Option<&str>) -> Result<SourceBatch, RuntimeError> {
         let plugin = self.plugin.clone();
         self.call("list-docs", |instance, store| {
-            instance.list_docs(store, checkpoint, &plugin.inner.limits)
+            instance
+                .source()
+                .list_docs(store, checkpoint, &plugin.inner.limits)
         })
     }
 
@@ -219,7 +221,9 @@ impl Session {
     ) -> Result<ExtractedText, RuntimeError> {
         let plugin = self.plugin.clone();
         self.call("fetch-content", |instance, store| {
-            instance.fetch_content(store, id, locator, &plugin.inner.limits)
+            instance
+                .source()
+                .fetch_content(store, (id, locator), &plugin.inner.limits)
         })
     }
 
@@ -234,7 +238,9 @@ impl Session {
     ) -> Result<FileChunk, RuntimeError> {
         let max_bytes = max_bytes.min(self.plugin.inner.limits.max_chunk_bytes);
         self.call("read-file", |instance, store| {
-            instance.read_file(store, id, locator, offset, max_bytes)
+            instance
+                .source()
+                .read_file(store, (id, locator), (offset, max_bytes))
         })
     }
 
@@ -272,8 +278,8 @@ impl Session {
         let result = f(&live.instance, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
         let state = live.store.data();
-        self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);
-        let refused = state.gate.take_refused();
+        self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.sandbox.limiter.used);
+        let refused = state.sandbox.gate.take_refused();
         let outcome = match result {
             Ok(Ok(value)) => {
                 self.live = Some(live);
@@ -334,7 +340,7 @@ impl Session {
         }
         let mut state = HostState::new(
             wasi.build(),
-            SandboxParts {
+            Sandbox {
                 gate: NetworkGate::new(
                     HostGrant::new(&self.setup.hosts),
                     self.setup.secrets.clone(),
@@ -347,17 +353,16 @@ impl Session {
                 protected: inner.protected.clone(),
                 call_timeout: inner.limits.call_timeout,
                 secrets: self.setup.secrets.clone(),
-                mounts: self
-                    .setup
-                    .mounts
-                    .iter()
-                    .map(|(host, _)| host.clone())
-                    .collect(),
             },
+            self.setup
+                .mounts
+                .iter()
+                .map(|(host, _)| host.clone())
+                .collect(),
         );
         state.begin_call();
         let mut store = Store::new(&inner.engine, state);
-        store.limiter(|state| &mut state.limiter);
+        store.limiter(|state| &mut state.sandbox.limiter);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(ticks);
         match inner.pre.instantiate(&mut store) {
@@ -375,7 +380,7 @@ fn classify(
 ) -> RuntimeError {
     let id = plugin.id().to_owned();
     tracing::debug!(plugin = %id, call, "plugin call stopped: {error:?}");
-    if state.limiter.hit {
+    if state.sandbox.limiter.hit {
         return RuntimeError::in_call(
             id,
             call,

@@ -235,14 +235,15 @@ fn list_or_none(items: &[String]) -> String {
 mod tests {
     use super::*;
 
+    /// A test plugin's manifest with `rest` (its settings and capabilities) after the header.
+    fn manifest_with(rest: &str) -> Manifest {
+        let header = "id = \"t\"\nname = \"T\"\nversion = \"1.0.0\"\nwit = \"0.1.0\"\ncomponent = \"t.wasm\"\n";
+        Manifest::parse(&format!("{header}{rest}")).expect("test manifest")
+    }
+
     fn manifest() -> Manifest {
-        Manifest::parse(
+        manifest_with(
             r#"
-            id = "t"
-            name = "T"
-            version = "1.0.0"
-            wit = "0.1.0"
-            component = "t.wasm"
             [[config]]
             key = "folder"
             type = "directory"
@@ -256,7 +257,6 @@ mod tests {
             type = "password"
         "#,
         )
-        .expect("test manifest")
     }
 
     fn values(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -327,21 +327,15 @@ mod tests {
             let err = resolve(&m, &v, &grant, &ProtectedPaths::default()).expect_err(expected);
             assert!(err.contains(expected), "{err} should mention {expected}");
         }
-        let asking = Manifest::parse(
+        let asking = manifest_with(
             r#"
-            id = "t"
-            name = "T"
-            version = "1.0.0"
-            wit = "0.1.0"
-            component = "t.wasm"
             [capabilities]
             network = ["api.example.com"]
             [[config]]
             key = "feed"
             type = "url"
         "#,
-        )
-        .expect("manifest asking for a host");
+        );
         let feed = values(&[("feed", "https://feeds.example.org/rss")]);
         let granted = Grant::for_settings(&asking, &feed);
         assert_eq!(granted.hosts, ["api.example.com", "feeds.example.org"]);

@@ -3,10 +3,11 @@
 //! the checks and conversions of what its plugins return, and its calls. A released WIT folder
 //! never changes, and plugins built against any supported version keep working.
 //!
-//! The rest of the runtime sees only [`ConnectorPre`] and [`ConnectorInstance`], whose methods
-//! take and return version-independent types. A new version is a new module, a variant of each
-//! enum (the compiler then asks for its arm in every method), its `add_to_linker` in
-//! [`add_to_linker`], and its entry in [`SUPPORTED_WIT_VERSIONS`].
+//! The rest of the runtime sees only [`ConnectorPre`] and [`ConnectorInstance`], and calls a
+//! plugin through the [`Source`] trait in version-independent types. A new version is a new
+//! module implementing [`Source`], a variant of each enum (the compiler then asks for its arm in
+//! each `match`), its `add_to_linker` in [`add_to_linker`], and its entry in
+//! [`SUPPORTED_WIT_VERSIONS`].
 
 mod v0_1_0;
 
@@ -81,55 +82,47 @@ pub(crate) enum ConnectorInstance {
 }
 
 impl ConnectorInstance {
+    /// Its `source` interface.
+    pub(crate) fn source(&self) -> &dyn Source {
+        match self {
+            ConnectorInstance::V0_1_0(c) => c,
+        }
+    }
+}
+
+/// The `source` interface of every version, in version-independent types: each method is the
+/// WIT function of the same name, its answer checked against the contract.
+pub(crate) trait Source {
     /// One batch of the listing after `checkpoint`, within `limits`.
-    pub(crate) fn list_docs(
+    fn list_docs(
         &self,
         store: &mut Store<HostState>,
         checkpoint: Option<&str>,
         limits: &Limits,
-    ) -> Answer<SourceBatch> {
-        match self {
-            ConnectorInstance::V0_1_0(c) => c.list_docs(store, checkpoint, limits),
-        }
-    }
+    ) -> Answer<SourceBatch>;
 
     /// The text of a document, within `limits`.
-    pub(crate) fn fetch_content(
+    fn fetch_content(
         &self,
         store: &mut Store<HostState>,
-        id: &DocId,
-        locator: &str,
+        doc: (&DocId, &str),
         limits: &Limits,
-    ) -> Answer<ExtractedText> {
-        match self {
-            ConnectorInstance::V0_1_0(c) => c.fetch_content(store, id, locator, limits),
-        }
-    }
+    ) -> Answer<ExtractedText>;
 
-    /// At most `max_bytes` of the original file from `offset`.
-    pub(crate) fn read_file(
+    /// At most `range.1` bytes of the original file from offset `range.0`.
+    fn read_file(
         &self,
         store: &mut Store<HostState>,
-        id: &DocId,
-        locator: &str,
-        offset: u64,
-        max_bytes: u32,
-    ) -> Answer<FileChunk> {
-        match self {
-            ConnectorInstance::V0_1_0(c) => c.read_file(store, id, locator, offset, max_bytes),
-        }
-    }
+        doc: (&DocId, &str),
+        range: (u64, u32),
+    ) -> Answer<FileChunk>;
 
     /// The plugin's verdict on `config`.
-    pub(crate) fn validate_config(
+    fn validate_config(
         &self,
         store: &mut Store<HostState>,
         config: &[(String, String)],
-    ) -> Answer<()> {
-        match self {
-            ConnectorInstance::V0_1_0(c) => c.validate_config(store, config),
-        }
-    }
+    ) -> Answer<()>;
 }
 
 /// Finds the `quarry:connector/source` export, checks its version against the host's and the

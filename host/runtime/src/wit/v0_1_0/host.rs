@@ -17,6 +17,6 @@ impl host::Host for HostState {
     }
 
     fn config(&mut self) -> Vec<(String, String)> {
-        self.config.clone()
+        self.sandbox.config.clone()
     }
 }

@@ -10,7 +10,7 @@ use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
 use self::quarry::connector::types as wit;
-use super::{Answer, CallError};
+use super::{Answer, CallError, Source};
 use crate::host_state::HostState;
 use crate::limits::Limits;
 
@@ -27,9 +27,8 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
     Connector::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
 }
 
-impl Connector {
-    /// `list-docs`.
-    pub(super) fn list_docs(
+impl Source for Connector {
+    fn list_docs(
         &self,
         store: &mut Store<HostState>,
         checkpoint: Option<&str>,
@@ -41,40 +40,31 @@ impl Connector {
         answer(batch, |batch| convert::batch(batch, limits))
     }
 
-    /// `fetch-content`.
-    pub(super) fn fetch_content(
+    fn fetch_content(
         &self,
         store: &mut Store<HostState>,
-        id: &DocId,
-        locator: &str,
+        doc: (&DocId, &str),
         limits: &Limits,
     ) -> Answer<ExtractedText> {
         let content = self
             .quarry_connector_source()
-            .call_fetch_content(store, &doc_ref(id, locator));
+            .call_fetch_content(store, &doc_ref(doc));
         answer(content, |content| convert::content(content, limits))
     }
 
-    /// `read-file`, of at most `max_bytes`.
-    pub(super) fn read_file(
+    fn read_file(
         &self,
         store: &mut Store<HostState>,
-        id: &DocId,
-        locator: &str,
-        offset: u64,
-        max_bytes: u32,
+        doc: (&DocId, &str),
+        (offset, max_bytes): (u64, u32),
     ) -> Answer<FileChunk> {
-        let chunk = self.quarry_connector_source().call_read_file(
-            store,
-            &doc_ref(id, locator),
-            offset,
-            max_bytes,
-        );
+        let chunk =
+            self.quarry_connector_source()
+                .call_read_file(store, &doc_ref(doc), offset, max_bytes);
         answer(chunk, |chunk| convert::chunk(chunk, max_bytes))
     }
 
-    /// `validate-config` of `config`.
-    pub(super) fn validate_config(
+    fn validate_config(
         &self,
         store: &mut Store<HostState>,
         config: &[(String, String)],
@@ -86,7 +76,7 @@ impl Connector {
     }
 }
 
-fn doc_ref(id: &DocId, locator: &str) -> wit::DocRef {
+fn doc_ref((id, locator): (&DocId, &str)) -> wit::DocRef {
     wit::DocRef {
         id: id.as_str().to_owned(),
         locator: locator.to_owned(),
