@@ -110,38 +110,8 @@ pub(crate) async fn send(
         .trim_end_matches(']')
         .to_owned();
     let left = || waits.within(None);
-
-    let resolved: Vec<SocketAddr> =
-        match tokio::time::timeout(left(), tokio::net::lookup_host((host.as_str(), port))).await {
-            Ok(Ok(addresses)) => addresses.collect(),
-            Ok(Err(_)) => return Err(Refused::Failed(HttpError::DestinationNotFound)),
-            Err(_) => return Err(Refused::Failed(HttpError::DnsTimeout)),
-        };
-    let allowed: Vec<SocketAddr> = resolved
-        .iter()
-        .copied()
-        .filter(|a| reach.allows(a.ip()))
-        .collect();
-    if allowed.is_empty() {
-        let mut refused: Vec<IpAddr> = resolved.iter().map(SocketAddr::ip).collect();
-        refused.dedup();
-        return Err(Refused::Addresses(refused));
-    }
-    let stream = connect(&allowed, waits.within(waits.connect))
-        .await
-        .map_err(Refused::Failed)?;
-    let stream: Box<dyn Stream> = if tls {
-        let name = rustls::pki_types::ServerName::try_from(host)
-            .map_err(|e| Refused::Failed(HttpError::from(e)))?;
-        let connector = tokio_rustls::TlsConnector::from(TLS.clone());
-        match tokio::time::timeout(left(), connector.connect(name, stream)).await {
-            Ok(Ok(stream)) => Box::new(stream),
-            Ok(Err(e)) => return Err(Refused::Failed(HttpError::Tls(e))),
-            Err(_) => return Err(Refused::Failed(HttpError::ConnectionTimeout)),
-        }
-    } else {
-        Box::new(stream)
-    };
+    let allowed = resolve_allowed(&host, port, &reach, &waits).await?;
+    let stream = open_stream(&allowed, host, tls, &waits).await?;
     let (mut sender, connection) = match tokio::time::timeout(
         left(),
         hyper::client::conn::http1::Builder::new().handshake(TokioIo::new(stream)),
@@ -207,6 +177,58 @@ pub(crate) async fn send(
         }
     });
     Ok((response, io))
+}
+
+/// The addresses `host` resolves to that the grant lets the plugin reach; refused with the
+/// addresses when there are none (a granted name leading only to private ones).
+async fn resolve_allowed(
+    host: &str,
+    port: u16,
+    reach: &Reach,
+    waits: &Waits,
+) -> Result<Vec<SocketAddr>, Refused> {
+    let left = || waits.within(None);
+    let resolved: Vec<SocketAddr> =
+        match tokio::time::timeout(left(), tokio::net::lookup_host((host, port))).await {
+            Ok(Ok(addresses)) => addresses.collect(),
+            Ok(Err(_)) => return Err(Refused::Failed(HttpError::DestinationNotFound)),
+            Err(_) => return Err(Refused::Failed(HttpError::DnsTimeout)),
+        };
+    let allowed: Vec<SocketAddr> = resolved
+        .iter()
+        .copied()
+        .filter(|a| reach.allows(a.ip()))
+        .collect();
+    if allowed.is_empty() {
+        let mut refused: Vec<IpAddr> = resolved.iter().map(SocketAddr::ip).collect();
+        refused.dedup();
+        return Err(Refused::Addresses(refused));
+    }
+    Ok(allowed)
+}
+
+/// A connection to the first of `allowed` that answers, in TLS for `host` when `tls`.
+async fn open_stream(
+    allowed: &[SocketAddr],
+    host: String,
+    tls: bool,
+    waits: &Waits,
+) -> Result<Box<dyn Stream>, Refused> {
+    let left = || waits.within(None);
+    let stream = connect(allowed, waits.within(waits.connect))
+        .await
+        .map_err(Refused::Failed)?;
+    if !tls {
+        return Ok(Box::new(stream));
+    }
+    let name = rustls::pki_types::ServerName::try_from(host)
+        .map_err(|e| Refused::Failed(HttpError::from(e)))?;
+    let connector = tokio_rustls::TlsConnector::from(TLS.clone());
+    match tokio::time::timeout(left(), connector.connect(name, stream)).await {
+        Ok(Ok(stream)) => Ok(Box::new(stream)),
+        Ok(Err(e)) => Err(Refused::Failed(HttpError::Tls(e))),
+        Err(_) => Err(Refused::Failed(HttpError::ConnectionTimeout)),
+    }
 }
 
 /// Connects to the first of `addresses` that answers, within `limit` in all: each address gets

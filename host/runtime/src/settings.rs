@@ -150,50 +150,18 @@ pub(crate) fn resolve(
             .check_value(value)
             .map_err(|e| format!("`{}` {e}", field.key))?;
         if field.kind == FieldKind::Directory {
-            let host = PathBuf::from(value);
-            if grant.directories.get(&field.key) != Some(&host) {
-                return Err(format!(
-                    "`{}`: reading {} was not granted",
-                    field.key,
-                    host.display()
-                ));
-            }
-            if !host.is_dir() {
-                return Err(format!(
-                    "`{}`: {} is not a folder that exists",
-                    field.key,
-                    host.display()
-                ));
-            }
-            if host
-                .canonicalize()
-                .is_ok_and(|real| protected.covers(&real))
-            {
-                return Err(format!(
-                    "`{}`: {} is one of Quarry's own folders (or inside one), which no plugin may read",
-                    field.key,
-                    host.display()
-                ));
-            }
-            let guest = format!("/{}", field.key);
+            let (host, guest) = granted_folder(&field.key, value, grant, protected)?;
             config.push((field.key.clone(), guest.clone()));
             mounts.push((host, guest));
-        } else {
-            if field.kind == FieldKind::Url {
-                let entry = entry_for_url(value).map_err(|e| format!("`{}` {e}", field.key))?;
-                if !grant_covers(&grant.hosts, &entry) {
-                    return Err(format!(
-                        "`{}`: connecting to {entry} was not granted (granted hosts: {})",
-                        field.key,
-                        list_or_none(&grant.hosts)
-                    ));
-                }
-            }
-            if field.kind == FieldKind::Password {
-                secrets.push(value.clone());
-            }
-            config.push((field.key.clone(), value.clone()));
+            continue;
         }
+        if field.kind == FieldKind::Url {
+            granted_url(&field.key, value, grant)?;
+        }
+        if field.kind == FieldKind::Password {
+            secrets.push(value.clone());
+        }
+        config.push((field.key.clone(), value.clone()));
     }
     if let Some(asked) = manifest
         .capabilities
@@ -215,6 +183,51 @@ pub(crate) fn resolve(
         hosts: grant.hosts.clone(),
         secrets: Secrets::new(secrets),
     })
+}
+
+/// The folder of directory setting `key`: granted, an existing folder, none of Quarry's own.
+/// Returns it and where the sandbox mounts it.
+fn granted_folder(
+    key: &str,
+    value: &str,
+    grant: &Grant,
+    protected: &ProtectedPaths,
+) -> Result<(PathBuf, String), String> {
+    let host = PathBuf::from(value);
+    if grant.directories.get(key) != Some(&host) {
+        return Err(format!(
+            "`{key}`: reading {} was not granted",
+            host.display()
+        ));
+    }
+    if !host.is_dir() {
+        return Err(format!(
+            "`{key}`: {} is not a folder that exists",
+            host.display()
+        ));
+    }
+    if host
+        .canonicalize()
+        .is_ok_and(|real| protected.covers(&real))
+    {
+        return Err(format!(
+            "`{key}`: {} is one of Quarry's own folders (or inside one), which no plugin may read",
+            host.display()
+        ));
+    }
+    Ok((host, format!("/{key}")))
+}
+
+/// Checks that the grant covers the host of URL setting `key`.
+fn granted_url(key: &str, value: &str, grant: &Grant) -> Result<(), String> {
+    let entry = entry_for_url(value).map_err(|e| format!("`{key}` {e}"))?;
+    if grant_covers(&grant.hosts, &entry) {
+        return Ok(());
+    }
+    Err(format!(
+        "`{key}`: connecting to {entry} was not granted (granted hosts: {})",
+        list_or_none(&grant.hosts)
+    ))
 }
 
 /// Whether the granted `hosts` include `entry` as such (`example.com` is not covered by
