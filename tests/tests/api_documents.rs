@@ -59,6 +59,33 @@ impl World {
 }
 
 #[test]
+fn a_search_result_names_the_page_to_read() {
+    let w = world();
+    let hit = |query: &str, path: &str| -> Value {
+        let body = w.q.search_ok(&w.key, json!({"query": query, "semantic_search": false}));
+        body["results"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["path"] == path).cloned())
+            .unwrap_or_else(|| panic!("{path} found by {query}: {body}"))
+    };
+    for (query, page, words) in [
+        ("revenue", 1, "Quarterly revenue grew"),
+        ("spring", 2, "Costs fell sharply"),
+        ("outlook", 3, "The outlook remains bright"),
+    ] {
+        let result = hit(query, "report.pdf");
+        assert_eq!(result["page"], page, "{query}: {result}");
+        let id = result["doc_id"].as_str().expect("doc_id");
+        let (status, doc) = w.doc(id, &format!("?page_start={page}&page_end={page}"));
+        assert_eq!(status, 200, "{doc}");
+        let content = doc["content"].as_str().expect("content");
+        assert!(content.contains(words), "page {page}: {content}");
+    }
+    let menu = hit("croissant", "café menu.txt");
+    assert_eq!(menu["page"], Value::Null, "a text file has no pages: {menu}");
+}
+
+#[test]
 fn documents_come_whole_or_by_pages_and_characters() {
     let w = world();
     let report = w.id("revenue", "report.pdf");

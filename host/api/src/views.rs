@@ -73,6 +73,9 @@ pub struct HitView {
     pub snippet: String,
     /// Where the query's words are in the snippet (character offsets).
     pub highlights: Vec<Highlight>,
+    /// The page (1-based) the snippet's passage lies on, to read with `page_start`/`page_end`;
+    /// `None` for documents without pages.
+    pub page: Option<u64>,
 }
 
 /// A highlighted span of a snippet, `start..end` in characters.
@@ -105,6 +108,7 @@ impl HitView {
                         .map(|&(start, end)| Highlight { start, end })
                         .collect(),
                     snippet: hit.snippet.text,
+                    page: hit.page,
                 }
             })
             .collect()

@@ -18,5 +18,6 @@ pub use api_error::{ApiCode, ErrorCode, ErrorKind};
 pub use error::CoreError;
 pub use ids::{ConnectorId, DocId, MAX_ID_LEN, is_valid_id};
 pub use source::{
-    Coverage, DocMeta, ExtractedText, FileChunk, SourceBatch, SourceDoc, extension_of, split_pages,
+    Coverage, DocMeta, ExtractedText, FileChunk, SourceBatch, SourceDoc, extension_of, page_at,
+    split_pages,
 };

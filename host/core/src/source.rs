@@ -115,6 +115,16 @@ pub fn split_pages<'a>(text: &'a str, page_starts: &[u32]) -> Vec<&'a str> {
         .collect()
 }
 
+/// The page (1-based) holding byte `offset` of a text whose pages start at `page_starts` (byte
+/// offsets, the first 0); `None` when the text has no pages.
+pub fn page_at(page_starts: &[u32], offset: usize) -> Option<u64> {
+    if page_starts.is_empty() {
+        return None;
+    }
+    let page = page_starts.partition_point(|&start| start as usize <= offset);
+    Some(page.max(1) as u64)
+}
+
 /// A part of an original file (WIT `file-chunk`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChunk {
@@ -127,6 +137,18 @@ pub struct FileChunk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_offset_lies_on_the_page_whose_start_is_the_last_at_or_before_it() {
+        let starts = [0, 10, 25];
+        assert_eq!(page_at(&starts, 0), Some(1));
+        assert_eq!(page_at(&starts, 9), Some(1));
+        assert_eq!(page_at(&starts, 10), Some(2));
+        assert_eq!(page_at(&starts, 24), Some(2));
+        assert_eq!(page_at(&starts, 25), Some(3));
+        assert_eq!(page_at(&starts, 10_000), Some(3));
+        assert_eq!(page_at(&[], 5), None);
+    }
 
     #[test]
     fn extensions_come_from_the_file_name() {

@@ -1,6 +1,7 @@
 //! Running a search: compiling the query, choosing the ranking (keyword, or hybrid over it), and
 //! turning the ranked page into hits with snippets.
 
+use quarry_core::page_at;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{Searcher, TantivyDocument};
 
@@ -24,6 +25,9 @@ pub struct Hit {
     pub score: f32,
     /// The best fragment of its text.
     pub snippet: Snippet,
+    /// The page (1-based) the snippet lies on: where its first highlighted word is, else where
+    /// it starts (a semantic passage, or the text's start). `None` for a document without pages.
+    pub page: Option<u64>,
 }
 
 /// A page of results and the number of all matching documents.
@@ -90,28 +94,34 @@ fn hits(
         let passage = ranked
             .passage
             .and_then(|n| passage_text(searcher, fields, &stored, &doc, n));
-        let snippet = make(&generator, passage.as_deref().unwrap_or(&doc.text));
+        let (located, from) = match &passage {
+            Some((start, text)) => (make(&generator, text), *start),
+            None => (make(&generator, &doc.text), 0),
+        };
+        // Where the snippet lies: its first highlighted word, else its start.
+        let at = from + located.found_at.unwrap_or(0);
         hits.push(Hit {
+            page: page_at(&doc.page_starts, at),
             info: doc.info,
             score: round_score(ranked.score),
-            snippet,
+            snippet: located.snippet,
         });
     }
     Ok(hits)
 }
 
-/// Passage `n` of a stored document, from the part of the text it lies in (only that part is
-/// loaded). `None` when there is no such passage or its part cannot be read: that costs the
-/// snippet its passage, not the search.
+/// Passage `n` of a stored document and its byte offset in the text, from the part of the text
+/// it lies in (only that part is loaded). `None` when there is no such passage or its part
+/// cannot be read: that costs the snippet its passage, not the search.
 fn passage_text(
     searcher: &Searcher,
     fields: &Fields,
     stored: &TantivyDocument,
     doc: &IndexDoc,
     n: usize,
-) -> Option<String> {
+) -> Option<(usize, String)> {
     let (start, end) = passages(stored, fields).get(n).copied()?;
-    StoredText {
+    let text = StoredText {
         key: &key(&doc.info.connector, &doc.info.doc_id),
         head: &doc.text,
         starts: &part_starts(stored, fields),
@@ -120,7 +130,8 @@ fn passage_text(
     .unwrap_or_else(|e| {
         tracing::warn!(doc = %doc.info.doc_id, "passage unreadable: {e}");
         None
-    })
+    })?;
+    Some((start, text))
 }
 
 /// A score as hits give it: to four decimals.

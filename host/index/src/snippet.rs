@@ -17,12 +17,29 @@ pub struct Snippet {
     pub highlights: Vec<(usize, usize)>,
 }
 
+/// A snippet and where in the text it was cut from.
+pub(crate) struct Located {
+    /// The snippet.
+    pub snippet: Snippet,
+    /// The byte offset in the text of the first query word the snippet highlights; `None` when
+    /// no query word is in the text (the snippet is then its start).
+    pub found_at: Option<usize>,
+}
+
 /// The best fragment of `text` for the generator's query; the start of the text when no query
 /// word is in it. A search passes the first part of a long text (`text_parts`) or a passage.
-pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Snippet {
+pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Located {
     let snippet = generator.snippet(text);
     if !snippet.fragment().is_empty() && !snippet.highlighted().is_empty() {
-        return tidy(snippet.fragment(), snippet.highlighted());
+        return Located {
+            snippet: tidy(snippet.fragment(), snippet.highlighted()),
+            // The fragment is a slice of `text`, copied: its first occurrence is where it lies
+            // (an identical earlier copy would have been as good a fragment).
+            found_at: text
+                .find(snippet.fragment())
+                .zip(snippet.highlighted().first())
+                .map(|(fragment, word)| fragment + word.start),
+        };
     }
     let head = &text[..floor_char_boundary(text, SNIPPET_CHARS * 4)];
     let mut start = tidy(head, &[]);
@@ -33,7 +50,10 @@ pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Snippet {
             _ => cut,
         };
     }
-    start
+    Located {
+        snippet: start,
+        found_at: None,
+    }
 }
 
 /// Collapses whitespace runs to one space and trims, mapping byte ranges of `fragment` to

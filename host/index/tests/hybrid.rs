@@ -140,3 +140,29 @@ fn hybrid_sorts_by_update_time_and_pages() -> Result<(), IndexError> {
     );
     Ok(())
 }
+
+#[test]
+fn a_semantic_hit_names_the_page_of_its_best_passage() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    let (one, two) = ("First page on lemons. ", "Second page on harbours.");
+    let mut paged = doc("paged", &format!("{one}{two}"), 1, None);
+    let split = u32::try_from(one.len()).expect("short");
+    let end = u32::try_from(one.len() + two.len()).expect("short");
+    paged.page_starts = vec![0, split];
+    paged.embedding = Some(Embedding::new(
+        MODEL,
+        vec![(0, split), (split, end)],
+        &[vec![0.0, 1.0, 0.0, 0.0], vec![1.0, 0.0, 0.0, 0.0]],
+    ));
+    index.write(WriteBatch {
+        upserts: vec![paged],
+        ..WriteBatch::default()
+    })?;
+    // `fused` asks for the query "alpha" (in no passage) with the vector nearest the second one.
+    let results = index.search(&fused(Fusion::HYBRID))?;
+    assert_eq!(ids(&results), ["paged"]);
+    assert_eq!(results.hits[0].page, Some(2));
+    assert_eq!(results.hits[0].snippet.text, "Second page on harbours.");
+    Ok(())
+}

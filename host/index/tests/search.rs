@@ -316,3 +316,47 @@ fn one_writer_at_a_time_and_readers_follow_it() -> Result<(), IndexError> {
     );
     Ok(())
 }
+
+#[test]
+fn hits_say_on_which_page_the_query_words_lie() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let index = index_with_corpus(&dir);
+    let pages = [
+        "Preface about nothing much. ",
+        "Chapter one on apples. ",
+        "Chapter two on quinces and more. ",
+    ];
+    let mut book = doc("cn_a", "book", "books/book.pdf", &pages.concat(), 8);
+    let mut start = 0;
+    book.page_starts = pages
+        .iter()
+        .map(|p| {
+            let at = u32::try_from(start).expect("short");
+            start += p.len();
+            at
+        })
+        .collect();
+    index.write(WriteBatch {
+        upserts: vec![book],
+        ..WriteBatch::default()
+    })?;
+    let page_of = |query: &str| -> Result<Vec<(String, Option<u64>)>, IndexError> {
+        Ok(index
+            .search(&request(query))?
+            .hits
+            .into_iter()
+            .map(|h| (h.info.doc_id.to_string(), h.page))
+            .collect())
+    };
+    assert_eq!(page_of("quinces")?, [("book".to_owned(), Some(3))]);
+    assert_eq!(page_of("apples")?, [("book".to_owned(), Some(2))]);
+    // A document without pages has none; every corpus document is one.
+    let costs = page_of("costs")?;
+    assert!(
+        !costs.is_empty() && costs.iter().all(|(_, page)| page.is_none()),
+        "{costs:?}"
+    );
+    // Matched by its title only: the snippet is the text's start, on page 1.
+    assert_eq!(page_of("book")?, [("book".to_owned(), Some(1))]);
+    Ok(())
+}
