@@ -62,7 +62,8 @@ impl World {
 fn a_search_result_names_the_page_to_read() {
     let w = world();
     let hit = |query: &str, path: &str| -> Value {
-        let body = w.q.search_ok(&w.key, json!({"query": query, "semantic_search": false}));
+        let body =
+            w.q.search_ok(&w.key, json!({"query": query, "semantic_search": false}));
         body["results"]
             .as_array()
             .and_then(|r| r.iter().find(|r| r["path"] == path).cloned())
@@ -82,7 +83,11 @@ fn a_search_result_names_the_page_to_read() {
         assert!(content.contains(words), "page {page}: {content}");
     }
     let menu = hit("croissant", "café menu.txt");
-    assert_eq!(menu["page"], Value::Null, "a text file has no pages: {menu}");
+    assert_eq!(
+        menu["page"],
+        Value::Null,
+        "a text file has no pages: {menu}"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use quarry_store::Sharing;
 
 use crate::error::ApiError;
 use crate::frame::json;
@@ -19,9 +20,14 @@ pub(crate) async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     query_params(query.as_deref(), &[])?;
-    let connectors = visible_connectors(&state, caller.sharing()).await?;
-    let answer = ConnectorList {
-        connectors: connectors.iter().map(ConnectorView::public).collect(),
-    };
+    let answer = listed(&state, caller.sharing()).await?;
     Ok(json(StatusCode::OK, &answer))
+}
+
+/// The connectors `sharing` lets the caller see, as integrations see them.
+pub(crate) async fn listed(state: &AppState, sharing: &Sharing) -> Result<ConnectorList, ApiError> {
+    let connectors = visible_connectors(state, sharing).await?;
+    Ok(ConnectorList {
+        connectors: connectors.iter().map(ConnectorView::public).collect(),
+    })
 }

@@ -9,16 +9,20 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_core::{ConnectorId, DocId, ErrorKind, split_pages};
 use quarry_index::IndexDoc;
+use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::frame::json;
 use crate::guard::{Caller, Read};
-use crate::input::param_integer;
+use crate::input::{Fields, Problems, param_integer};
 use crate::views::{DocView, DocumentView};
 use crate::{AppState, PathIds, served_connector, with_read_turn};
 
 /// Largest value of `page_start`, `page_end` and `max_chars` accepted.
 const MAX_PARAM: u64 = 1 << 31;
+
+/// The parameters of a document's parts, in the contract's order.
+const PARAMS: [&str; 3] = ["page_start", "page_end", "max_chars"];
 
 pub(crate) async fn get(
     _caller: Caller,
@@ -26,24 +30,11 @@ pub(crate) async fn get(
     path: Result<Path<(String, String)>, PathRejection>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let allowed = ["page_start", "page_end", "max_chars"];
     let (connector_id, doc_id, pages) =
-        PathIds::from(path).check(query.as_deref(), &allowed, |params, problems| {
-            let pages = Pages {
-                start: param_integer(params, "page_start", 1, MAX_PARAM, problems),
-                end: param_integer(params, "page_end", 1, MAX_PARAM, problems),
-                max_chars: param_integer(params, "max_chars", 1, MAX_PARAM, problems),
-            };
-            if let (Some(a), Some(b)) = (pages.start, pages.end)
-                && a > b
-            {
-                problems.add(
-                    "page_end",
-                    "must not be before page_start",
-                    format!("page_end ({b}) must not be before page_start ({a})"),
-                );
-            }
-            pages
+        PathIds::from(path).check(query.as_deref(), &PARAMS, |params, problems| {
+            let [start, end, max_chars] =
+                PARAMS.map(|name| param_integer(params, name, 1, MAX_PARAM, problems));
+            Pages::checked(start, end, max_chars, problems)
         })?;
     let read = Read::document(&connector_id, &doc_id);
     let body = read_document(&state, &connector_id, &doc_id, pages).await?;
@@ -52,15 +43,81 @@ pub(crate) async fn get(
 
 /// What of a document's text is asked for.
 #[derive(Clone, Copy)]
-struct Pages {
+pub(crate) struct Pages {
     start: Option<u64>,
     end: Option<u64>,
     max_chars: Option<u64>,
 }
 
+impl Pages {
+    /// The parts asked for; `page_end` before `page_start` is a problem.
+    fn checked(
+        start: Option<u64>,
+        end: Option<u64>,
+        max_chars: Option<u64>,
+        problems: &mut Problems,
+    ) -> Pages {
+        if let (Some(a), Some(b)) = (start, end)
+            && a > b
+        {
+            problems.add(
+                "page_end",
+                "must not be before page_start",
+                format!("page_end ({b}) must not be before page_start ({a})"),
+            );
+        }
+        Pages {
+            start,
+            end,
+            max_chars,
+        }
+    }
+}
+
+/// A document read asked for by a JSON object (MCP's `read_document`): `connector_id` and
+/// `doc_id`, and the route's query parameters as integers, checked with the route's limits and
+/// messages. Every problem is reported together.
+pub(crate) fn from_object(
+    object: &Map<String, Value>,
+) -> Result<(ConnectorId, DocId, Pages), ApiError> {
+    let mut f = Fields::new(object, "");
+    f.reject_unknown(&[
+        "connector_id",
+        "doc_id",
+        "page_start",
+        "page_end",
+        "max_chars",
+    ]);
+    let max = i64::try_from(MAX_PARAM).unwrap_or(i64::MAX);
+    let [start, end, max_chars] =
+        PARAMS.map(|name| f.integer(name, 1, max).and_then(|n| u64::try_from(n).ok()));
+    let connector = id_field(&mut f, "connector_id", |s| ConnectorId::parse(s));
+    let doc = id_field(&mut f, "doc_id", |s| DocId::parse(s));
+    let pages = Pages::checked(start, end, max_chars, &mut f.problems);
+    f.problems.finish()?;
+    match (connector, doc) {
+        (Some(connector), Some(doc)) => Ok((connector, doc, pages)),
+        _ => Err(ApiError::internal(
+            "document ids",
+            &"checked without problems, yet missing",
+        )),
+    }
+}
+
+/// A required id field of a JSON object, parsed by `parse`; a problem when absent or invalid.
+fn id_field<T, E>(f: &mut Fields<'_>, name: &str, parse: fn(&str) -> Result<T, E>) -> Option<T> {
+    f.require(name, ": use the id a search result or list_connectors gave");
+    let parsed = parse(f.string(name)?).ok();
+    if parsed.is_none() {
+        let issue = "must be 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'";
+        f.problems.add(name, issue, format!("{name} {issue}"));
+    }
+    parsed
+}
+
 /// The document's answer, or 404 for an unknown connector or document. Reading and rendering
 /// run on a blocking thread that holds one of the service's read turns until they end.
-async fn read_document(
+pub(crate) async fn read_document(
     state: &Arc<AppState>,
     connector: &ConnectorId,
     doc: &DocId,

@@ -61,15 +61,48 @@ impl Read {
     }
 }
 
-/// What authentication learned, left for the [`account`] layer by the [`Caller`] extractor.
-struct Account {
+/// What authentication learned about a request, for its quota headers and its audit entry.
+pub(crate) struct Account {
     integration_id: String,
     key_lookup: String,
     quota: Quota,
     used: u64,
     reset_ms: i64,
-    /// The connector id in the route's path, as sent.
+    /// The connector id the request names, as sent.
     connector: Option<String>,
+}
+
+/// How a request ended, for its audit entry.
+pub(crate) struct Outcome {
+    /// `METHOD /route` for `/api/v1`, `mcp:<tool>` for a tool call.
+    pub endpoint: String,
+    /// The request's id.
+    pub request_id: String,
+    /// What it read.
+    pub read: Read,
+    /// Bytes answered.
+    pub bytes: u64,
+    /// Its HTTP status, or the status the same refusal would have over HTTP.
+    pub status: u16,
+}
+
+impl Account {
+    /// Writes the request's audit entry (in the background).
+    pub(crate) fn audit(&self, state: &AppState, outcome: Outcome) {
+        state.audit.record(
+            AuditEntry {
+                time_ms: now_ms(),
+                request_id: outcome.request_id,
+                integration_id: self.integration_id.clone(),
+                endpoint: outcome.endpoint,
+                connector_id: outcome.read.connector_id.or_else(|| self.connector.clone()),
+                doc_id: outcome.read.doc_id,
+                bytes: outcome.bytes,
+                status: outcome.status,
+            },
+            self.key_lookup.clone(),
+        );
+    }
 }
 
 /// Where the extractor leaves the [`Account`] of the request for the layer.
@@ -89,8 +122,23 @@ impl FromRequestParts<Arc<AppState>> for Caller {
             .cloned()
             .ok_or_else(|| ApiError::internal("access check", &"a data route without `account`"))?;
         let connector = route_connector(parts, state).await;
-        let (integration, account) = authenticate(state, &parts.headers, connector).await?;
-        let account = slot.0.get_or_init(|| account);
+        Caller::admit(state, &parts.headers, connector, &slot.0).await
+    }
+}
+
+impl Caller {
+    /// The checks of a request with `headers` that names `connector` (as sent): authentication
+    /// (the request is counted), sharing, quota, then a place among the integration's requests
+    /// in flight. Once authenticated, the request's [`Account`] is left in `account`, whether it
+    /// is then refused or not.
+    pub(crate) async fn admit(
+        state: &AppState,
+        headers: &HeaderMap,
+        connector: Option<String>,
+        account: &OnceLock<Account>,
+    ) -> Result<Caller, ApiError> {
+        let (integration, learned) = authenticate(state, headers, connector).await?;
+        let account = account.get_or_init(|| learned);
         check_sharing(&integration.sharing, account.connector.as_deref())?;
         check_quota(account)?;
         let permit = state.admission.admit(&integration.id)?;
@@ -137,18 +185,15 @@ pub(crate) async fn account(
         .and_then(|v| v.to_str().ok()?.parse().ok())
         .or_else(|| axum::body::HttpBody::size_hint(response.body()).exact())
         .unwrap_or(0);
-    state.audit.record(
-        AuditEntry {
-            time_ms: now_ms(),
-            request_id,
-            integration_id: account.integration_id.clone(),
+    account.audit(
+        &state,
+        Outcome {
             endpoint,
-            connector_id: read.connector_id.or_else(|| account.connector.clone()),
-            doc_id: read.doc_id,
+            request_id,
+            read,
             bytes,
             status: response.status().as_u16(),
         },
-        account.key_lookup.clone(),
     );
     response
 }
@@ -210,7 +255,7 @@ async fn authenticate(
 }
 
 /// The token of `Bearer <token>`: the scheme in any case, then exactly one token.
-fn bearer_token(value: &str) -> Option<&str> {
+pub(crate) fn bearer_token(value: &str) -> Option<&str> {
     let mut parts = value.split_ascii_whitespace();
     let scheme = parts.next()?;
     let token = parts.next()?;

@@ -17,6 +17,7 @@ mod guard;
 mod input;
 mod integration_docs;
 mod limits;
+pub mod mcp;
 mod openapi;
 mod search;
 mod times;
@@ -138,6 +139,7 @@ impl AppState {
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(data_routes(state.clone()))
+        .merge(mcp::routes(state.clone()))
         .route("/api/v1/openapi.json", get(openapi::get))
         .route("/healthz", get(health))
         .merge(admin::routes())

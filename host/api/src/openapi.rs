@@ -14,7 +14,7 @@ use crate::frame::json;
 /// The document, as committed beside this crate.
 pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
 
-static DOCUMENT: LazyLock<Value> =
+pub(crate) static DOCUMENT: LazyLock<Value> =
     LazyLock::new(|| serde_json::from_str(OPENAPI_JSON).unwrap_or(Value::Null));
 
 pub(crate) async fn get(State(state): State<Arc<AppState>>) -> Response {

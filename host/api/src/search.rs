@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_embed::Embedder;
 use quarry_index::{Filters, Fusion, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder};
-use quarry_store::{Connector, ConnectorStatus};
+use quarry_store::{Connector, ConnectorStatus, Sharing};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -47,14 +47,25 @@ pub(crate) async fn search(
     State(state): State<Arc<AppState>>,
     JsonObject(object): JsonObject,
 ) -> Result<Response, ApiError> {
-    let connectors = visible_connectors(&state, caller.sharing()).await?;
+    let answer = answer(&state, caller.sharing(), &object).await?;
+    Ok(json(StatusCode::OK, &answer))
+}
+
+/// The answer to a search request (the JSON object of `POST /search`) over the connectors
+/// `sharing` lets the caller see; the MCP `search` tool answers with it too.
+pub(crate) async fn answer(
+    state: &Arc<AppState>,
+    sharing: &Sharing,
+    object: &Map<String, Value>,
+) -> Result<SearchAnswer, ApiError> {
+    let connectors = visible_connectors(state, sharing).await?;
     let Params {
         semantic,
         mut request,
-    } = parse(&object, &connectors)?;
+    } = parse(object, &connectors)?;
     let started = Instant::now();
     let (index, embedder) = (state.index.clone(), state.embedder.clone());
-    let (results, fallback) = with_read_turn(&state, move || {
+    let (results, fallback) = with_read_turn(state, move || {
         let fallback = if semantic {
             use_semantic(embedder.as_deref(), &mut request)
         } else {
@@ -69,14 +80,13 @@ pub(crate) async fn search(
     };
     let mut warnings = results.warnings;
     warnings.extend(fallback);
-    let answer = SearchAnswer {
+    Ok(SearchAnswer {
         results: HitView::list(results.hits, &connectors),
         total: results.total,
         mode,
         took_ms: started.elapsed().as_millis() as u64,
         warnings,
-    };
-    Ok(json(StatusCode::OK, &answer))
+    })
 }
 
 fn parse(object: &Map<String, Value>, connectors: &[Connector]) -> Result<Params, ApiError> {

@@ -75,6 +75,17 @@ pub enum Command {
     /// Sign in to the settings page: a one-time link, or the admin token.
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Serve MCP over stdin and stdout for agents that launch a command, with the integration
+    /// key in QUARRY_API_KEY: through the running server, else on the data folder directly.
+    Mcp(McpArgs),
+}
+
+/// Arguments of `quarry mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The integration's API key.
+    #[arg(long = "api-key", env = "QUARRY_API_KEY", hide_env_values = true)]
+    pub api_key: String,
 }
 
 /// `quarry plugin ...`.

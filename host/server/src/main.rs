@@ -6,6 +6,7 @@ mod admin;
 mod cli;
 mod connector;
 mod integration;
+mod mcp;
 mod plugin;
 mod plugin_check;
 mod private;
@@ -86,5 +87,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = open_store(&paths).await?;
             admin::run(&paths, &store, command).await
         }
+        Command::Mcp(args) => mcp::run(&paths, &args).await,
     }
 }

@@ -1,0 +1,206 @@
+//! The Model Context Protocol server: the same search, documents and connectors as `/api/v1`,
+//! as tools an agent picks by their descriptions. Two transports:
+//!
+//! - **Streamable HTTP** at `/mcp` on the service ([`routes`]), stateless (no sessions to hold:
+//!   each POST is answered on its own, as JSON), behind the same `Host` check as every route. A
+//!   request without `Authorization: Bearer <key>` is refused with 401; with one, every tool
+//!   call passes the data routes' checks (`calls`), so a revoked key or declined sharing is a
+//!   tool error the agent can read and act on.
+//! - **stdio** for clients that launch a command ([`serve_stdio`] in this process, on the data
+//!   folder; `bridge` relays to a running server's `/mcp`).
+//!
+//! Original files are not inlined: `read_document` links them (`GET .../file` with the same
+//! key), as a `resource_link` and in its text.
+
+mod bridge;
+mod calls;
+mod text;
+mod tools;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::middleware::{Next, from_fn};
+use axum::response::{IntoResponse, Response};
+use quarry_core::ErrorKind;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer, ServiceExt};
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+
+pub use bridge::bridge_stdio;
+
+use crate::error::ApiError;
+use crate::frame::RequestId;
+use crate::input::MAX_BODY_BYTES;
+use crate::{AppState, guard};
+
+/// What the server tells an agent when it connects (the agent guide, short).
+const INSTRUCTIONS: &str = "Quarry searches the user's own documents (folders and other \
+sources they shared with you). Call list_connectors first to see what is shared. Turn a request \
+into search filters (connector_names_filter, update_time_filter, file_extensions_filter, sort_by \
+update_time for the latest); page with offset. Read only the top few results with \
+read_document, and for long documents only the pages around a result's `page`. Errors name a \
+code (UNAUTHORIZED, DATA_SHARING_DECLINED, QUOTA_EXCEEDED, ...) and what to do.";
+
+/// How a tool call is authenticated.
+#[derive(Clone)]
+enum Access {
+    /// By the `Authorization` header of the HTTP request that carries it.
+    Http,
+    /// By the key the stdio server was started with.
+    Key(Arc<str>),
+}
+
+/// The MCP server over the service's state.
+#[derive(Clone)]
+struct Quarry {
+    state: Arc<AppState>,
+    access: Access,
+}
+
+impl ServerHandler for Quarry {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("quarry", env!("CARGO_PKG_VERSION")).with_title("Quarry"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::TOOLS.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools::find(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = tools::find(&request.name) else {
+            let names: Vec<&str> = tools::TOOLS.iter().map(|t| t.name.as_ref()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool named {:?}; the tools are {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        };
+        let call = self.call_context(&context);
+        let arguments = request.arguments.unwrap_or_default();
+        Ok(calls::run(&self.state, call, &tool.name, arguments)
+            .await
+            .into())
+    }
+}
+
+impl Quarry {
+    /// Who makes the call of `context`, by this server's access.
+    fn call_context(&self, context: &RequestContext<RoleServer>) -> calls::CallContext {
+        match &self.access {
+            Access::Http => {
+                let parts = context.extensions.get::<axum::http::request::Parts>();
+                calls::CallContext {
+                    headers: parts.map(|p| p.headers.clone()).unwrap_or_default(),
+                    request_id: parts
+                        .and_then(|p| p.extensions.get::<RequestId>())
+                        .map(|id| id.0.to_string())
+                        .unwrap_or_else(new_request_id),
+                    file_base: Some(self.state.config.public_url.clone()),
+                }
+            }
+            Access::Key(key) => {
+                let mut headers = HeaderMap::new();
+                if let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}")) {
+                    headers.insert(header::AUTHORIZATION, value);
+                }
+                calls::CallContext {
+                    headers,
+                    request_id: new_request_id(),
+                    file_base: None,
+                }
+            }
+        }
+    }
+}
+
+fn new_request_id() -> String {
+    ulid::Ulid::generate().to_string()
+}
+
+/// `/mcp`: the Streamable HTTP transport, stateless, answering in JSON.
+pub(crate) fn routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        // The service's own `Host` check (the frame layer) runs before; one list, not two.
+        .disable_allowed_hosts();
+    let service = StreamableHttpService::new(
+        move || {
+            Ok(Quarry {
+                state: state.clone(),
+                access: Access::Http,
+            })
+        },
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(from_fn(require_bearer))
+}
+
+/// A request to `/mcp` without a bearer key is refused before the protocol: there is nothing
+/// to serve it. A request with one goes on; its tool calls check the key.
+async fn require_bearer(request: Request, next: Next) -> Response {
+    let sent = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(guard::bearer_token)
+        .is_some();
+    if !sent {
+        return ApiError::new(
+            ErrorKind::Unauthorized,
+            "an API key is required: configure your MCP client to send the header \
+             Authorization: Bearer <API_KEY> (Quarry's settings page shows the configuration)",
+        )
+        .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// Serves MCP over this process's stdin and stdout until the client closes them, with the
+/// integration key `key` (every tool call checks it, as over HTTP).
+pub async fn serve_stdio(state: Arc<AppState>, key: &str) -> Result<(), std::io::Error> {
+    let server = Quarry {
+        state,
+        access: Access::Key(key.into()),
+    };
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}

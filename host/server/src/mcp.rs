@@ -1,0 +1,71 @@
+//! `quarry mcp`: MCP over stdio for agents that launch a command. With a server running on the
+//! data folder (it holds the index's writer lock), messages are relayed to its `/mcp`, so its
+//! index, model, limits and audit log serve them; without one, this process serves them itself
+//! on the data folder, reading the index without writing it. Either way every tool call passes
+//! the same checks with the key from `QUARRY_API_KEY`.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::Context;
+use quarry_api::{AdminConfig, ApiConfig, ApiLimits, AppState};
+use quarry_index::IndexError;
+use quarry_runtime::PluginSet;
+
+use crate::admin::server_url;
+use crate::cli::McpArgs;
+use crate::setup::{Paths, load_embedder, open_index, open_store, plugin_runtime};
+
+/// Runs `quarry mcp` until the client closes stdin.
+pub async fn run(paths: &Paths, args: &McpArgs) -> anyhow::Result<()> {
+    let key = args.api_key.trim();
+    if key.is_empty() {
+        anyhow::bail!("QUARRY_API_KEY is empty: set it to the integration's API key");
+    }
+    match open_index(paths, true) {
+        Err(IndexError::Busy) => {
+            let url = server_url(paths);
+            tracing::info!("relaying MCP to the running server at {url}");
+            quarry_api::mcp::bridge_stdio(&url, key).await?;
+            Ok(())
+        }
+        Err(e) => {
+            Err(e).context("cannot open the index; has `quarry serve` run on this data folder?")
+        }
+        Ok(writable) => {
+            // Nobody serves the folder: let go of the writer lock at once (a server may start
+            // meanwhile) and read.
+            drop(writable);
+            serve_here(paths, key).await
+        }
+    }
+}
+
+/// Serves MCP from this process over the data folder.
+async fn serve_here(paths: &Paths, key: &str) -> anyhow::Result<()> {
+    let store = open_store(paths).await?;
+    let index = Arc::new(open_index(paths, false)?);
+    // No HTTP here: the address and admin settings are never used, and no plugin is called
+    // (original files are served by a running server only).
+    let unused = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let mut token = [0u8; 32];
+    getrandom::fill(&mut token).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    let admin = AdminConfig {
+        token: hex::encode(token),
+        plugins_dir: paths.installed_plugins(),
+        staging_dir: paths.plugin_staging(),
+        runtime: Arc::new(plugin_runtime(paths)?),
+    };
+    let state = AppState::new(
+        store,
+        index,
+        PluginSet::default(),
+        ApiConfig::new(unused, None),
+        load_embedder(paths),
+        admin,
+        ApiLimits::default(),
+    );
+    let served = quarry_api::mcp::serve_stdio(state.clone(), key).await;
+    state.flush().await;
+    Ok(served?)
+}
