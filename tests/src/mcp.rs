@@ -1,0 +1,101 @@
+//! The independent MCP client of the end-to-end tests: the official MCP Python SDK (pinned in
+//! `tests/mcp/requirements.txt`, installed by `make setup` in its own virtualenv) runs
+//! `tests/mcp/client.py`, which connects to Quarry, runs a plan's steps and prints what it saw.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::quarry::Quarry;
+
+/// The virtualenv's Python: `$QUARRY_MCP_PY/bin/python` (the Makefile sets it), else the
+/// default under `~/.cache/quarry`. Panics with the fix when it is not installed.
+pub fn python() -> PathBuf {
+    let venv = std::env::var_os("QUARRY_MCP_PY")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/quarry/tools/mcp-py"))
+        })
+        .unwrap_or_else(|| PathBuf::from("mcp-py"));
+    let python = venv.join("bin/python");
+    assert!(
+        python.is_file(),
+        "no MCP client in {}: run `make setup` (or `make test`, which runs it)",
+        venv.display()
+    );
+    python
+}
+
+/// Runs the client on `plan` (see `client.py`); its report. Panics when it does not end within
+/// two minutes or prints no JSON.
+pub fn run(plan: &Value) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py");
+    let mut child = Command::new(python())
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the MCP client starts");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(plan.to_string().as_bytes())
+            .expect("plan written");
+    }
+    let started = Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the MCP client did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("client output");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "the MCP client printed no JSON ({e}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// A plan over Streamable HTTP to `q`'s `/mcp`, with `key` as the bearer (none when `None`).
+pub fn http_plan(q: &Quarry, key: Option<&str>, steps: Value) -> Value {
+    let headers = match key {
+        Some(key) => json!({"Authorization": format!("Bearer {key}")}),
+        None => json!({}),
+    };
+    json!({"transport": "http", "url": format!("{}/mcp", q.url()), "headers": headers, "steps": steps})
+}
+
+/// A plan over stdio: `quarry mcp` on `q`'s data folder with `key` in `QUARRY_API_KEY`.
+pub fn stdio_plan(q: &Quarry, key: &str, steps: Value) -> Value {
+    let (program, args, mut env) = q.invocation(&["mcp"]);
+    env.insert("QUARRY_API_KEY".to_owned(), key.to_owned());
+    json!({"transport": "stdio", "command": program, "args": args, "env": env, "steps": steps})
+}
+
+/// A step calling `tool` with `arguments`.
+pub fn call(tool: &str, arguments: Value) -> Value {
+    json!({"op": "call", "tool": tool, "arguments": arguments})
+}
+
+/// The results of a report, one per step; panics with the report when the client failed.
+pub fn results(report: &Value) -> Vec<Value> {
+    report["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the MCP client failed: {report}"))
+        .clone()
+}
+
+/// The error code of a tool error result (its structured content is the REST envelope).
+pub fn error_code(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "a tool error: {result}");
+    result["structuredContent"]["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error code: {result}"))
+}

@@ -1,0 +1,415 @@
+//! The MCP server against an independent client, the official MCP Python SDK: over Streamable
+//! HTTP at `/mcp` and over stdio (`quarry mcp`), the real binary over folders indexed by the real
+//! folder plugin. Tools answer as the REST routes do, refuse as they do, and are audited.
+
+use quarry_tests::corpus;
+use quarry_tests::mcp::{call, error_code, http_plan, results, run, stdio_plan};
+use quarry_tests::quarry::Quarry;
+use serde_json::{Value, json};
+
+/// A server over "Notes" and "Mail", synced; their ids.
+fn world() -> (Quarry, String, String) {
+    let mut q = Quarry::new();
+    let ids = q.serve_folders(&[("Notes", corpus::notes()), ("Mail", corpus::mail())]);
+    (q, ids[0].clone(), ids[1].clone())
+}
+
+/// The result of `path` among a search result's structured results.
+fn result_for(result: &Value, path: &str) -> Value {
+    result["structuredContent"]["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["path"] == path).cloned())
+        .unwrap_or_else(|| panic!("{path} not in {result}"))
+}
+
+fn detail_fields(result: &Value) -> Vec<String> {
+    let details = result["structuredContent"]["error"]["details"].as_array();
+    let mut fields: Vec<String> = details
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["field"].as_str().map(str::to_owned))
+        .collect();
+    fields.sort();
+    fields
+}
+
+/// The audit log of integration `name`, as `(endpoint, status)`, oldest first.
+fn audited(q: &Quarry, name: &str) -> Vec<(String, u64)> {
+    let entries = q.cli_json(&["activity", "--integration", name, "--json"]);
+    let mut seen: Vec<(String, u64)> = entries
+        .as_array()
+        .or_else(|| entries["entries"].as_array())
+        .unwrap_or_else(|| panic!("activity: {entries}"))
+        .iter()
+        .map(|e| {
+            let endpoint = e["endpoint"].as_str().unwrap_or_default().to_owned();
+            (endpoint, e["status"].as_u64().unwrap_or_default())
+        })
+        .collect();
+    seen.reverse();
+    seen
+}
+
+#[test]
+fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
+    let (q, notes, _) = world();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let report = run(&http_plan(
+        &q,
+        Some(&key),
+        json!([
+            {"op": "list_tools"},
+            call("list_connectors", json!({})),
+            call("search", json!({"query": "spring", "semantic_search": false})),
+        ]),
+    ));
+    assert_eq!(report["server"]["name"], "quarry", "{report}");
+    assert!(
+        report["instructions"]
+            .as_str()
+            .is_some_and(|i| i.contains("list_connectors")),
+        "{report}"
+    );
+    let steps = results(&report);
+
+    // The catalogue: three read-only tools, described for agents, with the contract's schemas.
+    let tools = steps[0]["tools"].as_array().expect("tools");
+    let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["list_connectors", "read_document", "search"]);
+    for tool in tools {
+        assert!(
+            tool["description"].as_str().is_some_and(|d| d.len() > 200),
+            "{tool}"
+        );
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+    }
+    let openapi = q.request("GET", "/api/v1/openapi.json", None, None).json();
+    let rest_search = &openapi["components"]["schemas"]["SearchRequest"]["properties"];
+    let search_tool = tools
+        .iter()
+        .find(|t| t["name"] == "search")
+        .expect("search");
+    for (name, schema) in rest_search.as_object().expect("properties") {
+        if schema.get("$ref").is_none() {
+            assert_eq!(
+                &search_tool["inputSchema"]["properties"][name], schema,
+                "{name}"
+            );
+        }
+    }
+
+    // Structured content is the REST answer; the SDK checked it against the output schema.
+    let listed = &steps[1];
+    assert_eq!(listed["schema_valid"], true, "{listed}");
+    let rest = q
+        .request("GET", "/api/v1/connectors", Some(&key), None)
+        .json();
+    assert_eq!(listed["structuredContent"], rest);
+    assert!(
+        listed["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Notes") && t.contains(&notes))
+    );
+
+    let found = &steps[2];
+    assert_eq!(found["schema_valid"], true, "{found}");
+    let rest = q.search_ok(&key, json!({"query": "spring", "semantic_search": false}));
+    let mut structured = found["structuredContent"].clone();
+    structured["took_ms"] = rest["took_ms"].clone();
+    assert_eq!(structured, rest);
+    let hit = result_for(found, "report.pdf");
+    assert_eq!(hit["page"], 2, "{hit}");
+    let doc_id = hit["doc_id"].as_str().expect("doc_id").to_owned();
+    let text = found["text"].as_str().expect("text");
+    assert!(
+        text.contains(&format!("doc_id {doc_id}, page_start 2, page_end 2")),
+        "the text says how to read the page: {text}"
+    );
+
+    // Read just that page, as the text said; the original is linked, not inlined.
+    let args = json!({"connector_id": notes, "doc_id": doc_id, "page_start": 2, "page_end": 2});
+    let report = run(&http_plan(
+        &q,
+        Some(&key),
+        json!([call("read_document", args)]),
+    ));
+    let read = &results(&report)[0];
+    assert_eq!(read["schema_valid"], true, "{read}");
+    let doc = &read["structuredContent"];
+    assert_eq!(
+        (doc["page_start"].clone(), doc["page_count"].clone()),
+        (json!(2), json!(3))
+    );
+    let content = doc["content"].as_str().expect("content");
+    assert!(
+        content.contains("Costs fell sharply") && !content.contains("outlook"),
+        "{content}"
+    );
+    let link = read["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "resource_link"))
+        .unwrap_or_else(|| panic!("a link to the original: {read}"));
+    let url = link["uri"].as_str().expect("uri");
+    assert_eq!(link["mimeType"], "application/pdf");
+    assert!(link["size"].as_u64().is_some_and(|s| s > 0));
+    assert!(read["text"].as_str().is_some_and(|t| t.contains(url)));
+    let path = url
+        .strip_prefix(&q.url())
+        .expect("the link is this server's");
+    let file = q.request("GET", path, Some(&key), None);
+    assert_eq!(file.status, 200);
+    assert!(file.body.starts_with(b"%PDF"));
+}
+
+#[test]
+fn invalid_arguments_are_tool_errors_naming_each_field() {
+    let (q, notes, _) = world();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let report = run(&http_plan(
+        &q,
+        Some(&key),
+        json!([
+            call("search", json!({"query": "x", "limit": 0, "bogus": 1})),
+            call("read_document", json!({})),
+            call(
+                "read_document",
+                json!({"connector_id": notes, "doc_id": "nothing_here"})
+            ),
+            call("list_connectors", json!({"verbose": true})),
+            call("no_such_tool", json!({})),
+        ]),
+    ));
+    let steps = results(&report);
+    assert_eq!(error_code(&steps[0]), "REQUEST_VALIDATION_FAILED");
+    assert_eq!(detail_fields(&steps[0]), ["bogus", "limit"]);
+    assert!(
+        steps[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("limit")),
+        "{}",
+        steps[0]
+    );
+    assert_eq!(error_code(&steps[1]), "REQUEST_VALIDATION_FAILED");
+    assert_eq!(detail_fields(&steps[1]), ["connector_id", "doc_id"]);
+    assert_eq!(error_code(&steps[2]), "RESOURCE_NOT_FOUND");
+    assert_eq!(error_code(&steps[3]), "REQUEST_VALIDATION_FAILED");
+    assert!(
+        steps[4]["protocol_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no_such_tool")),
+        "an unknown tool is a protocol error: {}",
+        steps[4]
+    );
+    let audit = audited(&q, "Agent");
+    assert_eq!(
+        audit,
+        [
+            ("mcp:search".to_owned(), 400),
+            ("mcp:read_document".to_owned(), 400),
+            ("mcp:read_document".to_owned(), 404),
+            ("mcp:list_connectors".to_owned(), 400),
+        ],
+        "every tool call is audited; an unknown tool is not a call"
+    );
+}
+
+#[test]
+fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
+    let (q, notes, mail) = world();
+    let mail_doc = q.keyword_search(
+        &q.integration("All", "all", &["--quota", "unlimited"]),
+        "friday",
+        10,
+    )["results"][0]["doc_id"]
+        .as_str()
+        .expect("a Mail document")
+        .to_owned();
+
+    // Selected: only Notes is seen; a Mail document is refused before anything is read.
+    let selected = q.integration("NotesOnly", "Notes", &["--quota", "unlimited"]);
+    let report = run(&http_plan(
+        &q,
+        Some(&selected),
+        json!([
+            call("list_connectors", json!({})),
+            call(
+                "search",
+                json!({"query": "revenue", "semantic_search": false, "limit": 50})
+            ),
+            call(
+                "read_document",
+                json!({"connector_id": mail, "doc_id": mail_doc})
+            ),
+        ]),
+    ));
+    let steps = results(&report);
+    let seen: Vec<&str> = steps[0]["structuredContent"]["connectors"]
+        .as_array()
+        .expect("connectors")
+        .iter()
+        .filter_map(|c| c["connector_id"].as_str())
+        .collect();
+    assert_eq!(seen, [notes.as_str()]);
+    let hits = steps[1]["structuredContent"]["results"]
+        .as_array()
+        .expect("results");
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["connector_id"] == notes.as_str()));
+    assert_eq!(error_code(&steps[2]), "DATA_SHARING_DECLINED");
+    assert!(
+        steps[2]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("settings")),
+        "{}",
+        steps[2]
+    );
+
+    // Declined: every call is refused, in words the agent can pass on.
+    let declined = q.integration("Nobody", "none", &["--quota", "unlimited"]);
+    let report = run(&http_plan(
+        &q,
+        Some(&declined),
+        json!([
+            call("search", json!({"query": "revenue"})),
+            call("list_connectors", json!({}))
+        ]),
+    ));
+    for step in results(&report) {
+        assert_eq!(error_code(&step), "DATA_SHARING_DECLINED");
+    }
+    assert_eq!(
+        audited(&q, "Nobody"),
+        [
+            ("mcp:search".to_owned(), 403),
+            ("mcp:list_connectors".to_owned(), 403)
+        ]
+    );
+
+    // Quota: each tool call is one request; the third of a quota of two is refused.
+    let tiny = q.integration("Tiny", "all", &["--quota", "2"]);
+    let report = run(&http_plan(
+        &q,
+        Some(&tiny),
+        json!([
+            call("list_connectors", json!({})),
+            call("search", json!({"query": "revenue"})),
+            call("search", json!({"query": "revenue"})),
+        ]),
+    ));
+    let steps = results(&report);
+    assert_eq!(steps[0]["isError"], false);
+    assert_eq!(steps[1]["isError"], false);
+    assert_eq!(error_code(&steps[2]), "QUOTA_EXCEEDED");
+    assert!(
+        steps[2]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("resets at")),
+        "{}",
+        steps[2]
+    );
+
+    // A revoked key: the client connects, and its calls say the key is no longer valid.
+    let gone = q.integration("Gone", "all", &[]);
+    q.cli_ok(&["integration", "revoke", "Gone"]);
+    let report = run(&http_plan(
+        &q,
+        Some(&gone),
+        json!([call("search", json!({"query": "revenue"}))]),
+    ));
+    let step = &results(&report)[0];
+    assert_eq!(error_code(step), "UNAUTHORIZED");
+    assert!(
+        step["text"].as_str().is_some_and(|t| t.contains("revoked")),
+        "{step}"
+    );
+
+    // No key at all: refused before the protocol, with 401.
+    let report = run(&http_plan(&q, None, json!([])));
+    assert!(
+        report["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "a client without a key cannot connect: {report}"
+    );
+    let bare = q.request_with(
+        "POST",
+        "/mcp",
+        None,
+        Some(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+        &[("accept", "application/json, text/event-stream")],
+    );
+    assert_eq!(bare.status, 401);
+    assert_eq!(bare.json()["error"]["code"], "UNAUTHORIZED");
+    assert_eq!(bare.header("www-authenticate"), Some("Bearer"));
+}
+
+#[test]
+fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
+    let (mut q, notes, _) = world();
+    let key = q.integration("Desktop", "all", &["--quota", "unlimited"]);
+    let steps = || {
+        json!([
+            {"op": "list_tools"},
+            call("search", json!({"query": "spring", "semantic_search": false})),
+        ])
+    };
+    let relayed = results(&run(&stdio_plan(&q, &key, steps())));
+    assert_eq!(relayed[0]["tools"].as_array().map(Vec::len), Some(3));
+    let hit = result_for(&relayed[1], "report.pdf");
+    assert_eq!(hit["page"], 2);
+    let doc_id = hit["doc_id"].as_str().expect("doc_id").to_owned();
+    let read = json!({"connector_id": notes, "doc_id": doc_id, "page_start": 2});
+    let through_server = results(&run(&stdio_plan(
+        &q,
+        &key,
+        json!([call("read_document", read.clone())]),
+    )));
+    // Only a server links the original file: these calls went through it.
+    assert!(
+        through_server[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(&q.url())),
+        "{}",
+        through_server[0]
+    );
+    assert_eq!(
+        audited(&q, "Desktop").len(),
+        2,
+        "the server audited both calls"
+    );
+
+    // No server: `quarry mcp` reads the data folder itself, with the same checks.
+    q.stop();
+    let here = results(&run(&stdio_plan(
+        &q,
+        &key,
+        json!([call("read_document", read.clone())]),
+    )));
+    assert_eq!(here[0]["schema_valid"], true, "{}", here[0]);
+    let content = here[0]["structuredContent"]["content"]
+        .as_str()
+        .expect("content");
+    assert!(
+        content.contains("Costs fell sharply") && !content.contains("revenue"),
+        "{content}"
+    );
+    assert!(
+        here[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("while its server runs"))
+    );
+    let declined = q.integration("Nobody", "none", &[]);
+    let refused = results(&run(&stdio_plan(
+        &q,
+        &declined,
+        json!([call("search", json!({"query": "x"}))]),
+    )));
+    assert_eq!(error_code(&refused[0]), "DATA_SHARING_DECLINED");
+    q.cli_ok(&["integration", "revoke", "Desktop"]);
+    let revoked = results(&run(&stdio_plan(&q, &key, steps())));
+    assert_eq!(error_code(&revoked[1]), "UNAUTHORIZED");
+    assert_eq!(
+        audited(&q, "Desktop").len(),
+        3,
+        "the folder's own calls are audited too"
+    );
+}
