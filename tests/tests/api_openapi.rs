@@ -169,6 +169,10 @@ fn real_answers_match_the_openapi_document() {
         &q.request("GET", "/api/v1/connectors?x=1", Some(&key), None),
     );
     spec.check("GET", connectors, &q.request("GET", connectors, None, None));
+    let guide = "/api/v1/agent-guide";
+    for who in [Some(key.as_str()), Some(declined.as_str()), None] {
+        spec.check("GET", guide, &q.request("GET", guide, who, None));
+    }
     spec.check(
         "GET",
         connectors,

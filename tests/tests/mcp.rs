@@ -413,3 +413,70 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
         "the folder's own calls are audited too"
     );
 }
+
+/// The JSON code blocks of a Markdown text that configure MCP servers.
+fn mcp_configurations(markdown: &str) -> Vec<Value> {
+    markdown
+        .split("```json\n")
+        .skip(1)
+        .filter_map(|block| serde_json::from_str(block.split("\n```").next()?).ok())
+        .filter(|v: &Value| v.get("mcpServers").is_some())
+        .collect()
+}
+
+#[test]
+fn the_agent_guide_is_served_to_the_integration_and_its_mcp_configurations_connect() {
+    let (q, _, _) = world();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let guide = q.request("GET", "/api/v1/agent-guide", Some(&key), None);
+    assert_eq!(guide.status, 200);
+    assert_eq!(
+        guide.header("content-type"),
+        Some("text/markdown; charset=utf-8")
+    );
+    assert!(guide.header("x-quota-remaining").is_none(), "not counted");
+    let text = guide.text();
+    assert!(
+        text.contains("## Guide for agents") && text.contains("page_start"),
+        "{text}"
+    );
+    assert!(!text.contains(&key), "the key is never echoed");
+
+    // Both configurations work as written, with the key put where the placeholder is.
+    let configs = mcp_configurations(&text.replace("$QUARRY_API_KEY", &key));
+    assert_eq!(configs.len(), 2, "{text}");
+    let http = &configs[0]["mcpServers"]["quarry"];
+    let plan = json!({
+        "transport": "http",
+        "url": http["url"],
+        "headers": http["headers"],
+        "steps": [call("list_connectors", json!({}))],
+    });
+    assert_eq!(results(&run(&plan))[0]["isError"], false);
+    let stdio = &configs[1]["mcpServers"]["quarry"];
+    let mut env = stdio["env"].clone();
+    env["PATH"] = json!(std::env::var("PATH").unwrap_or_default());
+    let plan = json!({
+        "transport": "stdio",
+        "command": stdio["command"],
+        "args": stdio["args"],
+        "env": env,
+        "steps": [call("search", json!({"query": "revenue"}))],
+    });
+    let found = results(&run(&plan));
+    assert!(
+        found[0]["structuredContent"]["total"]
+            .as_u64()
+            .is_some_and(|t| t > 0),
+        "{}",
+        found[0]
+    );
+
+    // A declined integration reads why; a request without a valid key does not.
+    let declined = q.integration("Nobody", "none", &[]);
+    let theirs = q.request("GET", "/api/v1/agent-guide", Some(&declined), None);
+    assert_eq!(theirs.status, 200);
+    assert!(theirs.text().contains("DECLINED"));
+    let anonymous = q.request("GET", "/api/v1/agent-guide", None, None);
+    assert_eq!(anonymous.status, 401);
+}

@@ -224,6 +224,25 @@ async fn authenticate(
     headers: &HeaderMap,
     connector: Option<String>,
 ) -> Result<(Integration, Account), ApiError> {
+    let (integration, key_lookup) = known_key(state, headers).await?;
+    let now = now_ms();
+    let (used, month) = state.store.count_request(&integration.id, now).await?;
+    let account = Account {
+        integration_id: integration.id.clone(),
+        key_lookup,
+        quota: integration.quota,
+        used,
+        reset_ms: month.reset_ms,
+        connector,
+    };
+    Ok((integration, account))
+}
+
+/// The integration of the request's key and the key's lookup id, not counted.
+async fn known_key(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<(Integration, String), ApiError> {
     let unauthorized = || {
         ApiError::new(
             ErrorKind::Unauthorized,
@@ -236,22 +255,27 @@ async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token)
         .ok_or_else(unauthorized)?;
-    let now = now_ms();
-    let (integration, key_lookup) = state
+    state
         .store
-        .authenticate(key, now)
+        .authenticate(key, now_ms())
         .await?
-        .ok_or_else(unauthorized)?;
-    let (used, month) = state.store.count_request(&integration.id, now).await?;
-    let account = Account {
-        integration_id: integration.id.clone(),
-        key_lookup,
-        quota: integration.quota,
-        used,
-        reset_ms: month.reset_ms,
-        connector,
-    };
-    Ok((integration, account))
+        .ok_or_else(unauthorized)
+}
+
+/// An integration that sent a valid key, for routes about the integration itself rather than
+/// the user's data (its agent guide): not counted, whatever its sharing and quota.
+pub(crate) struct Known(pub Integration);
+
+impl FromRequestParts<Arc<AppState>> for Known {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Known, ApiError> {
+        let (integration, _) = known_key(state, &parts.headers).await?;
+        Ok(Known(integration))
+    }
 }
 
 /// The token of `Bearer <token>`: the scheme in any case, then exactly one token.

@@ -12,6 +12,8 @@ use quarry_store::{Connector, Integration, Quota, Sharing};
 pub struct DocsFor<'a> {
     /// The service's base URL (`http://127.0.0.1:4747`).
     pub base_url: &'a str,
+    /// The command that serves MCP over stdio (`quarry --data-dir ... mcp`).
+    pub stdio_command: &'a [String],
     /// The integration's name.
     pub integration: &'a str,
     /// The key, when it is being shown (just created or rotated); otherwise a placeholder is
@@ -25,10 +27,12 @@ pub struct DocsFor<'a> {
     pub quota: &'a str,
 }
 
-/// The documentation of `integration` served at `base_url`, among `connectors` (all of them;
-/// those it may read are picked here), with `key` when it is being shown.
+/// The documentation of `integration` served at `base_url` (and over stdio by `stdio_command`),
+/// among `connectors` (all of them; those it may read are picked here), with `key` when it is
+/// being shown.
 pub fn docs_for_integration(
     base_url: &str,
+    stdio_command: &[String],
     integration: &Integration,
     connectors: &[Connector],
     key: Option<&str>,
@@ -44,6 +48,7 @@ pub fn docs_for_integration(
     };
     integration_docs(&DocsFor {
         base_url,
+        stdio_command,
         integration: &integration.name,
         api_key: key,
         connectors: &shared,
@@ -116,9 +121,87 @@ pub fn integration_docs(docs: &DocsFor<'_>) -> String {
         "curl -s -X POST '{base}/api/v1/search' -H \"Authorization: Bearer {key}\" -H 'Content-Type: application/json' -d '{{\"query\": \"{EXAMPLE_QUERY}\", \"limit\": 5}}'"
     );
     out.push('\n');
+    mcp_setup(&mut out, base, docs.stdio_command, key);
+    out.push_str(AGENT_GUIDE);
     out.push_str(BODY);
     out
 }
+
+/// The MCP configuration for the common clients: the HTTP endpoint with the key, and the
+/// stdio command.
+fn mcp_setup(out: &mut String, base: &str, stdio: &[String], key: &str) {
+    let http = serde_json::json!({"mcpServers": {"quarry": {
+        "type": "http",
+        "url": format!("{base}/mcp"),
+        "headers": {"Authorization": format!("Bearer {key}")},
+    }}});
+    let (command, args) = stdio
+        .split_first()
+        .map_or(("quarry", &[][..]), |(c, a)| (c.as_str(), a));
+    let stdio = serde_json::json!({"mcpServers": {"quarry": {
+        "command": command,
+        "args": args,
+        "env": {"QUARRY_API_KEY": key},
+    }}});
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    let _ = write!(
+        out,
+        "## Connect an agent over MCP
+
+Quarry is also an MCP server (Model Context Protocol, Streamable HTTP) at {base}/mcp with the \
+tools `search`, `read_document` and `list_connectors`: the same parameters, limits, answers and \
+errors as the endpoints below, and each tool call counts as one request.
+
+Claude Code:
+
+```
+claude mcp add --transport http quarry {base}/mcp --header \"Authorization: Bearer {key}\"
+```
+
+Clients configured with JSON (Claude Desktop, Cursor, VS Code, ...), over HTTP:
+
+```json
+{}
+```
+
+Clients that launch a command (stdio); `quarry mcp` goes through the running Quarry server, or \
+reads the data folder itself when none runs:
+
+```json
+{}
+```
+
+",
+        pretty(&http),
+        pretty(&stdio)
+    );
+}
+
+/// How an agent uses Quarry well; also `GET /api/v1/agent-guide` and the MCP server's
+/// instructions, in short.
+pub const AGENT_GUIDE: &str = r#"## Guide for agents
+
+1. List connectors first (`list_connectors`, `GET /api/v1/connectors`): what is shared, their
+   names, and whether one is still syncing (its documents may not all be there yet).
+2. Turn the request into filters. "The PDF Anna sent last month": query "Anna",
+   `file_extensions_filter` ["pdf"], `update_time_filter` {"from": first day of last month,
+   "to": first day of this month}. "My latest notes on X": `sort_by` "update_time". A named
+   source: `connector_names_filter` with its name.
+3. Search with a few distinctive words; quote exact phrases, exclude with -word. Semantic search
+   (the default) also finds passages that say it in other words. When nothing is found, drop a
+   filter or try other words before concluding it is not there.
+4. Page with `offset`: results come best first, at most 100 at a time; ask for the next page
+   (offset + limit) only when the first did not answer the question.
+5. Read only the top few documents, and only what you need: a result's `page` is where its
+   snippet lies in a paged document (PDF), so read `page_start` = `page_end` = that page (and
+   its neighbours if needed) rather than a whole book; `max_chars` caps the text.
+6. Cite what you used by title and path (and page), so the user can open it. The original file
+   is `GET .../docs/{doc_id}/file` with the same key; it is never needed to read the text.
+7. Errors say what to do: UNAUTHORIZED, ask the user for a new key; DATA_SHARING_DECLINED, tell
+   the user (they share data in Quarry's settings); QUOTA_EXCEEDED, stop until the reset;
+   REQUEST_VALIDATION_FAILED, fix the named field.
+
+"#;
 
 /// The part that is the same for every integration.
 const BODY: &str = r#"Requests with a body use `Content-Type: application/json`; every answer is JSON
@@ -146,11 +229,13 @@ Answer 200:
 { "results": [ { "connector_id": "cn_...", "connector_name": "Documents", "doc_id": "d_...",
     "title": "Quarterly report.pdf", "path": "reports/Quarterly report.pdf", "url": null,
     "mime_type": "application/pdf", "size_bytes": 482113, "update_time": "2026-10-30T09:12:44Z",
-    "score": 0.83, "snippet": "revenue grew 12% ...", "highlights": [ { "start": 0, "end": 7 } ] } ],
+    "score": 0.83, "snippet": "revenue grew 12% ...", "highlights": [ { "start": 0, "end": 7 } ],
+    "page": 3 } ],
   "total": 37, "mode": "semantic", "took_ms": 4, "warnings": [] }
 ```
 
-`highlights` are character offsets into `snippet`; `mode` is what ran ("keyword" when no
+`highlights` are character offsets into `snippet`; `page` is the page the snippet lies on for
+documents with pages (read it with `page_start`/`page_end`), null otherwise; `mode` is what ran ("keyword" when no
 embedding model is loaded, with a warning); `total` counts matches (keyword) or candidates
 (semantic).
 
@@ -214,6 +299,7 @@ mod tests {
         let connectors = vec![("Notes".to_owned(), "cn_1".to_owned())];
         integration_docs(&DocsFor {
             base_url: "http://127.0.0.1:4747/",
+            stdio_command: &["/opt/quarry".to_owned(), "mcp".to_owned()],
             integration: "Agent",
             api_key: key,
             connectors: &connectors,
@@ -246,6 +332,27 @@ mod tests {
         ] {
             assert!(text.contains(code), "{code}");
         }
+    }
+
+    #[test]
+    fn mcp_configurations_carry_the_endpoint_the_key_and_the_command() {
+        let text = docs(Some("qry_abc"), false);
+        assert!(text.contains("claude mcp add --transport http quarry http://127.0.0.1:4747/mcp"));
+        let blocks: Vec<serde_json::Value> = text
+            .split("```json\n")
+            .skip(1)
+            .filter_map(|b| serde_json::from_str(b.split("\n```").next()?).ok())
+            .filter(|v: &serde_json::Value| v.get("mcpServers").is_some())
+            .collect();
+        assert_eq!(blocks.len(), 2, "{text}");
+        let http = &blocks[0]["mcpServers"]["quarry"];
+        assert_eq!(http["url"], "http://127.0.0.1:4747/mcp");
+        assert_eq!(http["headers"]["Authorization"], "Bearer qry_abc");
+        let stdio = &blocks[1]["mcpServers"]["quarry"];
+        assert_eq!(stdio["command"], "/opt/quarry");
+        assert_eq!(stdio["args"], serde_json::json!(["mcp"]));
+        assert_eq!(stdio["env"]["QUARRY_API_KEY"], "qry_abc");
+        assert!(text.contains("## Guide for agents"));
     }
 
     #[test]

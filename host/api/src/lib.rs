@@ -7,6 +7,7 @@
 //! sharing and quota, validate, and answer with the quota headers; each is audited.
 
 mod admin;
+mod agent_guide;
 mod audit;
 mod connectors;
 mod docs;
@@ -57,6 +58,9 @@ pub struct ApiConfig {
     pub public_url: String,
     /// `Host` header values accepted (lowercase `host:port`).
     pub allowed_hosts: Vec<String>,
+    /// The command an MCP client launches for stdio (`quarry ... mcp`), shown in the generated
+    /// documentation.
+    pub stdio_command: Vec<String>,
 }
 
 impl ApiConfig {
@@ -84,7 +88,14 @@ impl ApiConfig {
         ApiConfig {
             public_url,
             allowed_hosts,
+            stdio_command: vec!["quarry".to_owned(), "mcp".to_owned()],
         }
+    }
+
+    /// The configuration with `command` as the stdio MCP command of the documentation.
+    pub fn with_stdio_command(mut self, command: Vec<String>) -> ApiConfig {
+        self.stdio_command = command;
+        self
     }
 }
 
@@ -141,6 +152,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(data_routes(state.clone()))
         .merge(mcp::routes(state.clone()))
         .route("/api/v1/openapi.json", get(openapi::get))
+        .route("/api/v1/agent-guide", get(agent_guide::get))
         .route("/healthz", get(health))
         .merge(admin::routes())
         .fallback(not_found)

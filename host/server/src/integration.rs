@@ -9,6 +9,7 @@ use quarry_store::{ApiKey, Integration, Quota, Sharing, Store, now_ms};
 
 use crate::admin::server_url;
 use crate::cli::IntegrationCommand;
+use crate::mcp::stdio_command;
 use crate::setup::Paths;
 
 /// Runs an integration command.
@@ -17,7 +18,7 @@ pub async fn run(paths: &Paths, store: &Store, command: IntegrationCommand) -> a
         IntegrationCommand::Docs { name, url } => {
             let integration = store.integration(&name).await?;
             let url = url.unwrap_or_else(|| server_url(paths));
-            print!("{}", docs(store, &integration, &url, None).await?);
+            print!("{}", docs(paths, store, &integration, &url, None).await?);
             Ok(())
         }
         IntegrationCommand::Create {
@@ -64,7 +65,7 @@ async fn create(
         println!();
         print!(
             "{}",
-            docs(store, &integration, &url, Some(key.expose())).await?
+            docs(paths, store, &integration, &url, Some(key.expose())).await?
         );
     }
     Ok(())
@@ -164,6 +165,7 @@ async fn set_quota(store: &Store, name: &str, quota: &str) -> anyhow::Result<()>
 
 /// The integration's generated API documentation.
 async fn docs(
+    paths: &Paths,
     store: &Store,
     integration: &Integration,
     base_url: &str,
@@ -172,6 +174,7 @@ async fn docs(
     let connectors = store.connectors().await?;
     Ok(docs_for_integration(
         base_url,
+        &stdio_command(paths),
         integration,
         &connectors,
         key,
@@ -194,7 +197,13 @@ async fn print_key(
         let answer = KeyAnswer {
             integration: IntegrationView::new(integration, &connectors),
             api_key: key.expose().to_owned(),
-            docs: docs_for_integration(&url, integration, &connectors, Some(key.expose())),
+            docs: docs_for_integration(
+                &url,
+                &stdio_command(paths),
+                integration,
+                &connectors,
+                Some(key.expose()),
+            ),
         };
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());

@@ -41,6 +41,30 @@ pub async fn run(paths: &Paths, args: &McpArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The command an MCP client launches for stdio on these folders: this binary, the data folder,
+/// the model when one is set up, then `mcp`.
+pub fn stdio_command(paths: &Paths) -> Vec<String> {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "quarry".to_owned());
+    let mut command = vec![
+        exe,
+        "--data-dir".to_owned(),
+        paths.data_dir.display().to_string(),
+    ];
+    match &paths.model {
+        Some(model) => command.extend([
+            "--model-dir".to_owned(),
+            model.model_dir.display().to_string(),
+            "--ort-lib".to_owned(),
+            model.runtime_library.display().to_string(),
+        ]),
+        None => command.extend(["--model-dir".to_owned(), "none".to_owned()]),
+    }
+    command.push("mcp".to_owned());
+    command
+}
+
 /// Serves MCP from this process over the data folder.
 async fn serve_here(paths: &Paths, key: &str) -> anyhow::Result<()> {
     let store = open_store(paths).await?;

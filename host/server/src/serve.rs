@@ -82,7 +82,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
-    let config = ApiConfig::new(address, args.public_url.as_deref());
+    let config = ApiConfig::new(address, args.public_url.as_deref())
+        .with_stdio_command(crate::mcp::stdio_command(paths));
     let (token, first_start) = admin_token(paths)?;
     let admin = AdminConfig {
         token: token.clone(),

@@ -304,5 +304,12 @@ pub(crate) fn docs_text(
     connectors: &[Connector],
     key: Option<&str>,
 ) -> String {
-    docs_for_integration(&state.config.public_url, integration, connectors, key)
+    let config = &state.config;
+    docs_for_integration(
+        &config.public_url,
+        &config.stdio_command,
+        integration,
+        connectors,
+        key,
+    )
 }
