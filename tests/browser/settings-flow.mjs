@@ -140,6 +140,28 @@ try {
     else check(from.has("Notes") && from.has("Private"), `both folders are searched: ${[...from]}`);
   }
 
+  // The MCP configuration, copied, connects an independent MCP client (the official Python SDK).
+  await page.click("#copy-mcp");
+  const mcp = JSON.parse(await clipboard()).mcpServers.quarry;
+  check(mcp.url === `${base}/mcp`, `the MCP configuration names the endpoint: ${mcp.url}`);
+  check(mcp.headers.Authorization === `Bearer ${key}`, "the MCP configuration carries the key");
+  const listConnectors = () => {
+    const plan = { transport: "http", url: mcp.url, headers: mcp.headers,
+      steps: [{ op: "call", tool: "list_connectors", arguments: {} }] };
+    const report = JSON.parse(execFileSync(process.env.MCP_PYTHON, [process.env.MCP_CLIENT],
+      { input: JSON.stringify(plan), encoding: "utf8" }));
+    check(Array.isArray(report.results), `the MCP client connected: ${JSON.stringify(report)}`);
+    return report.results[0];
+  };
+  const listed = listConnectors();
+  if (mode === "declined") {
+    check(listed.isError && listed.structuredContent.error.code === "DATA_SHARING_DECLINED", `declined over MCP: ${JSON.stringify(listed)}`);
+  } else {
+    const names = listed.structuredContent.connectors.map((c) => c.name).sort();
+    const expected = mode === "selected" ? ["Notes"] : ["Notes", "Private"];
+    check(JSON.stringify(names) === JSON.stringify(expected), `MCP lists the shared connectors: ${names}`);
+  }
+
   // Done: the key leaves the page, and no later page or admin answer shows it.
   await page.click("#created-done");
   check(await page.inputValue("#api-key") === "", "Done clears the key");
@@ -175,6 +197,8 @@ try {
   await page.waitForSelector(`#integration-table tr[data-name="${name}"] .badge.muted`);
   const refused = runCurl();
   check(refused.error && refused.error.code === "UNAUTHORIZED", `revoked: ${JSON.stringify(refused)}`);
+  const refusedOverMcp = listConnectors();
+  check(refusedOverMcp.isError && refusedOverMcp.structuredContent.error.code === "UNAUTHORIZED", `revoked over MCP: ${JSON.stringify(refusedOverMcp)}`);
   await shot("integrations");
 
   check(errors.length === 0, `no script errors on the page: ${errors.join("; ")}`);

@@ -29,12 +29,16 @@ pub fn python() -> PathBuf {
     python
 }
 
+/// The client script, `tests/mcp/client.py`.
+pub fn client_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py")
+}
+
 /// Runs the client on `plan` (see `client.py`); its report. Panics when it does not end within
 /// two minutes or prints no JSON.
 pub fn run(plan: &Value) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py");
     let mut child = Command::new(python())
-        .arg(&script)
+        .arg(client_script())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

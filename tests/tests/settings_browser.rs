@@ -61,6 +61,8 @@ fn walk(mode: &str) {
         .env("PRIVATE_DIR", &private)
         .env("SHARE_MODE", mode)
         .env("SHOTS_DIR", &shots)
+        .env("MCP_PYTHON", quarry_tests::mcp::python())
+        .env("MCP_CLIENT", quarry_tests::mcp::client_script())
         .output()
         .expect("node runs (make setup installs Node.js)");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -206,6 +206,7 @@ function showCreated(title, data) {
   $("#created-title").textContent = title;
   $("#api-key").value = data.api_key;
   $("#docs").textContent = data.docs;
+  $("#docs").dataset.mcp = JSON.stringify(data.mcp_config, null, 2);
   $("#created").hidden = false;
   $("#created").scrollIntoView({ block: "start" });
   $("#copy-key").focus();
@@ -214,6 +215,7 @@ function showCreated(title, data) {
 function clearCreated() {
   $("#api-key").value = "";
   $("#docs").textContent = "";
+  delete $("#docs").dataset.mcp;
   $("#created").hidden = true;
 }
 
@@ -566,6 +568,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#create-form").addEventListener("submit", createIntegration);
   $("#copy-key").addEventListener("click", () => copyText($("#api-key").value, "The key"));
   $("#copy-all").addEventListener("click", () => copyText($("#docs").textContent, "The API documentation"));
+  $("#copy-mcp").addEventListener("click", () => copyText($("#docs").dataset.mcp, "The MCP configuration"));
   $("#docs-copy-all").addEventListener("click", () => copyText($("#docs-text").textContent, "The API documentation"));
   $("#created-done").addEventListener("click", clearCreated);
   $("#folder-form").addEventListener("submit", addFolder);

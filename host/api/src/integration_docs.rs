@@ -127,14 +127,21 @@ pub fn integration_docs(docs: &DocsFor<'_>) -> String {
     out
 }
 
-/// The MCP configuration for the common clients: the HTTP endpoint with the key, and the
-/// stdio command.
-fn mcp_setup(out: &mut String, base: &str, stdio: &[String], key: &str) {
-    let http = serde_json::json!({"mcpServers": {"quarry": {
+/// The MCP client configuration of the service at `base_url` with `key`, over HTTP (the shape
+/// Claude Desktop, Cursor and VS Code read).
+pub fn mcp_http_config(base_url: &str, key: &str) -> serde_json::Value {
+    let base = base_url.trim_end_matches('/');
+    serde_json::json!({"mcpServers": {"quarry": {
         "type": "http",
         "url": format!("{base}/mcp"),
         "headers": {"Authorization": format!("Bearer {key}")},
-    }}});
+    }}})
+}
+
+/// The MCP configuration for the common clients: the HTTP endpoint with the key, and the
+/// stdio command.
+fn mcp_setup(out: &mut String, base: &str, stdio: &[String], key: &str) {
+    let http = mcp_http_config(base, key);
     let (command, args) = stdio
         .split_first()
         .map_or(("quarry", &[][..]), |(c, a)| (c.as_str(), a));

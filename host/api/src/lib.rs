@@ -44,7 +44,7 @@ use quarry_store::{Connector, ConnectorStatus, Sharing, Store};
 pub use admin::{AdminConfig, LOGIN_LINK_MS};
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
-pub use integration_docs::docs_for_integration;
+pub use integration_docs::{docs_for_integration, mcp_http_config};
 pub use limits::ApiLimits;
 
 use crate::audit::AuditSink;

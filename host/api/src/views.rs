@@ -386,6 +386,8 @@ pub struct KeyAnswer {
     pub api_key: String,
     /// The integration's generated API documentation, with the key in it.
     pub docs: String,
+    /// The MCP client configuration (`{"mcpServers": {"quarry": ...}}`) over HTTP, with the key.
+    pub mcp_config: serde_json::Value,
 }
 
 /// A request in the audit log. Names are those of the integration and connector now (`None`

@@ -2,7 +2,7 @@
 //! and keys. A running server sees every change on the integration's next request.
 
 use anyhow::{Context, bail};
-use quarry_api::docs_for_integration;
+use quarry_api::{docs_for_integration, mcp_http_config};
 use quarry_api::views::{IntegrationSummaryView, IntegrationView, KeyAnswer};
 use quarry_core::times::{parse_instant, rfc3339};
 use quarry_store::{ApiKey, Integration, Quota, Sharing, Store, now_ms};
@@ -204,6 +204,7 @@ async fn print_key(
                 &connectors,
                 Some(key.expose()),
             ),
+            mcp_config: mcp_http_config(&url, key.expose()),
         };
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());

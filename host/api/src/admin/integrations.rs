@@ -16,7 +16,7 @@ use super::session::Signed;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::input::{Fields, JsonObject};
-use crate::integration_docs::docs_for_integration;
+use crate::integration_docs::{docs_for_integration, mcp_http_config};
 use crate::views::{IntegrationSummaryView, IntegrationView, KeyAnswer, QuotaView};
 
 /// `GET /admin/v1/integrations`.
@@ -293,6 +293,7 @@ fn key_answer(
         integration: IntegrationView::new(integration, connectors),
         api_key: key.expose().to_owned(),
         docs: docs_text(state, integration, connectors, Some(key.expose())),
+        mcp_config: mcp_http_config(&state.config.public_url, key.expose()),
     };
     admin_json(status, &answer)
 }
