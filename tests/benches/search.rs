@@ -1,5 +1,6 @@
 //! Search latency and throughput through the HTTP API of the real server, beside the same
-//! queries run directly on the index in this process (the floor), over a generated corpus.
+//! queries run directly on the index in this process (the floor), and through the MCP `search`
+//! tool at `/mcp` beside REST (aim: within 1.2x at p50), over a generated corpus.
 //!
 //! `make bench` runs it (release build). `QUARRY_BENCH_DOCS` sets the corpus size (default
 //! 50000), `QUARRY_BENCH_CLIENTS` the concurrent clients (default 8).
@@ -84,7 +85,8 @@ fn main() {
 
     let queries = queries(&words);
     let key = q.integration("Bench", "all", &["--quota", "unlimited"]);
-    q.start();
+    // The bench measures latency, not the per-integration rate bound.
+    q.start_with_env(&[("QUARRY_RATE_LIMIT", "100000")]);
 
     // The floor: the same queries on the index, in this process.
     let index = Arc::new(SearchIndex::open(&q.data_dir().join("index"), false).expect("reader"));
@@ -100,9 +102,26 @@ fn main() {
         let key = key.clone();
         move |client: &mut Client, body: &Value| {
             let started = Instant::now();
-            let status = client.search(&addr, &key, body);
+            let (status, _) = client.post(&addr, &key, "/api/v1/search", &body.to_string(), "");
             assert_eq!(status, 200);
             started.elapsed()
+        }
+    };
+    // The same search as an MCP tool call, as an agent's MCP client sends it.
+    let mcp = {
+        let addr = q.addr.clone();
+        let key = key.clone();
+        move |client: &mut Client, body: &Value| {
+            let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "search", "arguments": body}});
+            let headers = "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n";
+            let started = Instant::now();
+            let (status, answer) = client.post(&addr, &key, "/mcp", &call.to_string(), headers);
+            let elapsed = started.elapsed();
+            assert_eq!(status, 200);
+            let answer: Value = serde_json::from_slice(&answer).expect("a JSON-RPC answer");
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+            elapsed
         }
     };
 
@@ -113,6 +132,7 @@ fn main() {
     let mut warm = Client::default();
     for body in &queries {
         http(&mut warm, body);
+        mcp(&mut warm, body);
     }
 
     let rounds = 5;
@@ -120,6 +140,8 @@ fn main() {
     let direct_loaded = measure(clients, rounds, &queries, || (), |_, body| direct(body));
     let http_single = measure(1, rounds, &queries, Client::default, &http);
     let http_loaded = measure(clients, rounds, &queries, Client::default, &http);
+    let mcp_single = measure(1, rounds, &queries, Client::default, &mcp);
+    let mcp_loaded = measure(clients, rounds, &queries, Client::default, &mcp);
 
     println!(
         "{:<40} {:>9} {:>9} {:>10}",
@@ -133,6 +155,8 @@ fn main() {
             &direct_loaded,
         ),
         (&*format!("HTTP API, {clients} clients"), &http_loaded),
+        ("MCP search tool, 1 client", &mcp_single),
+        (&*format!("MCP search tool, {clients} clients"), &mcp_loaded),
     ] {
         println!(
             "{name:<40} {:>9.2} {:>9.2} {:>10.0}",
@@ -146,6 +170,13 @@ fn main() {
         http_single.per_second / direct_single.per_second,
         http_loaded.p50_ms / direct_loaded.p50_ms,
         http_loaded.per_second / direct_loaded.per_second,
+    );
+    println!(
+        "ratio MCP / REST search: p50 {:.2}x, p99 {:.2}x (1 client); p50 {:.2}x, throughput {:.2}x ({clients} clients); aim: p50 within 1.2x",
+        mcp_single.p50_ms / http_single.p50_ms,
+        mcp_single.p99_ms / http_single.p99_ms,
+        mcp_loaded.p50_ms / http_loaded.p50_ms,
+        mcp_loaded.per_second / http_loaded.per_second,
     );
 }
 
@@ -291,10 +322,17 @@ struct Client {
 }
 
 impl Client {
-    fn search(&mut self, addr: &str, key: &str, body: &Value) -> u16 {
-        let body = body.to_string();
+    /// Posts JSON `body` to `path` with `headers` (complete lines); the status and the body.
+    fn post(
+        &mut self,
+        addr: &str,
+        key: &str,
+        path: &str,
+        body: &str,
+        headers: &str,
+    ) -> (u16, Vec<u8>) {
         let request = format!(
-            "POST /api/v1/search HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
             body.len()
         );
         let stream = self.stream.get_or_insert_with(|| {
@@ -328,6 +366,6 @@ impl Client {
         }
         let mut body = vec![0u8; length];
         stream.read_exact(&mut body).expect("body");
-        status
+        (status, body)
     }
 }

@@ -2,8 +2,8 @@
 //! and keys. A running server sees every change on the integration's next request.
 
 use anyhow::{Context, bail};
-use quarry_api::{docs_for_integration, mcp_http_config};
 use quarry_api::views::{IntegrationSummaryView, IntegrationView, KeyAnswer};
+use quarry_api::{docs_for_integration, mcp_http_config};
 use quarry_core::times::{parse_instant, rfc3339};
 use quarry_store::{ApiKey, Integration, Quota, Sharing, Store, now_ms};
 

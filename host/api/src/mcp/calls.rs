@@ -184,8 +184,9 @@ fn advice(kind: ErrorKind) -> &'static str {
              integration may read in Quarry's settings. Do not retry until they have."
         }
         "QUOTA_EXCEEDED" => {
-            "Stop calling Quarry's tools until the time above, or ask the user to raise this \
-             integration's monthly quota in Quarry's settings."
+            "Wait as the message says before calling again: a rate bound clears within \
+             seconds; a used-up monthly quota resets at the time it names, or the user can \
+             raise it in Quarry's settings."
         }
         "RESOURCE_NOT_FOUND" => {
             "The connector or document is gone or was never there: search again, or call \
@@ -199,16 +200,31 @@ fn advice(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// Bytes of a result as sent, about (its text and structured content).
+/// Bytes of a result as sent, about (its text and structured content), counted without
+/// writing the JSON anywhere.
 fn size(result: &CallToolResult) -> u64 {
     let text: usize = result
         .content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.len()))
         .sum();
-    let structured = result
-        .structured_content
-        .as_ref()
-        .map_or(0, |v| v.to_string().len());
-    (text + structured) as u64
+    let mut counter = Counter(0);
+    if let Some(value) = &result.structured_content {
+        let _ = serde_json::to_writer(&mut counter, value);
+    }
+    (text + counter.0) as u64
+}
+
+/// A writer that only counts.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
