@@ -84,8 +84,13 @@ fn every_command_works_without_a_server() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["integration", "api_key", "docs"]);
+    assert_eq!(keys, ["integration", "api_key", "docs", "mcp_config"]);
     assert_eq!(created["integration"]["name"], "Claude");
+    let key = created["api_key"].as_str().expect("api_key");
+    assert_eq!(
+        created["mcp_config"]["mcpServers"]["quarry"]["headers"]["Authorization"],
+        format!("Bearer {key}")
+    );
     assert!(
         created["docs"]
             .as_str()

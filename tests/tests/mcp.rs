@@ -404,6 +404,14 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
         json!([call("search", json!({"query": "x"}))]),
     )));
     assert_eq!(error_code(&refused[0]), "DATA_SHARING_DECLINED");
+    let tiny = q.integration("Tiny", "all", &["--quota", "1"]);
+    let twice = json!([
+        call("list_connectors", json!({})),
+        call("list_connectors", json!({}))
+    ]);
+    let metered = results(&run(&stdio_plan(&q, &tiny, twice)));
+    assert_eq!(metered[0]["isError"], false);
+    assert_eq!(error_code(&metered[1]), "QUOTA_EXCEEDED");
     q.cli_ok(&["integration", "revoke", "Desktop"]);
     let revoked = results(&run(&stdio_plan(&q, &key, steps())));
     assert_eq!(error_code(&revoked[1]), "UNAUTHORIZED");
