@@ -33,21 +33,27 @@ fn detail_fields(result: &Value) -> Vec<String> {
     fields
 }
 
-/// The audit log of integration `name`, as `(endpoint, status)`, oldest first.
-fn audited(q: &Quarry, name: &str) -> Vec<(String, u64)> {
-    let entries = q.cli_json(&["activity", "--integration", name, "--json"]);
-    let mut seen: Vec<(String, u64)> = entries
-        .as_array()
-        .or_else(|| entries["entries"].as_array())
-        .unwrap_or_else(|| panic!("activity: {entries}"))
-        .iter()
-        .map(|e| {
-            let endpoint = e["endpoint"].as_str().unwrap_or_default().to_owned();
-            (endpoint, e["status"].as_u64().unwrap_or_default())
-        })
-        .collect();
-    seen.reverse();
-    seen
+/// The audit log of integration `name`, as `(endpoint, status)`, oldest first, once it holds
+/// `expected` entries (the audit writer stores entries in batches; up to 10 s).
+fn audited(q: &Quarry, name: &str, expected: usize) -> Vec<(String, u64)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let entries = q.cli_json(&["activity", "--integration", name, "--json"]);
+        let mut seen: Vec<(String, u64)> = entries
+            .as_array()
+            .unwrap_or_else(|| panic!("activity: {entries}"))
+            .iter()
+            .map(|e| {
+                let endpoint = e["endpoint"].as_str().unwrap_or_default().to_owned();
+                (endpoint, e["status"].as_u64().unwrap_or_default())
+            })
+            .collect();
+        if seen.len() >= expected || std::time::Instant::now() > deadline {
+            seen.reverse();
+            return seen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 #[test]
@@ -202,7 +208,7 @@ fn invalid_arguments_are_tool_errors_naming_each_field() {
         "an unknown tool is a protocol error: {}",
         steps[4]
     );
-    let audit = audited(&q, "Agent");
+    let audit = audited(&q, "Agent", 4);
     assert_eq!(
         audit,
         [
@@ -279,7 +285,7 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
         assert_eq!(error_code(&step), "DATA_SHARING_DECLINED");
     }
     assert_eq!(
-        audited(&q, "Nobody"),
+        audited(&q, "Nobody", 2),
         [
             ("mcp:search".to_owned(), 403),
             ("mcp:list_connectors".to_owned(), 403)
@@ -372,7 +378,7 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
         through_server[0]
     );
     assert_eq!(
-        audited(&q, "Desktop").len(),
+        audited(&q, "Desktop", 2).len(),
         2,
         "the server audited both calls"
     );
@@ -416,7 +422,7 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
     let revoked = results(&run(&stdio_plan(&q, &key, steps())));
     assert_eq!(error_code(&revoked[1]), "UNAUTHORIZED");
     assert_eq!(
-        audited(&q, "Desktop").len(),
+        audited(&q, "Desktop", 3).len(),
         3,
         "the folder's own calls are audited too"
     );

@@ -16,7 +16,7 @@ use crate::frame::json;
 use crate::guard::{Caller, Read};
 use crate::input::{Fields, Problems, param_integer};
 use crate::views::{DocView, DocumentView};
-use crate::{AppState, PathIds, served_connector, with_read_turn};
+use crate::{AppState, ID_ISSUE, PathIds, served_connector, with_read_turn};
 
 /// Largest value of `page_start`, `page_end` and `max_chars` accepted.
 const MAX_PARAM: u64 = 1 << 31;
@@ -109,8 +109,7 @@ fn id_field<T, E>(f: &mut Fields<'_>, name: &str, parse: fn(&str) -> Result<T, E
     f.require(name, ": use the id a search result or list_connectors gave");
     let parsed = parse(f.string(name)?).ok();
     if parsed.is_none() {
-        let issue = "must be 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'";
-        f.problems.add(name, issue, format!("{name} {issue}"));
+        f.problems.add(name, ID_ISSUE, format!("{name} {ID_ISSUE}"));
     }
     parsed
 }

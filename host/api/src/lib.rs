@@ -254,6 +254,9 @@ pub(crate) async fn with_read_turn<T: Send + 'static>(
     .await
 }
 
+/// What is wrong with an id that does not parse.
+pub(crate) const ID_ISSUE: &str = "must be 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'";
+
 /// The ids in a document route's path, checked in the validation step.
 pub(crate) struct PathIds {
     /// The connector id as sent (empty when the path could not be decoded).
@@ -288,7 +291,7 @@ impl PathIds {
         let params = input::query_params(query, allowed)?;
         let mut problems = Problems::default();
         let checked = extra(&params, &mut problems);
-        let issue = "must be 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'";
+        let issue = ID_ISSUE;
         let connector = match self.connector.as_deref().map(ConnectorId::parse) {
             Some(Ok(id)) => Some(id),
             _ => {
