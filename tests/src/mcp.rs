@@ -83,6 +83,16 @@ pub fn stdio_plan(q: &Quarry, key: &str, steps: Value) -> Value {
     json!({"transport": "stdio", "command": program, "args": args, "env": env, "steps": steps})
 }
 
+/// Runs `steps` over Streamable HTTP to `q` with `key`; their results.
+pub fn over_http(q: &Quarry, key: &str, steps: Value) -> Vec<Value> {
+    results(&run(&http_plan(q, Some(key), steps)))
+}
+
+/// Runs `steps` over stdio (`quarry mcp` on `q`'s data folder) with `key`; their results.
+pub fn over_stdio(q: &Quarry, key: &str, steps: Value) -> Vec<Value> {
+    results(&run(&stdio_plan(q, key, steps)))
+}
+
 /// A step calling `tool` with `arguments`.
 pub fn call(tool: &str, arguments: Value) -> Value {
     json!({"op": "call", "tool": tool, "arguments": arguments})

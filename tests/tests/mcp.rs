@@ -3,7 +3,7 @@
 //! folder plugin. Tools answer as the REST routes do, refuse as they do, and are audited.
 
 use quarry_tests::corpus;
-use quarry_tests::mcp::{call, error_code, http_plan, results, run, stdio_plan};
+use quarry_tests::mcp::{call, error_code, http_plan, over_http, over_stdio, results, run};
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
 
@@ -136,12 +136,8 @@ fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
 
     // Read just that page, as the text said; the original is linked, not inlined.
     let args = json!({"connector_id": notes, "doc_id": doc_id, "page_start": 2, "page_end": 2});
-    let report = run(&http_plan(
-        &q,
-        Some(&key),
-        json!([call("read_document", args)]),
-    ));
-    let read = &results(&report)[0];
+    let steps = over_http(&q, &key, json!([call("read_document", args)]));
+    let read = &steps[0];
     assert_eq!(read["schema_valid"], true, "{read}");
     let doc = &read["structuredContent"];
     assert_eq!(
@@ -173,9 +169,9 @@ fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
 fn invalid_arguments_are_tool_errors_naming_each_field() {
     let (q, notes, _) = world();
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    let report = run(&http_plan(
+    let steps = over_http(
         &q,
-        Some(&key),
+        &key,
         json!([
             call("search", json!({"query": "x", "limit": 0, "bogus": 1})),
             call("read_document", json!({})),
@@ -186,8 +182,7 @@ fn invalid_arguments_are_tool_errors_naming_each_field() {
             call("list_connectors", json!({"verbose": true})),
             call("no_such_tool", json!({})),
         ]),
-    ));
-    let steps = results(&report);
+    );
     assert_eq!(error_code(&steps[0]), "REQUEST_VALIDATION_FAILED");
     assert_eq!(detail_fields(&steps[0]), ["bogus", "limit"]);
     assert!(
@@ -235,9 +230,9 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
 
     // Selected: only Notes is seen; a Mail document is refused before anything is read.
     let selected = q.integration("NotesOnly", "Notes", &["--quota", "unlimited"]);
-    let report = run(&http_plan(
+    let steps = over_http(
         &q,
-        Some(&selected),
+        &selected,
         json!([
             call("list_connectors", json!({})),
             call(
@@ -249,8 +244,7 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
                 json!({"connector_id": mail, "doc_id": mail_doc})
             ),
         ]),
-    ));
-    let steps = results(&report);
+    );
     let seen: Vec<&str> = steps[0]["structuredContent"]["connectors"]
         .as_array()
         .expect("connectors")
@@ -273,15 +267,14 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
 
     // Declined: every call is refused, in words the agent can pass on.
     let declined = q.integration("Nobody", "none", &["--quota", "unlimited"]);
-    let report = run(&http_plan(
+    for step in over_http(
         &q,
-        Some(&declined),
+        &declined,
         json!([
             call("search", json!({"query": "revenue"})),
             call("list_connectors", json!({}))
         ]),
-    ));
-    for step in results(&report) {
+    ) {
         assert_eq!(error_code(&step), "DATA_SHARING_DECLINED");
     }
     assert_eq!(
@@ -294,16 +287,15 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
 
     // Quota: each tool call is one request; the third of a quota of two is refused.
     let tiny = q.integration("Tiny", "all", &["--quota", "2"]);
-    let report = run(&http_plan(
+    let steps = over_http(
         &q,
-        Some(&tiny),
+        &tiny,
         json!([
             call("list_connectors", json!({})),
             call("search", json!({"query": "revenue"})),
             call("search", json!({"query": "revenue"})),
         ]),
-    ));
-    let steps = results(&report);
+    );
     assert_eq!(steps[0]["isError"], false);
     assert_eq!(steps[1]["isError"], false);
     assert_eq!(error_code(&steps[2]), "QUOTA_EXCEEDED");
@@ -318,12 +310,12 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
     // A revoked key: the client connects, and its calls say the key is no longer valid.
     let gone = q.integration("Gone", "all", &[]);
     q.cli_ok(&["integration", "revoke", "Gone"]);
-    let report = run(&http_plan(
+    let steps = over_http(
         &q,
-        Some(&gone),
+        &gone,
         json!([call("search", json!({"query": "revenue"}))]),
-    ));
-    let step = &results(&report)[0];
+    );
+    let step = &steps[0];
     assert_eq!(error_code(step), "UNAUTHORIZED");
     assert!(
         step["text"].as_str().is_some_and(|t| t.contains("revoked")),
@@ -358,17 +350,13 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
             call("search", json!({"query": "spring", "semantic_search": false})),
         ])
     };
-    let relayed = results(&run(&stdio_plan(&q, &key, steps())));
+    let relayed = over_stdio(&q, &key, steps());
     assert_eq!(relayed[0]["tools"].as_array().map(Vec::len), Some(3));
     let hit = result_for(&relayed[1], "report.pdf");
     assert_eq!(hit["page"], 2);
     let doc_id = hit["doc_id"].as_str().expect("doc_id").to_owned();
     let read = json!({"connector_id": notes, "doc_id": doc_id, "page_start": 2});
-    let through_server = results(&run(&stdio_plan(
-        &q,
-        &key,
-        json!([call("read_document", read.clone())]),
-    )));
+    let through_server = over_stdio(&q, &key, json!([call("read_document", read.clone())]));
     // Only a server links the original file: these calls went through it.
     assert!(
         through_server[0]["text"]
@@ -385,11 +373,7 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
 
     // No server: `quarry mcp` reads the data folder itself, with the same checks.
     q.stop();
-    let here = results(&run(&stdio_plan(
-        &q,
-        &key,
-        json!([call("read_document", read.clone())]),
-    )));
+    let here = over_stdio(&q, &key, json!([call("read_document", read.clone())]));
     assert_eq!(here[0]["schema_valid"], true, "{}", here[0]);
     let content = here[0]["structuredContent"]["content"]
         .as_str()
@@ -404,22 +388,22 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
             .is_some_and(|t| t.contains("while its server runs"))
     );
     let declined = q.integration("Nobody", "none", &[]);
-    let refused = results(&run(&stdio_plan(
+    let refused = over_stdio(
         &q,
         &declined,
         json!([call("search", json!({"query": "x"}))]),
-    )));
+    );
     assert_eq!(error_code(&refused[0]), "DATA_SHARING_DECLINED");
     let tiny = q.integration("Tiny", "all", &["--quota", "1"]);
     let twice = json!([
         call("list_connectors", json!({})),
         call("list_connectors", json!({}))
     ]);
-    let metered = results(&run(&stdio_plan(&q, &tiny, twice)));
+    let metered = over_stdio(&q, &tiny, twice);
     assert_eq!(metered[0]["isError"], false);
     assert_eq!(error_code(&metered[1]), "QUOTA_EXCEEDED");
     q.cli_ok(&["integration", "revoke", "Desktop"]);
-    let revoked = results(&run(&stdio_plan(&q, &key, steps())));
+    let revoked = over_stdio(&q, &key, steps());
     assert_eq!(error_code(&revoked[1]), "UNAUTHORIZED");
     assert_eq!(
         audited(&q, "Desktop", 3).len(),
@@ -493,4 +477,41 @@ fn the_agent_guide_is_served_to_the_integration_and_its_mcp_configurations_conne
     assert!(theirs.text().contains("DECLINED"));
     let anonymous = q.request("GET", "/api/v1/agent-guide", None, None);
     assert_eq!(anonymous.status, 401);
+}
+
+#[test]
+fn mcp_requests_are_bounded_as_api_requests_are() {
+    let mut q = Quarry::new();
+    let notes = q.scratch("notes");
+    corpus::write(&notes, &corpus::notes());
+    q.add_folder("Notes", &notes);
+    // One request a second (bursts of two): the integration's rate bound, per tool call.
+    q.start_with_env(&[("QUARRY_RATE_LIMIT", "1")]);
+    q.wait_synced();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let mcp_headers = [("accept", "application/json, text/event-stream")];
+
+    let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "x".repeat(2 << 20)}}});
+    let refused = q.request_with("POST", "/mcp", Some(&key), Some(&huge), &mcp_headers);
+    assert_eq!(refused.status, 413, "a body over 1 MiB is refused unread");
+    let stream = q.request_with("GET", "/mcp", Some(&key), None, &mcp_headers);
+    assert_eq!(stream.status, 405, "no session, no stream to hold open");
+
+    let calls: Vec<Value> = (0..6).map(|_| call("list_connectors", json!({}))).collect();
+    let steps = over_http(&q, &key, Value::Array(calls));
+    let bounded: Vec<&Value> = steps.iter().filter(|s| s["isError"] == true).collect();
+    assert!(
+        !bounded.is_empty(),
+        "six calls at once exceed a rate of one a second: {steps:?}"
+    );
+    for step in bounded {
+        assert_eq!(error_code(step), "QUOTA_EXCEEDED");
+        assert!(
+            step["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("per second")),
+            "{step}"
+        );
+    }
 }
