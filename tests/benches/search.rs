@@ -163,20 +163,37 @@ fn main() {
             m.p50_ms, m.p99_ms, m.per_second
         );
     }
-    println!(
-        "ratio HTTP / direct: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x (1 client); p50 {:.2}x, throughput {:.2}x ({clients} clients)",
-        http_single.p50_ms / direct_single.p50_ms,
-        http_single.p99_ms / direct_single.p99_ms,
-        http_single.per_second / direct_single.per_second,
-        http_loaded.p50_ms / direct_loaded.p50_ms,
-        http_loaded.per_second / direct_loaded.per_second,
+    ratio(
+        "HTTP / direct",
+        (&http_single, &direct_single),
+        (&http_loaded, &direct_loaded),
+        clients,
+        "",
     );
+    ratio(
+        "MCP / REST search",
+        (&mcp_single, &http_single),
+        (&mcp_loaded, &http_loaded),
+        clients,
+        "; aim: p50 within 1.2x",
+    );
+}
+
+/// Prints how path `a` compares with path `b`, with one client and with `clients`.
+fn ratio(
+    what: &str,
+    (a, b): (&Measurement, &Measurement),
+    (a_loaded, b_loaded): (&Measurement, &Measurement),
+    clients: usize,
+    aim: &str,
+) {
     println!(
-        "ratio MCP / REST search: p50 {:.2}x, p99 {:.2}x (1 client); p50 {:.2}x, throughput {:.2}x ({clients} clients); aim: p50 within 1.2x",
-        mcp_single.p50_ms / http_single.p50_ms,
-        mcp_single.p99_ms / http_single.p99_ms,
-        mcp_loaded.p50_ms / http_loaded.p50_ms,
-        mcp_loaded.per_second / http_loaded.per_second,
+        "ratio {what}: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x (1 client); p50 {:.2}x, throughput {:.2}x ({clients} clients){aim}",
+        a.p50_ms / b.p50_ms,
+        a.p99_ms / b.p99_ms,
+        a.per_second / b.per_second,
+        a_loaded.p50_ms / b_loaded.p50_ms,
+        a_loaded.per_second / b_loaded.per_second,
     );
 }
 
