@@ -497,6 +497,24 @@ fn mcp_requests_are_bounded_as_api_requests_are() {
     assert_eq!(refused.status, 413, "a body over 1 MiB is refused unread");
     let stream = q.request_with("GET", "/mcp", Some(&key), None, &mcp_headers);
     assert_eq!(stream.status, 405, "no session, no stream to hold open");
+    assert!(stream.header("allow").is_some_and(|a| a.contains("POST")));
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let unacceptable = q.request("POST", "/mcp", Some(&key), Some(&ping));
+    assert_eq!(unacceptable.status, 400, "{}", unacceptable.text());
+    // The transport's refusals come in the API's envelope, with its code and the request id.
+    for answer in [&refused, &stream, &unacceptable] {
+        let body = answer.json();
+        assert_eq!(body["error"]["code"], "REQUEST_VALIDATION_FAILED", "{body}");
+        assert_eq!(
+            body["error"]["request_id"].as_str(),
+            answer.header("x-request-id")
+        );
+    }
+    assert!(
+        unacceptable.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("text/event-stream"))
+    );
 
     let calls: Vec<Value> = (0..6).map(|_| call("list_connectors", json!({}))).collect();
     let steps = over_http(&q, &key, Value::Array(calls));

@@ -167,6 +167,50 @@ pub(crate) fn routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         .route_service("/mcp", service)
         .layer(from_fn(require_bearer))
+        .layer(from_fn(in_the_envelope))
+}
+
+/// Longest refusal text of the transport's that is carried into the envelope.
+const MAX_REFUSAL_BYTES: usize = 4096;
+
+/// The transport's own refusals (a wrong method, `Accept` or `Content-Type`, a body over the
+/// limit), which it answers in plain text, answered in the API's error envelope with the
+/// error table's code, as every other refusal of the service is. JSON answers (JSON-RPC
+/// results and errors) pass as they are.
+async fn in_the_envelope(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let kind = match status.as_u16() {
+        401 => return response,
+        405 => ErrorKind::MethodNotAllowed,
+        413 => ErrorKind::PayloadTooLarge,
+        415 => ErrorKind::UnsupportedMediaType,
+        500.. => ErrorKind::Internal,
+        _ => ErrorKind::Validation,
+    };
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let text = axum::body::to_bytes(response.into_body(), MAX_REFUSAL_BYTES)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let message = match kind {
+        ErrorKind::Internal => "the MCP transport failed; see the server log".to_owned(),
+        _ if text.is_empty() => format!("the MCP transport refused the request ({status})"),
+        _ => text,
+    };
+    let mut error = ApiError::new(kind, message);
+    if let Some(allow) = allow {
+        error = error.with_header(header::ALLOW, allow);
+    }
+    error.into_response()
 }
 
 /// A request to `/mcp` without a bearer key is refused before the protocol: there is nothing
