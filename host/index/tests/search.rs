@@ -185,6 +185,15 @@ fn filters_apply_to_connectors_times_and_extensions() -> Result<(), IndexError> 
     let mut found = ids(&index.search(&pdf)?);
     found.sort();
     assert_eq!(found, ["both", "report"]);
+
+    // A long list of extensions filters as a short one does.
+    let mut many = pdf.clone();
+    let mut extensions: Vec<String> = (0..100).map(|n| format!("x{n}")).collect();
+    extensions.extend(["pdf".to_owned(), "md".to_owned()]);
+    many.filters.extensions = Some(extensions);
+    let mut found = ids(&index.search(&many)?);
+    found.sort();
+    assert_eq!(found, ["both", "report"]);
     Ok(())
 }
 
