@@ -70,6 +70,8 @@ pub struct Quarry {
     honour_permissions: bool,
     /// A command the binary runs through ([`Quarry::run_through`]).
     wrapper: Vec<String>,
+    /// Whether the binary gets the embedding model ([`Quarry::without_model`]).
+    model: bool,
 }
 
 /// What a CLI command printed.
@@ -106,7 +108,13 @@ impl Quarry {
             addr: String::new(),
             honour_permissions: false,
             wrapper: Vec::new(),
+            model: true,
         }
+    }
+
+    /// Runs the server and the CLI without the embedding model (keyword search only).
+    pub fn without_model(&mut self) {
+        self.model = false;
     }
 
     /// Runs the binary through `command` (its arguments first, then the binary's), e.g. in a
@@ -183,7 +191,14 @@ impl Quarry {
             .arg(&self.data_dir)
             .env("QUARRY_PLUGINS_DIR", crate::plugins_dir())
             .env("QUARRY_COMPONENT_CACHE", crate::component_cache())
-            .env("QUARRY_MODEL_DIR", crate::model_dir())
+            .env(
+                "QUARRY_MODEL_DIR",
+                if self.model {
+                    crate::model_dir()
+                } else {
+                    PathBuf::from("none")
+                },
+            )
             .env("QUARRY_ORT_LIB", crate::ort_lib())
             .env_remove("QUARRY_DATA_DIR")
             .env_remove("QUARRY_LISTEN")
@@ -459,12 +474,15 @@ impl Quarry {
         }
     }
 
-    /// Waits until every connector has finished a sync and is idle.
+    /// Waits until every connector has finished a sync and is idle, and the embeddings of its
+    /// documents are computed (when a model is loaded).
     pub fn wait_synced(&self) {
-        self.wait_for("every connector synced", |connectors| {
-            connectors
-                .iter()
-                .all(|c| c["status"] == "idle" && !c["last_sync_time"].is_null())
+        self.wait_for("every connector synced and embedded", |connectors| {
+            connectors.iter().all(|c| {
+                c["status"] == "idle"
+                    && !c["last_sync_time"].is_null()
+                    && c["embedding"]["pending"].as_u64().unwrap_or(0) == 0
+            })
         });
     }
 

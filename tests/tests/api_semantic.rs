@@ -1,9 +1,14 @@
 //! Semantic search against the real server with the real model (`make setup` installs it):
 //! meaning without shared words, filters and exclusions before ranking, snippets and highlights,
-//! and keyword mode with a warning when no model is loaded.
+//! keyword mode with a warning when no model is loaded, and keyword first: documents are found
+//! by keyword before their vectors exist and by meaning after, across a crash.
 
-use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS, MONTH_MS};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS, MONTH_MS, set_mtime};
+use quarry_tests::generated::{text, vocabulary};
 use quarry_tests::quarry::Quarry;
+use quarry_tests::rng::Rng;
 use serde_json::{Value, json};
 
 /// Short notes on unrelated subjects; each query below shares no word with its answer.
@@ -169,7 +174,11 @@ fn without_a_model_search_is_keyword_and_a_model_added_later_covers_every_docume
     quarry_tests::corpus::write(&dir, &topics());
     q.add_folder("Topics", &dir);
     q.start_with_env(&[("QUARRY_MODEL_DIR", "none")]);
-    q.wait_synced();
+    // (The CLI the harness reads has the model, so it counts the vectors as pending.)
+    q.wait_for("the keyword sync", |c| {
+        c.first()
+            .is_some_and(|c| c["status"] == "idle" && c["doc_count"] == 4)
+    });
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
 
     let body = q.search_ok(&key, json!({"query": "dog"}));
@@ -183,11 +192,12 @@ fn without_a_model_search_is_keyword_and_a_model_added_later_covers_every_docume
         "{body}"
     );
 
-    // With the model back, the documents indexed without vectors are indexed again.
+    // With the model back, the documents indexed without vectors get them in the background,
+    // from the text the index holds: nothing is fetched again.
     q.stop();
     q.start();
     let query = json!({"query": "puppy playing fetch outdoors"});
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let body = q.search_ok(&key, query.clone());
         if body["mode"] == "semantic"
@@ -196,13 +206,97 @@ fn without_a_model_search_is_keyword_and_a_model_added_later_covers_every_docume
             break;
         }
         assert!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "semantic search never found pets.txt: {body}\n{}",
             q.log()
         );
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(200));
     }
-    assert!(q.log().contains("documents without vectors"), "{}", q.log());
+    q.wait_synced();
+    let topics = &q.connectors()[0];
+    assert_eq!(topics["embedding"]["pending"], 0, "{topics}");
+    assert_eq!(
+        topics["progress"]["indexed"], 0,
+        "no document was fetched again: {topics}"
+    );
+}
+
+/// `count` files of made-up words (far from any real query's meaning, and slow to embed),
+/// newer than `pets.txt`, written into `dir` beside the topics.
+fn filler(dir: &std::path::Path, count: usize) {
+    let words = vocabulary(3000);
+    let mut rng = Rng(7);
+    for n in 0..count {
+        let path = dir.join(format!("filler-{n:04}.txt"));
+        std::fs::write(&path, text(&mut rng, &words, 150)).expect("write filler");
+        let months = 6 + (n as i64 % 12);
+        set_mtime(
+            &path,
+            UNIX_EPOCH + Duration::from_millis((MARCH_2026_MS + months * MONTH_MS) as u64),
+        );
+    }
+}
+
+fn pending(q: &Quarry) -> u64 {
+    q.connectors()[0]["embedding"]["pending"]
+        .as_u64()
+        .expect("embedding progress with a model loaded")
+}
+
+#[test]
+fn documents_are_found_by_keyword_before_their_vectors_exist_and_by_meaning_after_a_crash() {
+    let mut q = Quarry::new();
+    let dir = q.scratch("topics");
+    quarry_tests::corpus::write(&dir, &topics());
+    filler(&dir, 600);
+    q.add_folder("Topics", &dir);
+    q.start();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for("the keyword sync", |c| {
+        c.first()
+            .is_some_and(|c| c["status"] == "idle" && c["doc_count"] == 604)
+    });
+
+    // Searchable by keyword at once; the oldest document (pets.txt) is embedded last.
+    let waiting = pending(&q);
+    assert!(waiting > 0, "the vectors come after the sync");
+    let body = q.search_ok(&key, json!({"query": "dog"}));
+    assert_eq!(body["mode"], "semantic", "{body}");
+    assert_eq!(paths(&body), ["pets.txt"], "{body}");
+    let warning = body["warnings"][0].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("not searchable by meaning yet") && warning.contains("ranked by keyword"),
+        "{body}"
+    );
+    let by_meaning = json!({"query": "puppy playing fetch outdoors"});
+    let early = q.search_ok(&key, by_meaning.clone());
+    assert!(
+        !paths(&early).contains(&"pets.txt".to_owned()),
+        "pets.txt shares no word with the query and has no vectors yet: {early}"
+    );
+
+    // A crash with vectors pending loses none of them: the index is the queue.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pending(&q) == waiting {
+        assert!(
+            Instant::now() < deadline,
+            "no vectors were stored\n{}",
+            q.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before_crash = pending(&q);
+    assert!(before_crash > 0, "still pending when the server is killed");
+    q.kill();
+    q.start();
+    q.wait_synced();
+    let topics = &q.connectors()[0];
+    assert_eq!(topics["doc_count"], 604, "{topics}");
+    assert_eq!(topics["embedding"]["pending"], 0, "{topics}");
+
+    let late = q.search_ok(&key, by_meaning);
+    assert_eq!(late["warnings"], json!([]), "{late}");
+    assert_eq!(paths(&late)[0], "pets.txt", "{late}");
 }
 
 #[test]
@@ -221,9 +315,10 @@ fn an_index_of_an_older_layout_is_rebuilt_from_the_sources_at_start() {
     );
 
     q.start();
-    q.wait_for("the rebuilt index synced", |c| {
-        c.first()
-            .is_some_and(|c| c["doc_count"] == 4 && c["status"] == "idle")
+    q.wait_for("the rebuilt index synced and embedded", |c| {
+        c.first().is_some_and(|c| {
+            c["doc_count"] == 4 && c["status"] == "idle" && c["embedding"]["pending"] == 0
+        })
     });
     assert!(
         q.log().contains("rebuilding it from the sources"),

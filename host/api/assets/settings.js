@@ -328,6 +328,15 @@ function statusCell(c) {
   } else if (p.failed) {
     cell.append(el("small", { class: "counts" }, `${p.failed} file(s) could not be read`));
   }
+  // Embeddings come after the sync: documents are found by keyword meanwhile.
+  const e = c.embedding;
+  if (e && e.pending > 0) {
+    const embedded = Math.max(c.doc_count - e.pending, 0);
+    cell.append(
+      el("progress", { max: c.doc_count || 1, value: embedded, "aria-label": `Embedding progress of ${c.name}` }),
+      el("small", { class: "counts", dataset: { embedding: "" } },
+        `meaning: ${e.pending.toLocaleString()} document(s) waiting for embeddings (found by keyword meanwhile)`));
+  }
   return cell;
 }
 
@@ -382,7 +391,7 @@ async function removeConnector(connector) {
 function pollConnectors() {
   clearTimeout(state.pollTimer);
   if ($("#connectors").hidden) return;
-  const busy = state.connectors.some((c) => c.status === "syncing" || c.doc_count === 0 && c.status === "idle" && !c.last_sync_time);
+  const busy = state.connectors.some((c) => c.status === "syncing" || (c.embedding && c.embedding.pending > 0) || c.doc_count === 0 && c.status === "idle" && !c.last_sync_time);
   state.pollTimer = setTimeout(async () => {
     try { await loadConnectors(); } catch (_) { /* shown on the next action */ }
     pollConnectors();

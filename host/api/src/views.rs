@@ -172,6 +172,9 @@ pub struct ConnectorView {
     pub last_error: Option<String>,
     /// Counts of the current or last sync.
     pub progress: ProgressView,
+    /// How far its documents' embeddings are (for semantic search); `null` when no embedding
+    /// model is loaded (or the answer does not come from the server).
+    pub embedding: Option<EmbeddingView>,
     /// What its plugin calls have cost (the user's view only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin_usage: Option<PluginUsageView>,
@@ -188,6 +191,16 @@ pub struct ProgressView {
     pub failed: u64,
     /// Documents a full listing still expects, when known.
     pub remaining: Option<u64>,
+}
+
+/// How far a connector's embeddings are: documents are searchable by keyword once synced, and
+/// by meaning once their vectors, computed in the background, are stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbeddingView {
+    /// The model the vectors come from.
+    pub model: String,
+    /// Documents whose vectors are still being computed.
+    pub pending: u64,
 }
 
 /// What a connector's plugin calls have cost since it was added.
@@ -226,6 +239,7 @@ impl ConnectorView {
                 failed: c.progress.failed,
                 remaining: c.progress.remaining,
             },
+            embedding: None,
             plugin_usage: None,
         }
     }

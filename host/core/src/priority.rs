@@ -3,6 +3,9 @@
 
 /// The niceness given to background threads (0 is normal, 19 the lowest priority).
 pub const BACKGROUND_NICENESS: i32 = 10;
+/// The niceness of work that should yield even to syncs: computing passage vectors, which a
+/// document can wait for because it is searchable by keyword already.
+pub const IDLE_NICENESS: i32 = 19;
 
 /// Lowers the calling thread's priority to [`BACKGROUND_NICENESS`] (a thread already lower
 /// stays so). Threads it starts afterwards
@@ -11,15 +14,27 @@ pub const BACKGROUND_NICENESS: i32 = 10;
 /// for their whole life, never on a pooled thread that may later serve a request. Best effort:
 /// where the system refuses, the thread keeps its priority.
 pub fn run_in_background() {
+    lower_to(BACKGROUND_NICENESS);
+}
+
+/// Lowers the calling thread's priority to [`IDLE_NICENESS`], below background work: it then
+/// gets the CPU only what searches and syncs leave. As [`run_in_background`] otherwise.
+pub fn run_when_idle() {
+    lower_to(IDLE_NICENESS);
+}
+
+fn lower_to(niceness: i32) {
     #[cfg(target_os = "linux")]
     {
         // On Linux a thread id addresses one thread: only this thread is changed.
         let thread = rustix::thread::gettid();
         let current = rustix::process::getpriority_process(Some(thread)).unwrap_or(0);
-        if current < BACKGROUND_NICENESS {
-            let _ = rustix::process::setpriority_process(Some(thread), BACKGROUND_NICENESS);
+        if current < niceness {
+            let _ = rustix::process::setpriority_process(Some(thread), niceness);
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = niceness;
 }
 
 #[cfg(test)]

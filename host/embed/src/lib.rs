@@ -14,4 +14,4 @@ mod pooling;
 
 pub use chunk::{Passage, chunk};
 pub use error::EmbedError;
-pub use model::{EmbedConfig, Embedder};
+pub use model::{EmbedConfig, Embedder, model_id};

@@ -72,18 +72,38 @@ fn runtime(library: &Path) -> Result<&'static ort::environment::Environment, Emb
         })
 }
 
+/// The model file of a model folder.
+fn model_file(dir: &Path) -> Result<PathBuf, EmbedError> {
+    ["onnx/model.onnx", "model.onnx"]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+        .ok_or_else(|| EmbedError::MissingFile {
+            dir: dir.to_owned(),
+            wanted: "onnx/model.onnx".into(),
+        })
+}
+
+/// The id of the model in `dir` without loading it: its folder's name and the start of its
+/// file's SHA-256 ([`Embedder::id`]; vectors are compared only with vectors of the same id).
+pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
+    let model_file = model_file(dir)?;
+    let bytes = std::fs::read(&model_file).map_err(|e| EmbedError::BadFile {
+        path: model_file.clone(),
+        message: e.to_string(),
+    })?;
+    let digest = hex::encode(Sha256::digest(&bytes));
+    let name = dir
+        .file_name()
+        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+    Ok(format!("{name}@{}", &digest[..12]))
+}
+
 impl Embedder {
     /// Loads the model of `config`, checking that it is a sentence-embedding model.
     pub fn load(config: &EmbedConfig) -> Result<Embedder, EmbedError> {
         let dir = &config.model_dir;
-        let model_file = ["onnx/model.onnx", "model.onnx"]
-            .iter()
-            .map(|f| dir.join(f))
-            .find(|p| p.is_file())
-            .ok_or_else(|| EmbedError::MissingFile {
-                dir: dir.clone(),
-                wanted: "onnx/model.onnx".into(),
-            })?;
+        let model_file = model_file(dir)?;
         let tokenizer_file = dir.join("tokenizer.json");
         if !tokenizer_file.is_file() {
             return Err(EmbedError::MissingFile {
@@ -115,13 +135,14 @@ impl Embedder {
             })?;
         tokenizer.with_padding(None);
         let open = |threads: usize| open_session(env, &model_file, threads);
-        // The passages' session is built on a background thread: ONNX Runtime starts its
-        // threads there, and they inherit the lowered priority, so indexing yields to searches.
-        // Queries get a session at normal priority.
+        // The passages' session is built on a thread of the lowest priority: ONNX Runtime
+        // starts its threads there, and they inherit it, so embedding yields to searches and
+        // to syncs (documents are searchable by keyword before their vectors exist). Queries
+        // get a session at normal priority.
         let passages = std::thread::scope(|scope| {
             scope
                 .spawn(|| {
-                    quarry_core::priority::run_in_background();
+                    quarry_core::priority::run_when_idle();
                     open(config.threads.max(1))
                 })
                 .join()
@@ -138,16 +159,8 @@ impl Embedder {
             }
         }
         let token_types = names.contains(&"token_type_ids");
-        let bytes = std::fs::read(&model_file).map_err(|e| EmbedError::BadFile {
-            path: model_file.clone(),
-            message: e.to_string(),
-        })?;
-        let digest = hex::encode(Sha256::digest(&bytes));
-        let name = dir
-            .file_name()
-            .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
         let mut embedder = Embedder {
-            id: format!("{name}@{}", &digest[..12]),
+            id: model_id(dir)?,
             dims: 0,
             max_tokens,
             pooling: Pooling::of_model(dir),

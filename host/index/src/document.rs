@@ -31,13 +31,15 @@ pub struct IndexDoc {
     pub page_starts: Vec<u32>,
     /// Connector metadata.
     pub metadata: Vec<(String, String)>,
-    /// Its passages' vectors; `None` when no model was loaded. Written, never read back.
+    /// Its passages' vectors; `None` until the embedding queue computes them. Written, never
+    /// read back.
     pub embedding: Option<Embedding>,
 }
 
 impl IndexDoc {
-    /// The document as tantivy stores it, followed by the part documents of a long text.
-    pub(crate) fn to_tantivy(&self, f: &Fields) -> Vec<TantivyDocument> {
+    /// The document as tantivy stores it, as its `revision`, followed by the part documents of
+    /// a long text.
+    pub(crate) fn to_tantivy(&self, f: &Fields, revision: u64) -> Vec<TantivyDocument> {
         let (info, meta) = (&self.info, &self.info.meta);
         let key = key(&info.connector, &info.doc_id);
         let starts = text_parts::split(&self.text);
@@ -80,7 +82,8 @@ impl IndexDoc {
             .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
             .collect();
         doc.add_text(f.meta, serde_json::Value::Object(meta).to_string());
-        if let Some(embedding) = self.embedding.as_ref().filter(|e| !e.is_empty()) {
+        doc.add_u64(f.revision, revision);
+        if let Some(embedding) = &self.embedding {
             add_embedding(&mut doc, embedding, f);
         }
         let mut docs = vec![doc];
@@ -147,8 +150,13 @@ impl IndexDoc {
     }
 }
 
-/// Adds a document's passage vectors, their byte ranges and the model that made them.
+/// Adds a document's passage vectors, their byte ranges and the model that made them (the
+/// model even when there is no vector, so the document is not taken for embedding again).
 fn add_embedding(doc: &mut TantivyDocument, embedding: &Embedding, f: &Fields) {
+    doc.add_text(f.model, &embedding.model);
+    if embedding.is_empty() {
+        return;
+    }
     doc.add_bytes(f.vectors, &embedding.encode());
     let ranges: Vec<u8> = embedding
         .passages
@@ -157,7 +165,6 @@ fn add_embedding(doc: &mut TantivyDocument, embedding: &Embedding, f: &Fields) {
         .flatten()
         .collect();
     doc.add_bytes(f.passages, &ranges);
-    doc.add_text(f.model, &embedding.model);
 }
 
 /// The index key of a document: ids cannot hold `/`, so this is unambiguous.
@@ -218,7 +225,7 @@ mod tests {
             metadata: Vec::new(),
             embedding: None,
         };
-        let stored = doc.to_tantivy(&f);
+        let stored = doc.to_tantivy(&f, 1);
         assert_eq!(stored.len(), 4, "the document and three parts");
         let texts: Vec<&str> = stored
             .iter()

@@ -12,6 +12,7 @@ mod document;
 mod error;
 mod hybrid;
 mod keyword;
+mod pending;
 mod query_syntax;
 mod request;
 mod schema;
@@ -24,16 +25,17 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 use quarry_core::{ConnectorId, DocId};
-use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
-use tantivy::query::{BooleanQuery, ExistsQuery, Occur, Query, TermQuery};
+use tantivy::query::{ExistsQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
 pub use hybrid::POOL;
+pub use pending::Pending;
 pub use query_syntax::{Part, parse as parse_query};
 pub use request::{Filters, Fusion, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder};
 pub use search::{Hit, SearchResults};
@@ -44,11 +46,11 @@ pub use writer::WriteBatch;
 use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
 use crate::text_parts::StoredText;
 use crate::vectors::VectorCache;
-use crate::writer::Writer;
+use crate::writer::{Change, Writer};
 
 /// Version of the index's layout (schema and analyzers). An index of another version is not
 /// opened ([`IndexError::Outdated`]): it is rebuilt from the sources.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 /// The file in the index folder that records its [`FORMAT`].
 const FORMAT_FILE: &str = "quarry-format";
 
@@ -171,41 +173,57 @@ impl SearchIndex {
         self.writer
             .as_ref()
             .ok_or(IndexError::ReadOnly)?
-            .write(batch)
+            .write(Change::Batch(batch))
     }
 
-    /// The documents that have no vectors of `model` (indexed without a model, or with another
-    /// one), by connector.
-    pub fn docs_without_vectors(
+    /// Up to `max_docs` documents that lack vectors of `model` (written without a model, with
+    /// another, or since the last embedding), newest first and read whole; fewer once their
+    /// texts hold `max_bytes` (always one at least). Empty when none is pending.
+    pub fn pending_vectors(
         &self,
         model: &str,
-    ) -> Result<Vec<(ConnectorId, Vec<DocId>)>, IndexError> {
-        let searcher = self.reader.searcher();
-        let query = BooleanQuery::new(vec![
-            (Occur::Must, documents()),
-            (
-                Occur::MustNot,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(self.fields.model, model),
-                    IndexRecordOption::Basic,
-                )),
-            ),
-        ]);
-        let mut by_connector: Vec<(ConnectorId, Vec<DocId>)> = Vec::new();
-        for address in searcher.search(&query, &DocSetCollector)? {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let Some(doc) = IndexDoc::from_tantivy(&doc, &self.fields) else {
-                continue;
-            };
-            match by_connector
-                .iter_mut()
-                .find(|(c, _)| *c == doc.info.connector)
-            {
-                Some((_, ids)) => ids.push(doc.info.doc_id),
-                None => by_connector.push((doc.info.connector, vec![doc.info.doc_id])),
-            }
+        max_docs: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<Pending>, IndexError> {
+        pending::take(
+            &self.reader.searcher(),
+            &self.fields,
+            model,
+            max_docs,
+            max_bytes,
+        )
+    }
+
+    /// How many documents lack vectors of `model`: of `connector`, or of every connector.
+    pub fn pending_count(
+        &self,
+        model: &str,
+        connector: Option<&ConnectorId>,
+    ) -> Result<u64, IndexError> {
+        pending::count(
+            &self.reader.searcher(),
+            &self.fields,
+            model,
+            connector.map(ConnectorId::as_str),
+        )
+    }
+
+    /// Stores the vectors of documents taken with [`SearchIndex::pending_vectors`] (their
+    /// `embedding` set) and commits. A document written or removed since it was taken is left
+    /// as it is now: its new version is pending in turn.
+    pub fn add_vectors(&self, embedded: Vec<Pending>) -> Result<(), IndexError> {
+        if embedded.is_empty() {
+            return Ok(());
         }
-        Ok(by_connector)
+        self.writer
+            .as_ref()
+            .ok_or(IndexError::ReadOnly)?
+            .write(Change::Vectors(embedded))
+    }
+
+    /// A number that changes whenever searches see a new commit.
+    pub fn generation(&self) -> u64 {
+        self.reader.searcher().generation().generation_id()
     }
 
     /// Runs a search: keyword, or fused with semantic ranking as `request.ranking` says.

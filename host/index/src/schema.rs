@@ -86,6 +86,9 @@ pub(crate) struct Fields {
     pub model: Field,
     /// Title and body as stems, for ranking (not stored).
     pub stems: Field,
+    /// A number the writer gives each version of a document it writes (larger for later
+    /// writes), so vectors computed from one version are never stored over another.
+    pub revision: Field,
 }
 
 impl Fields {
@@ -95,6 +98,8 @@ impl Fields {
     pub(crate) const UPDATED: &'static str = "updated";
     /// Name of `vectors`, read as a fast field by semantic ranking.
     pub(crate) const VECTORS: &'static str = "vectors";
+    /// Name of `revision`, read as a fast field.
+    pub(crate) const REVISION: &'static str = "revision";
 
     /// The schema and its fields.
     pub(crate) fn schema() -> (Schema, Fields) {
@@ -135,6 +140,7 @@ impl Fields {
                         .set_index_option(IndexRecordOption::WithFreqs),
                 ),
             ),
+            revision: builder.add_u64_field(Fields::REVISION, FAST),
         };
         (builder.build(), fields)
     }

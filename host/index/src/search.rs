@@ -61,17 +61,35 @@ pub(crate) fn run(
             ..SearchResults::default()
         });
     };
-    let page = match &request.ranking {
-        Ranking::Keyword => keyword::page(searcher, &compiled, request)?,
+    let (page, pending) = match &request.ranking {
+        Ranking::Keyword => (keyword::page(searcher, &compiled, request)?, 0),
         Ranking::Fused(semantic, fusion) => {
             hybrid::page(searcher, vectors, request, &compiled, semantic, *fusion)?
         }
     };
+    let warnings = if pending > 0 {
+        vec![pending_warning(pending)]
+    } else {
+        Vec::new()
+    };
     Ok(SearchResults {
         hits: hits(searcher, fields, &compiled, page.ranked)?,
         total: page.total,
-        warnings: Vec::new(),
+        warnings,
     })
+}
+
+/// What a semantic search says when some documents it searched have no vectors yet.
+fn pending_warning(pending: u64) -> String {
+    let documents = if pending == 1 {
+        "document is"
+    } else {
+        "documents are"
+    };
+    format!(
+        "{pending} {documents} not searchable by meaning yet (their embeddings are being \
+         computed); until then they are ranked by keyword"
+    )
 }
 
 /// The hits of ranked documents, in their order: each document read back, its score rounded,

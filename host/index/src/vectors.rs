@@ -160,6 +160,13 @@ impl SegmentVectors {
         (first, u32::try_from(self.scales.len()).unwrap_or(u32::MAX))
     }
 
+    /// True when document `doc` has vectors of this model.
+    pub(crate) fn has(&self, doc: DocId) -> bool {
+        self.docs
+            .get(doc as usize)
+            .is_some_and(|(start, end)| start < end)
+    }
+
     /// Bytes of memory held.
     fn size(&self) -> usize {
         self.docs.len() * 8 + self.scales.len() * 4 + self.data.len()
@@ -193,22 +200,28 @@ impl QueryVector {
 }
 
 /// Scans one segment: for every document of `docs` (a docset of the documents that pass the
-/// filters, alive ones only), the best passage; only those with vectors of the query's model.
+/// filters, alive ones only), the best passage, when it has vectors of the query's model;
+/// returns how many had none (their vectors are pending).
 pub(crate) fn scan(
     vectors: &SegmentVectors,
     query: &QueryVector,
     docs: &mut dyn DocSet,
     alive: impl Fn(DocId) -> bool,
     mut found: impl FnMut(Best),
-) {
-    if vectors.dims != query.q.len() {
-        return;
-    }
+) -> u64 {
+    let comparable = vectors.dims == query.q.len();
     let dims = vectors.dims;
+    let mut missing = 0;
     let mut doc = docs.doc();
     while doc != TERMINATED {
         let (start, end) = vectors.docs.get(doc as usize).copied().unwrap_or((0, 0));
-        if start < end && alive(doc) {
+        if !alive(doc) {
+            doc = docs.advance();
+            continue;
+        }
+        if start >= end || !comparable {
+            missing += 1;
+        } else {
             let mut best = Best {
                 doc,
                 similarity: f32::MIN,
@@ -226,6 +239,7 @@ pub(crate) fn scan(
         }
         doc = docs.advance();
     }
+    missing
 }
 
 /// Integer dot product. Written as 16 independent lanes of i16 products summed into i32, the

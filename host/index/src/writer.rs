@@ -1,15 +1,22 @@
 //! The one writer of the index: a thread that owns tantivy's `IndexWriter`, applies the batches
 //! sent to it, and commits. Batches that arrive while it commits are committed together. A batch
 //! is acknowledged only once it is committed and visible to searches.
+//!
+//! Vectors computed in the background ([`Pending`]) are written here too, and only over the
+//! version of the document they were computed from: one written since (or deleted) keeps its
+//! place in the queue instead.
 
+use std::collections::HashSet;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use quarry_core::{ConnectorId, DocId};
 use tantivy::{IndexReader, IndexWriter, Term};
 
 use crate::IndexError;
 use crate::document::{IndexDoc, key};
+use crate::pending::{Pending, current_revision};
 use crate::schema::Fields;
 
 /// Batches committed together at most.
@@ -33,8 +40,16 @@ impl WriteBatch {
     }
 }
 
+/// What a job changes.
+pub(crate) enum Change {
+    /// Documents written or removed by a sync.
+    Batch(WriteBatch),
+    /// Vectors for documents as they were when read ([`Pending`]).
+    Vectors(Vec<Pending>),
+}
+
 struct Job {
-    batch: WriteBatch,
+    change: Change,
     done: SyncSender<Result<(), IndexError>>,
 }
 
@@ -85,13 +100,13 @@ impl Writer {
         }
     }
 
-    /// Applies `batch` and commits; returns once searches see it.
-    pub(crate) fn write(&self, batch: WriteBatch) -> Result<(), IndexError> {
+    /// Applies `change` and commits; returns once searches see it.
+    pub(crate) fn write(&self, change: Change) -> Result<(), IndexError> {
         let (done, wait) = sync_channel(1);
         self.jobs
             .as_ref()
             .ok_or(IndexError::Closed)?
-            .send(Job { batch, done })
+            .send(Job { change, done })
             .map_err(|_| IndexError::Closed)?;
         wait.recv().map_err(|_| IndexError::Closed)?
     }
@@ -108,6 +123,7 @@ impl Drop for Writer {
 }
 
 fn run(mut writer: IndexWriter, reader: IndexReader, fields: Fields, rx: Receiver<Job>) {
+    let mut revisions = Revisions::starting_now();
     while let Ok(first) = rx.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -116,7 +132,7 @@ fn run(mut writer: IndexWriter, reader: IndexReader, fields: Fields, rx: Receive
                 Err(_) => break,
             }
         }
-        let result = apply(&mut writer, &fields, &group)
+        let result = apply(&mut writer, &reader, &fields, &mut revisions, &group)
             .and_then(|()| writer.commit().map(|_| ()))
             .and_then(|()| reader.reload());
         let result = result.map_err(|e| {
@@ -141,22 +157,83 @@ fn delete(writer: &IndexWriter, f: &Fields, key: &str) {
     writer.delete_term(Term::from_field_text(f.part_of, key));
 }
 
-fn apply(writer: &mut IndexWriter, f: &Fields, group: &[Job]) -> tantivy::Result<()> {
+/// The revisions the writer gives documents: strictly increasing within the process, and
+/// starting from the clock (in nanoseconds), so above those of any earlier process.
+struct Revisions(u64);
+
+impl Revisions {
+    fn starting_now() -> Revisions {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX / 2));
+        Revisions(now)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 += 1;
+        self.0
+    }
+}
+
+fn apply(
+    writer: &mut IndexWriter,
+    reader: &IndexReader,
+    f: &Fields,
+    revisions: &mut Revisions,
+    group: &[Job],
+) -> tantivy::Result<()> {
+    // Documents changed earlier in this group, which the searcher does not see yet.
+    let mut touched: HashSet<String> = HashSet::new();
+    let mut purged: HashSet<&ConnectorId> = HashSet::new();
     for job in group {
-        let batch = &job.batch;
-        for connector in &batch.purge_connectors {
-            writer.delete_term(Term::from_field_text(f.connector, connector.as_str()));
-            writer.delete_term(Term::from_field_text(f.part_connector, connector.as_str()));
-        }
-        for (connector, doc) in &batch.deletes {
-            delete(writer, f, &key(connector, doc));
-        }
-        for doc in &batch.upserts {
-            delete(writer, f, &key(&doc.info.connector, &doc.info.doc_id));
-            for stored in doc.to_tantivy(f) {
-                writer.add_document(stored)?;
+        match &job.change {
+            Change::Batch(batch) => {
+                for connector in &batch.purge_connectors {
+                    writer.delete_term(Term::from_field_text(f.connector, connector.as_str()));
+                    writer.delete_term(Term::from_field_text(f.part_connector, connector.as_str()));
+                    purged.insert(connector);
+                }
+                for (connector, doc) in &batch.deletes {
+                    let key = key(connector, doc);
+                    delete(writer, f, &key);
+                    touched.insert(key);
+                }
+                for doc in &batch.upserts {
+                    let key = key(&doc.info.connector, &doc.info.doc_id);
+                    add(writer, f, revisions, &key, doc)?;
+                    touched.insert(key);
+                }
+            }
+            Change::Vectors(embedded) => {
+                let searcher = reader.searcher();
+                for pending in embedded {
+                    let doc = &pending.doc;
+                    let key = key(&doc.info.connector, &doc.info.doc_id);
+                    let unchanged = !touched.contains(&key)
+                        && !purged.contains(&doc.info.connector)
+                        && current_revision(&searcher, f, &key)? == Some(pending.revision);
+                    if unchanged {
+                        add(writer, f, revisions, &key, doc)?;
+                        touched.insert(key);
+                    }
+                }
             }
         }
+    }
+    Ok(())
+}
+
+/// Replaces the document keyed `key` (and the parts of its text) by `doc`.
+fn add(
+    writer: &IndexWriter,
+    f: &Fields,
+    revisions: &mut Revisions,
+    key: &str,
+    doc: &IndexDoc,
+) -> tantivy::Result<()> {
+    delete(writer, f, key);
+    for stored in doc.to_tantivy(f, revisions.next()) {
+        writer.add_document(stored)?;
     }
     Ok(())
 }

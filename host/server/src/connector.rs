@@ -4,16 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quarry_api::views::{ConnectorStatusView, ConnectorView, FailedDocView, NamedConnector};
+use quarry_api::views::{
+    ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, NamedConnector,
+};
 use quarry_core::times::rfc3339;
-use quarry_index::IndexError;
+use quarry_embed::Embedder;
+use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::PluginSet;
 use quarry_store::{Connector, ConnectorStatus, Store, now_ms};
-use quarry_sync::{ConnectorRequest, Syncer, add_connector, own_folders_inside};
+use quarry_sync::{ConnectorRequest, Syncer, add_connector, embed_all_pending, own_folders_inside};
 
 use crate::cli::{AddConnector, ConnectorCommand};
 use crate::progress::ProgressDisplay;
@@ -47,7 +50,7 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
             };
             add(paths, store, request, json).await
         }
-        ConnectorCommand::List { json } => list(store, json).await,
+        ConnectorCommand::List { json } => list(paths, store, json).await,
         ConnectorCommand::Disable { name } => {
             let connector = store.set_disabled(&name, true, now_ms()).await?;
             println!(
@@ -75,11 +78,45 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
     }
 }
 
+/// How far each connector's embeddings are, as the server's `GET /connectors` says; `None`
+/// for every connector without a model (or an index to count in).
+fn embedding_progress(paths: &Paths, connectors: &[Connector]) -> Vec<Option<EmbeddingView>> {
+    let counted = || -> Option<Vec<EmbeddingView>> {
+        let config = paths.model.as_ref()?;
+        if !config.runtime_library.is_file() {
+            return None;
+        }
+        let model = quarry_embed::model_id(&config.model_dir).ok()?;
+        let index = open_index(paths, false).ok()?;
+        connectors
+            .iter()
+            .map(|c| {
+                Some(EmbeddingView {
+                    model: model.clone(),
+                    pending: index.pending_count(&model, Some(&c.id)).ok()?,
+                })
+            })
+            .collect()
+    };
+    match counted() {
+        Some(views) => views.into_iter().map(Some).collect(),
+        None => connectors.iter().map(|_| None).collect(),
+    }
+}
+
 /// `quarry connector list`.
-async fn list(store: &Store, json: bool) -> anyhow::Result<()> {
+async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
     let connectors = store.connectors().await?;
+    let embedding = embedding_progress(paths, &connectors);
     if json {
-        let rows: Vec<ConnectorView> = connectors.iter().map(ConnectorView::for_user).collect();
+        let rows: Vec<ConnectorView> = connectors
+            .iter()
+            .zip(embedding)
+            .map(|(c, embedding)| ConnectorView {
+                embedding,
+                ..ConnectorView::for_user(c)
+            })
+            .collect();
         println!("{}", serde_json::to_string(&rows)?);
         return Ok(());
     }
@@ -88,15 +125,20 @@ async fn list(store: &Store, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
-        "NAME", "STATUS", "DOCS", "LAST SYNC", "PLUGIN", "CALLS", "CPU", "PEAK MEM"
+        "{:<20} {:<9} {:>8} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
+        "NAME", "STATUS", "DOCS", "EMBEDDING", "LAST SYNC", "PLUGIN", "CALLS", "CPU", "PEAK MEM"
     );
-    for c in &connectors {
+    for (c, embedding) in connectors.iter().zip(embedding) {
         println!(
-            "{:<20} {:<9} {:>8}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
+            "{:<20} {:<9} {:>8} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
             c.name,
             c.status.as_str(),
             c.doc_count,
+            match embedding {
+                None => "-".to_owned(),
+                Some(e) if e.pending == 0 => "done".to_owned(),
+                Some(e) => format!("{} left", e.pending),
+            },
             c.last_sync_ms.map_or("never".to_owned(), rfc3339),
             format!("{}@{}", c.plugin_id, c.plugin_version),
             c.usage.calls,
@@ -196,16 +238,16 @@ async fn sync_here(
     paths: &Paths,
     store: &Store,
     connector: &Connector,
-    index: quarry_index::SearchIndex,
+    index: SearchIndex,
 ) -> anyhow::Result<()> {
     let plugins = load_plugins(paths)?;
+    let index = Arc::new(index);
     let syncer = Syncer::new(
         store.clone(),
-        Arc::new(index),
+        index.clone(),
         plugins,
         tokio::runtime::Handle::current(),
-    )
-    .with_embedder(load_embedder(paths));
+    );
     let id = connector.id.clone();
     let started = Instant::now();
     let task = tokio::task::spawn_blocking(move || syncer.sync(&id, &AtomicBool::new(false)));
@@ -231,6 +273,45 @@ async fn sync_here(
         report.failed,
         report.deleted
     );
+    if let Some(embedder) = load_embedder(paths) {
+        embed_here(index, embedder).await?;
+    }
+    Ok(())
+}
+
+/// Computes the vectors a server's embedding queue would (no server runs to do it), showing
+/// progress: the documents are searchable by keyword already, by meaning once this ends.
+async fn embed_here(index: Arc<SearchIndex>, embedder: Arc<Embedder>) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let done = Arc::new(AtomicU64::new(0));
+    let total = Arc::new(AtomicU64::new(0));
+    let task = {
+        let (done, total) = (done.clone(), total.clone());
+        tokio::task::spawn_blocking(move || {
+            embed_all_pending(&index, &embedder, &AtomicBool::new(false), |d, t| {
+                done.store(d, Ordering::Relaxed);
+                total.store(t, Ordering::Relaxed);
+            })
+        })
+    };
+    let mut display = ProgressDisplay::new();
+    while !task.is_finished() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (done, total) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
+        if total > 0 {
+            display.show_line(&format!(
+                "computing embeddings: {done} of {total} documents"
+            ));
+        }
+    }
+    display.finish();
+    let embedded = task.await??;
+    if embedded > 0 {
+        println!(
+            "Computed the embeddings of {embedded} documents in {:.1} s.",
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 

@@ -31,7 +31,11 @@ impl ProgressDisplay {
 
     /// Shows the connector's counts.
     pub fn show(&mut self, c: &Connector) {
-        let line = progress_text(c);
+        self.show_line(&progress_text(c));
+    }
+
+    /// Shows one line of progress.
+    pub fn show_line(&mut self, line: &str) {
         let mut err = std::io::stderr().lock();
         if self.terminal {
             // Back to the line's start, clear it, draw.

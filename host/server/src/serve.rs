@@ -9,7 +9,7 @@ use quarry_api::{AdminConfig, ApiConfig, AppState, router};
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
-use quarry_sync::{Scheduler, Syncer};
+use quarry_sync::{EmbeddingQueue, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -22,25 +22,6 @@ use crate::setup::{
 /// Plugin instances beyond those of syncs and downloads: checking a connector's settings in the
 /// settings page.
 const SPARE_INSTANCES: u32 = 8;
-
-/// Has the next sync redo the documents that lack vectors of the loaded model (indexed while no
-/// model, or another one, was loaded), so semantic search covers every document.
-async fn refetch_docs_without_vectors(
-    store: &quarry_store::Store,
-    index: &quarry_index::SearchIndex,
-    model: &str,
-) -> anyhow::Result<()> {
-    let now = quarry_store::now_ms();
-    for (connector, docs) in index.docs_without_vectors(model)? {
-        tracing::info!(
-            connector = %connector,
-            documents = docs.len(),
-            "documents without vectors of {model}: the next sync indexes them again"
-        );
-        store.refetch(&connector, &docs, now).await?;
-    }
-    Ok(())
-}
 
 /// Serves until interrupted (Ctrl-C or SIGTERM), then stops within a few seconds whatever its
 /// clients do: see the end of this function.
@@ -60,18 +41,17 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         tracing::info!("sealed the secret settings of {sealed} connector(s) stored in clear");
     }
     let embedder = load_embedder(paths);
-    if let Some(embedder) = &embedder {
-        refetch_docs_without_vectors(&store, &index, embedder.id()).await?;
-    }
-    let syncer = Arc::new(
-        Syncer::new(
-            store.clone(),
-            index.clone(),
-            plugins.clone(),
-            tokio::runtime::Handle::current(),
-        )
-        .with_embedder(embedder.clone()),
-    );
+    // Documents are searchable by keyword as soon as a sync writes them; their vectors follow.
+    let _embedding = embedder
+        .as_ref()
+        .map(|embedder| EmbeddingQueue::start(index.clone(), embedder.clone()))
+        .transpose()?;
+    let syncer = Arc::new(Syncer::new(
+        store.clone(),
+        index.clone(),
+        plugins.clone(),
+        tokio::runtime::Handle::current(),
+    ));
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();
     let scheduler =

@@ -81,28 +81,6 @@ impl Store {
         versions_of(&mut conn, connector, ids).await
     }
 
-    /// Marks documents to be fetched again by the next sync (their version is forgotten), and
-    /// asks for that sync. For documents whose index entry must be redone, such as ones indexed
-    /// before an embedding model was installed.
-    pub async fn refetch(
-        &self,
-        connector: &ConnectorId,
-        ids: &[DocId],
-        now_ms: i64,
-    ) -> Result<(), StoreError> {
-        let mut tx = self.write_tx().await?;
-        forget_versions(&mut tx, connector, ids).await?;
-        sqlx::query(
-            "UPDATE connectors SET sync_requested_ms = ? WHERE id = ? AND removed_ms IS NULL",
-        )
-        .bind(now_ms)
-        .bind(connector.as_str())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
     /// Prepares a batch before the index is written: `changed` (as listed, to be written) are
     /// registered if new, with no version and a generation no listing has, and `deleted` lose
     /// their version. Should the process stop before [`Store::commit_batch`], the next sync

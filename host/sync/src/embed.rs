@@ -1,5 +1,7 @@
-//! Embedding documents before they are written: each document's passages (with its title, which
-//! often says what a passage is about) go through the model in one length-sorted pass per batch.
+//! Embedding documents: each document's passages (with its title, which often says what a
+//! passage is about) go through the model in one length-sorted pass per batch.
+
+use std::borrow::BorrowMut;
 
 use quarry_embed::{Embedder, chunk};
 use quarry_index::{Embedding, IndexDoc};
@@ -8,10 +10,14 @@ use crate::SyncError;
 
 /// Sets the embedding of every document of `docs`. A document without text is embedded by its
 /// title (and path), so it can still be found by meaning.
-pub fn embed_docs(embedder: &Embedder, docs: &mut [IndexDoc]) -> Result<(), SyncError> {
+pub fn embed_docs<D: BorrowMut<IndexDoc>>(
+    embedder: &Embedder,
+    docs: &mut [D],
+) -> Result<(), SyncError> {
     let mut texts: Vec<String> = Vec::new();
     let mut ranges: Vec<Vec<(u32, u32)>> = Vec::with_capacity(docs.len());
     for doc in docs.iter() {
+        let doc: &IndexDoc = doc.borrow();
         let title = &doc.info.meta.title;
         let heading = match &doc.info.meta.path {
             Some(path) if path != title => format!("{title} ({path})"),
@@ -35,6 +41,7 @@ pub fn embed_docs(embedder: &Embedder, docs: &mut [IndexDoc]) -> Result<(), Sync
         .map_err(|e| SyncError::Embed(e.to_string()))?
         .into_iter();
     for (doc, doc_ranges) in docs.iter_mut().zip(ranges) {
+        let doc: &mut IndexDoc = doc.borrow_mut();
         let doc_vectors: Vec<Vec<f32>> = vectors.by_ref().take(doc_ranges.len()).collect();
         doc.embedding = Some(Embedding::new(embedder.id(), doc_ranges, &doc_vectors));
     }

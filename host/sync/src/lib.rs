@@ -3,10 +3,12 @@
 //! [`Syncer::sync`] runs one connector's sync in resumable, crash-safe batches; [`Scheduler`]
 //! runs syncs and purges in a server as the store asks for them (a new connector, a request from
 //! the CLI or the settings page, a removal), on each connector's schedule, and as soon as a
-//! watched folder changes.
+//! watched folder changes. [`EmbeddingQueue`] computes the passage vectors of what the syncs
+//! wrote, in the background.
 
 mod adding;
 mod embed;
+mod embedding_queue;
 mod error;
 mod scheduler;
 mod syncer;
@@ -14,6 +16,7 @@ mod watch;
 
 pub use adding::{ConnectorRequest, add_connector, own_folders_inside, seal_stored_secrets};
 pub use embed::embed_docs;
+pub use embedding_queue::{EmbeddingQueue, embed_all_pending, embed_round};
 pub use error::SyncError;
 pub use scheduler::{Scheduler, TICK};
 pub use syncer::{SyncReport, Syncer, plugin_usage};

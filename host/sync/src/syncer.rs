@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, Coverage, DocId, SourceBatch, SourceDoc};
-use quarry_embed::Embedder;
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
 use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session, Usage};
 use quarry_store::{
@@ -22,15 +21,9 @@ use quarry_store::{
 use tokio::runtime::Handle;
 
 use crate::SyncError;
-use crate::embed::embed_docs;
 
 /// Extracted text held before it is written to the index, at most.
 const FLUSH_TEXT_BYTES: usize = 32 << 20;
-
-/// Documents embedded and written together at most when a model is loaded: 64 take a few
-/// seconds, so searches follow a long batch as it goes. Without a model a batch is written at
-/// once (each write is an index commit).
-const EMBED_GROUP: usize = 64;
 
 /// How often the counts of a running sync are written for the API and the CLI.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -57,7 +50,6 @@ pub struct Syncer {
     index: Arc<SearchIndex>,
     plugins: PluginSet,
     runtime: Handle,
-    embedder: Option<Arc<Embedder>>,
 }
 
 impl Syncer {
@@ -74,14 +66,7 @@ impl Syncer {
             index,
             plugins,
             runtime,
-            embedder: None,
         }
-    }
-
-    /// Embeds every document it indexes with `embedder`, for semantic search.
-    pub fn with_embedder(mut self, embedder: Option<Arc<Embedder>>) -> Syncer {
-        self.embedder = embedder;
-        self
     }
 
     /// The store.
@@ -314,8 +299,7 @@ impl Syncer {
                 // Safe at any document: the catalog marked the batch to be fetched again.
                 return Err(SyncError::Stopped);
             }
-            let group_full = self.embedder.is_some() && pending.len() >= EMBED_GROUP;
-            if pending_bytes > FLUSH_TEXT_BYTES || group_full {
+            if pending_bytes > FLUSH_TEXT_BYTES {
                 // Bounded memory, and progress users can see: write what is held; the catalog
                 // still waits for the batch.
                 self.write(WriteBatch {
@@ -340,11 +324,8 @@ impl Syncer {
         })
     }
 
-    /// Embeds the batch's documents (when a model is loaded) and writes it to the index.
-    fn write(&self, mut batch: WriteBatch) -> Result<(), SyncError> {
-        if let Some(embedder) = &self.embedder {
-            embed_docs(embedder, &mut batch.upserts)?;
-        }
+    /// Writes a batch to the index (without vectors: the embedding queue adds them).
+    fn write(&self, batch: WriteBatch) -> Result<(), SyncError> {
         Ok(self.index.write(batch)?)
     }
 

@@ -16,6 +16,7 @@ use super::admin_json;
 use super::integrations::all_connectors;
 use super::session::Signed;
 use crate::AppState;
+use crate::connectors::add_embedding_progress;
 use crate::error::ApiError;
 use crate::input::{Fields, JsonObject};
 use crate::views::AdminConnectorView;
@@ -25,11 +26,12 @@ pub(crate) async fn list(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
 ) -> Result<Response, ApiError> {
-    let rows: Vec<AdminConnectorView> = all_connectors(&state)
+    let mut rows: Vec<AdminConnectorView> = all_connectors(&state)
         .await?
         .iter()
         .map(|c| admin_connector(&state, c))
         .collect();
+    add_embedding_progress(&state, rows.iter_mut().map(|r| &mut r.connector).collect()).await?;
     Ok(admin_json(StatusCode::OK, &json!({ "connectors": rows })))
 }
 
