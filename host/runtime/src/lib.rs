@@ -6,6 +6,7 @@
 //! configured from the connector's settings and the user's [`Grant`] only: granted folders
 //! read-only, HTTP only to granted hosts, no environment, no other files. Every call is bounded by [`Limits`].
 
+mod change_hints;
 mod component_cache;
 mod deadline;
 mod engine;
@@ -24,6 +25,7 @@ mod stdio;
 mod usage;
 mod wit;
 
+pub use change_hints::MAX_HINTS_PER_CALL;
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::{GuestError, Refusal, RuntimeError, RuntimeErrorKind};
 pub use fs_guard::ProtectedPaths;

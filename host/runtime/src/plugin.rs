@@ -13,6 +13,7 @@ use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+use crate::change_hints::{self, MAX_HINTS_PER_CALL};
 use crate::deadline::DeadlineReached;
 use crate::engine::{EPOCH_TICK, EpochTicker};
 use crate::error::RuntimeErrorKind;
@@ -211,6 +212,36 @@ impl Session {
                 .source()
                 .list_docs(store, checkpoint, &plugin.inner.limits)
         })
+    }
+
+    /// The sandbox paths of `changed` (host paths a watcher saw change): only those inside this
+    /// session's granted folders and outside Quarry's own, each once.
+    pub fn change_hints(&self, changed: &[PathBuf]) -> Vec<String> {
+        change_hints::to_sandbox(&self.setup.mounts, &self.plugin.inner.protected, changed)
+    }
+
+    /// What changed at `hints` (from [`Session::change_hints`]; WIT `list-changes`, called with
+    /// at most [`MAX_HINTS_PER_CALL`] at a time): a batch of changes per call, or `None` as soon
+    /// as the plugin cannot tell from the paths (or its WIT version has no such call) and a full
+    /// listing is needed.
+    pub fn list_changes(
+        &mut self,
+        hints: &[String],
+    ) -> Result<Option<Vec<SourceBatch>>, RuntimeError> {
+        let plugin = self.plugin.clone();
+        let mut batches = Vec::new();
+        for some in hints.chunks(MAX_HINTS_PER_CALL) {
+            let batch = self.call("list-changes", |instance, store| {
+                instance
+                    .source()
+                    .list_changes(store, some, &plugin.inner.limits)
+            })?;
+            match batch {
+                Some(batch) => batches.push(batch),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(batches))
     }
 
     /// Extracts the text of a document (WIT `fetch-content`).

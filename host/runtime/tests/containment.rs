@@ -255,10 +255,10 @@ fn broken_plugin_folders_are_refused_with_the_reason() {
         (
             variant(
                 "wrong-wit",
-                &manifest.replace("wit = \"0.1.0\"", "wit = \"0.9.0\""),
+                &manifest.replace("wit = \"0.2.0\"", "wit = \"0.9.0\""),
                 true,
             ),
-            "wit = \"0.9.0\" is not a version this host supports (0.1.0)",
+            "wit = \"0.9.0\" is not a version this host supports (0.1.0, 0.2.0)",
         ),
     ];
     for (dir, expected) in cases {
@@ -286,15 +286,15 @@ fn a_component_of_another_wit_version_is_refused_naming_both() {
     let err = runtime
         .load(&quarry_tests::plugin_dir("wit-next"), Limits::default())
         .err()
-        .expect("a component built against 0.2.0 is refused");
+        .expect("a component built against 0.3.0 is refused");
     assert!(
         matches!(err.kind(), RuntimeErrorKind::WitVersion { .. }),
         "{err}"
     );
     let message = err.to_string();
     assert!(
-        message.contains("built against quarry:connector@0.2.0")
-            && message.contains("this host runs quarry:connector@0.1.0"),
+        message.contains("built against quarry:connector@0.3.0")
+            && message.contains("this host runs quarry:connector@0.1.0, @0.2.0"),
         "{message}"
     );
 }

@@ -57,14 +57,26 @@ macro_rules! sdk {
     };
 }
 
-/// Files every scaffold has.
-fn common() -> [File; 3] {
-    [
-        file("README.md", template!("README.md.tmpl")),
-        file(
+/// The WIT a scaffold is built against: the Rust SDK's (0.2.0, with change hints); Python and
+/// JavaScript connectors start from 0.1.0, whose four functions are all they must implement.
+fn wit(lang: Lang) -> File {
+    match lang {
+        Lang::Rust => file(
+            "wit/connector@0.2.0/connector.wit",
+            include_str!("../../../wit/connector@0.2.0/connector.wit"),
+        ),
+        Lang::Python | Lang::Js => file(
             "wit/connector@0.1.0/connector.wit",
             include_str!("../../../wit/connector@0.1.0/connector.wit"),
         ),
+    }
+}
+
+/// Files every scaffold has.
+fn common(lang: Lang) -> [File; 3] {
+    [
+        file("README.md", template!("README.md.tmpl")),
+        wit(lang),
         file(
             ".gitignore",
             "*.wasm\n*.wasm.tmp\ntarget/\nnode_modules/\n__pycache__/\n",
@@ -73,7 +85,7 @@ fn common() -> [File; 3] {
 }
 
 fn files(lang: Lang) -> Vec<File> {
-    let mut files: Vec<File> = common().into();
+    let mut files: Vec<File> = common(lang).into();
     match lang {
         Lang::Rust => files.extend([
             file("Cargo.toml", template!("rust/Cargo.toml.tmpl")),
@@ -121,6 +133,8 @@ fn files(lang: Lang) -> Vec<File> {
 /// What the README says for each language.
 struct Words {
     language: &'static str,
+    /// The WIT version it implements.
+    wit: &'static str,
     source: &'static str,
     edit: &'static str,
     needs: &'static str,
@@ -131,6 +145,7 @@ fn words(lang: Lang) -> Words {
     match lang {
         Lang::Rust => Words {
             language: "Rust",
+            wit: "0.2.0",
             source: "src/lib.rs",
             edit: "it indexes the `.txt` and `.md` files of a granted folder; `list_docs` says what exists, `fetch_content` gives a document's text.",
             needs: "once: `rustup target add wasm32-wasip2`; without rustup's target, Quarry's `scripts/wasm-cargo.sh` builds with Debian's rustc-web, then copy the component from `target/wasm32-wasip2/release/`",
@@ -138,6 +153,7 @@ fn words(lang: Lang) -> Words {
         },
         Lang::Python => Words {
             language: "Python",
+            wit: "0.1.0",
             source: "app.py",
             edit: "it indexes the `.txt` and `.md` files of a granted folder; `list_docs` says what exists, `fetch_content` gives a document's text. Import at the top of `app.py` every module you use: componentize-py includes what is imported while it builds.",
             needs: "once: `pip install componentize-py==0.25.1`",
@@ -145,6 +161,7 @@ fn words(lang: Lang) -> Words {
         },
         Lang::Js => Words {
             language: "JavaScript",
+            wit: "0.1.0",
             source: "connector.js",
             edit: "it indexes the records of a JSON array served over HTTP; `listDocs` says what exists, `fetchContent` gives a record's text. `fetch` works, but only to the host of the `url` setting.",
             needs: "Node.js 18 or later; the first build runs `npm install` (componentize-js)",
@@ -189,6 +206,7 @@ pub fn create(lang: Lang, name: &str, parent: &Path) -> anyhow::Result<PathBuf> 
             .replace("{{name}}", name.trim())
             .replace("{{crate}}", &crate_name)
             .replace("{{language}}", w.language)
+            .replace("{{wit}}", w.wit)
             .replace("{{source}}", w.source)
             .replace("{{edit}}", w.edit)
             .replace("{{needs}}", w.needs)

@@ -81,6 +81,26 @@ impl Store {
         versions_of(&mut conn, connector, ids).await
     }
 
+    /// True when the connector has documents whose path lies under `path` (a folder's path,
+    /// relative to the source: `notes/2026` covers `notes/2026/a.md`).
+    pub async fn has_documents_under(
+        &self,
+        connector: &ConnectorId,
+        path: &str,
+    ) -> Result<bool, StoreError> {
+        let folder = path.trim_end_matches('/');
+        // Paths under `folder/` sort from `folder/` to just before `folder0` ('0' follows '/').
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM documents WHERE connector_id = ? AND path > ? AND path < ? LIMIT 1",
+        )
+        .bind(connector.as_str())
+        .bind(format!("{folder}/"))
+        .bind(format!("{folder}0"))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(found.is_some())
+    }
+
     /// Prepares a batch before the index is written: `changed` (as listed, to be written) are
     /// registered if new, with no version and a generation no listing has, and `deleted` lose
     /// their version. Should the process stop before [`Store::commit_batch`], the next sync

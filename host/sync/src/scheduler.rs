@@ -6,7 +6,7 @@
 //! syncs twice at once (a change during a sync asks for another); at most `parallel` sync at the
 //! same time; removed connectors are purged.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,7 +18,7 @@ use quarry_store::{Connector, ConnectorStatus, now_ms};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::watch::{FolderWatcher, RESCAN_EVERY};
+use crate::watch::{Changed, FolderWatcher, RESCAN_EVERY};
 use crate::{SyncError, Syncer};
 
 /// How often the scheduler looks for work.
@@ -34,6 +34,9 @@ pub struct Scheduler {
     watcher: Option<Arc<FolderWatcher>>,
     /// Told when a job ends, so a sync asked for meanwhile starts at once.
     finished: Arc<Notify>,
+    /// Paths the watcher saw change, per connector, not yet synced (kept while the connector's
+    /// sync runs). Only in memory: after a crash, every connector is listed whole anyway.
+    changes: Mutex<HashMap<ConnectorId, Vec<PathBuf>>>,
 }
 
 impl Scheduler {
@@ -47,6 +50,7 @@ impl Scheduler {
             tasks: Mutex::new(JoinSet::new()),
             watcher: None,
             finished: Arc::default(),
+            changes: Mutex::default(),
         }
     }
 
@@ -89,10 +93,8 @@ impl Scheduler {
                 () = changed(self.watcher.as_deref()) => {}
                 () = sleep_until(burst_due) => {
                     if let Some(watcher) = &self.watcher {
-                        for id in watcher.take_due(Instant::now()) {
-                            if let Err(e) = self.syncer.store().request_sync(&id, now_ms()).await {
-                                tracing::warn!(connector = %id, "sync scheduler: {e}");
-                            }
+                        for (id, changed) in watcher.take_due(Instant::now()) {
+                            self.note_changes(&id, changed).await;
                         }
                     }
                     self.tick_logged().await;
@@ -103,6 +105,25 @@ impl Scheduler {
         let mut tasks =
             std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
         while tasks.join_next().await.is_some() {}
+    }
+
+    /// Keeps the paths that changed for the connector's next sync, which lists only those when
+    /// its plugin can; changes it cannot place ask for a sync that lists everything.
+    async fn note_changes(&self, id: &ConnectorId, changed: Changed) {
+        let unknown = {
+            let mut changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+            let kept = changes.remove(id).unwrap_or_default();
+            match Changed::Paths(kept).merge(changed) {
+                Changed::Paths(paths) => {
+                    changes.insert(id.clone(), paths);
+                    false
+                }
+                Changed::Unknown => true,
+            }
+        };
+        if unknown && let Err(e) = self.syncer.store().request_sync(id, now_ms()).await {
+            tracing::warn!(connector = %id, "sync scheduler: {e}");
+        }
     }
 
     async fn tick_logged(&self) {
@@ -148,7 +169,12 @@ impl Scheduler {
                 }
             }
             if due && self.claim(&connector.id) {
+                // A listing of everything covers the changes seen so far.
+                self.take_changes(&connector.id);
                 self.spawn(connector.id, Job::Sync);
+            } else if !due && self.has_changes(&connector.id) && self.claim(&connector.id) {
+                let changed = self.take_changes(&connector.id);
+                self.spawn(connector.id, Job::Changes(changed));
             }
         }
         Ok(())
@@ -192,6 +218,21 @@ impl Scheduler {
         Intervals::of(connector, defaults)
     }
 
+    fn has_changes(&self, id: &ConnectorId) -> bool {
+        self.changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(id)
+    }
+
+    fn take_changes(&self, id: &ConnectorId) -> Vec<PathBuf> {
+        self.changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
+            .unwrap_or_default()
+    }
+
     fn is_busy(&self, id: &ConnectorId) -> bool {
         self.busy
             .lock()
@@ -226,6 +267,9 @@ impl Scheduler {
                     quarry_core::priority::run_in_background();
                     let _ = done.send(match job {
                         Job::Sync => syncer.sync(&task_id, &stop).map(|_| ()),
+                        Job::Changes(paths) => {
+                            syncer.sync_changes(&task_id, &paths, &stop).map(|_| ())
+                        }
                         Job::Purge => syncer.purge(&task_id),
                     });
                 });
@@ -248,9 +292,11 @@ impl Scheduler {
     }
 }
 
-#[derive(Clone, Copy)]
 enum Job {
+    /// A sync listing as the connector's state says (usually everything).
     Sync,
+    /// A sync of what changed at these paths (everything when the plugin cannot tell).
+    Changes(Vec<PathBuf>),
     Purge,
 }
 

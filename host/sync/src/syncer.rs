@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -83,15 +84,47 @@ impl Syncer {
     /// runs, then `idle`, or `error` with the reason. `stop` ends it at the next document (the
     /// next sync resumes at the batch it was in).
     pub fn sync(&self, id: &ConnectorId, stop: &AtomicBool) -> Result<SyncReport, SyncError> {
+        self.sync_with(id, None, stop)
+    }
+
+    /// Syncs what changed at `changed` (host paths a file watcher saw change): when the plugin
+    /// can list what changed at given paths (WIT 0.2.0), only those are looked at; otherwise,
+    /// or when the connector's state asks for more (a listing half-way, a full listing or a
+    /// sync requested, a folder gone that held documents), this is [`Syncer::sync`].
+    pub fn sync_changes(
+        &self,
+        id: &ConnectorId,
+        changed: &[PathBuf],
+        stop: &AtomicBool,
+    ) -> Result<SyncReport, SyncError> {
+        self.sync_with(id, Some(changed), stop)
+    }
+
+    fn sync_with(
+        &self,
+        id: &ConnectorId,
+        changed: Option<&[PathBuf]>,
+        stop: &AtomicBool,
+    ) -> Result<SyncReport, SyncError> {
         let connector = self
             .block(self.store.connector(id))?
             .ok_or(SyncError::Gone)?;
         if connector.status == ConnectorStatus::Disabled {
             return Ok(SyncReport::default());
         }
+        let settled = connector.listing.checkpoint.is_some()
+            && !connector.listing.more
+            && !connector.schedule.full_requested
+            && connector.schedule.sync_requested_ms.is_none();
+        let changed = changed.filter(|_| settled);
         self.block(self.store.sync_started(id))?;
-        tracing::info!(connector = %connector.name, "sync started");
-        let result = self.run(&connector, stop);
+        match changed {
+            Some(paths) => {
+                tracing::debug!(connector = %connector.name, paths = paths.len(), "sync of changes started");
+            }
+            None => tracing::info!(connector = %connector.name, "sync started"),
+        }
+        let result = self.run(&connector, changed, stop);
         let error = match &result {
             Ok(report) => {
                 tracing::info!(connector = %connector.name, ?report, "sync finished");
@@ -119,7 +152,12 @@ impl Syncer {
         Ok(())
     }
 
-    fn run(&self, connector: &Connector, stop: &AtomicBool) -> Result<SyncReport, SyncError> {
+    fn run(
+        &self,
+        connector: &Connector,
+        changed: Option<&[PathBuf]>,
+        stop: &AtomicBool,
+    ) -> Result<SyncReport, SyncError> {
         let plugin = self
             .plugins
             .get(&connector.plugin_id)
@@ -130,7 +168,14 @@ impl Syncer {
             tracing::debug!(connector = %name, done = p.done, total = ?p.total, "{}", p.message);
         });
         let mut session = plugin.session(&connector.config, &grant, Some(progress))?;
-        let result = self.listings(connector, &mut session, stop);
+        let result = match changed {
+            Some(changed) => match self.changes(connector, &mut session, changed, stop) {
+                Ok(Some(report)) => Ok(report),
+                Ok(None) => self.listings(connector, &mut session, stop),
+                Err(e) => Err(e),
+            },
+            None => self.listings(connector, &mut session, stop),
+        };
         let usage = plugin_usage(&session.usage());
         if let Err(e) = self.block(self.store.add_plugin_usage(&connector.id, &usage)) {
             tracing::warn!(connector = %connector.name, "cannot record the plugin's usage: {e}");
@@ -194,6 +239,69 @@ impl Syncer {
         }
     }
 
+    /// Indexes what changed at `changed` (host paths) as the plugin lists it (`list-changes`),
+    /// leaving the connector's listing where it was. `None` when that cannot be done and a
+    /// listing is needed: the plugin cannot tell, or a path that is gone held documents (a
+    /// folder moved away: its files are not among the paths).
+    fn changes(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        changed: &[PathBuf],
+        stop: &AtomicBool,
+    ) -> Result<Option<SyncReport>, SyncError> {
+        let mut report = SyncReport::default();
+        let hints = session.change_hints(changed);
+        if hints.is_empty() {
+            return Ok(Some(report));
+        }
+        if self.gone_with_documents(connector, changed)? {
+            return Ok(None);
+        }
+        let Some(batches) = session.list_changes(&hints)? else {
+            return Ok(None);
+        };
+        let checkpoint = connector.listing.checkpoint.clone().unwrap_or_default();
+        let mut listing = Listing {
+            checkpoint: Some(checkpoint.clone()),
+            more: false,
+            generation: connector.listing.generation,
+            unlisted: None,
+            unswept: false,
+        };
+        for mut batch in batches {
+            // The listing stays where it was: this batch does not move it.
+            batch.checkpoint = checkpoint.clone();
+            self.write_batch(connector, session, batch, &mut listing, &mut report, stop)?;
+        }
+        Ok(Some(report))
+    }
+
+    /// True when one of `changed` (host paths) is gone and documents of the connector lay
+    /// under it (by their path relative to the granted folder).
+    fn gone_with_documents(
+        &self,
+        connector: &Connector,
+        changed: &[PathBuf],
+    ) -> Result<bool, SyncError> {
+        for path in changed {
+            if path.symlink_metadata().is_ok() {
+                continue;
+            }
+            for dir in connector.grant.dirs.values() {
+                let Some(rel) = path.strip_prefix(dir).ok().and_then(|r| r.to_str()) else {
+                    continue;
+                };
+                if !rel.is_empty()
+                    && self.block(self.store.has_documents_under(&connector.id, rel))?
+                {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// Lists, indexes and commits one batch; returns whether the listing goes on.
     fn batch(
         &self,
@@ -204,6 +312,19 @@ impl Syncer {
         stop: &AtomicBool,
     ) -> Result<bool, SyncError> {
         let batch = session.list_docs(listing.checkpoint.as_deref())?;
+        self.write_batch(connector, session, batch, listing, report, stop)
+    }
+
+    /// Indexes and commits a listed batch; returns whether the listing goes on.
+    fn write_batch(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        batch: SourceBatch,
+        listing: &mut Listing,
+        report: &mut SyncReport,
+        stop: &AtomicBool,
+    ) -> Result<bool, SyncError> {
         report.batches += 1;
         let (mut commit, changed) = self.plan(connector, batch, listing, report)?;
         // Write-ahead: the catalog learns what the index is about to get before it gets it.

@@ -10,7 +10,7 @@
 //! (watch limit reached, a file system without events) is logged and rescanned every
 //! [`RESCAN_EVERY`] instead.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -28,6 +28,37 @@ pub const MAX_DELAY: Duration = Duration::from_secs(1);
 /// How often a folder that cannot be watched is rescanned.
 pub const RESCAN_EVERY: Duration = Duration::from_secs(60);
 
+/// Paths a burst keeps at most; a larger burst (a checkout, a copied tree) is a rescan.
+pub const MAX_HINTED_PATHS: usize = 4096;
+
+/// What a burst of events says changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changed {
+    /// These paths (each once).
+    Paths(Vec<PathBuf>),
+    /// Anything: events were lost, or too many paths to keep.
+    Unknown,
+}
+
+impl Changed {
+    /// Both changes together.
+    pub fn merge(self, other: Changed) -> Changed {
+        match (self, other) {
+            (Changed::Paths(mut a), Changed::Paths(b)) => {
+                a.extend(b);
+                a.sort_unstable();
+                a.dedup();
+                if a.len() > MAX_HINTED_PATHS {
+                    Changed::Unknown
+                } else {
+                    Changed::Paths(a)
+                }
+            }
+            _ => Changed::Unknown,
+        }
+    }
+}
+
 /// Watches connectors' granted folders and collects their bursts of changes.
 pub struct FolderWatcher {
     shared: Arc<Shared>,
@@ -42,10 +73,40 @@ struct Shared {
     wake: Notify,
 }
 
-#[derive(Clone, Copy)]
 struct Burst {
     first: Instant,
     last: Instant,
+    /// The paths of its events, while they are few enough to keep.
+    paths: BTreeSet<PathBuf>,
+    /// True when what changed is not known (lost events, too many paths).
+    unknown: bool,
+}
+
+impl Burst {
+    fn add(&mut self, changed: Changed) {
+        match changed {
+            _ if self.unknown => {}
+            Changed::Paths(paths) => {
+                self.paths.extend(paths);
+                if self.paths.len() > MAX_HINTED_PATHS {
+                    self.unknown = true;
+                    self.paths.clear();
+                }
+            }
+            Changed::Unknown => {
+                self.unknown = true;
+                self.paths.clear();
+            }
+        }
+    }
+
+    fn changed(self) -> Changed {
+        if self.unknown {
+            Changed::Unknown
+        } else {
+            Changed::Paths(self.paths.into_iter().collect())
+        }
+    }
 }
 
 struct Watch {
@@ -118,8 +179,8 @@ impl FolderWatcher {
     }
 
     /// Takes the connectors whose bursts are over (quiet for [`QUIET`], or begun [`MAX_DELAY`]
-    /// ago) at `now`.
-    pub fn take_due(&self, now: Instant) -> Vec<ConnectorId> {
+    /// ago) at `now`, with what changed.
+    pub fn take_due(&self, now: Instant) -> Vec<(ConnectorId, Changed)> {
         let mut bursts = self
             .shared
             .bursts
@@ -130,10 +191,9 @@ impl FolderWatcher {
             .filter(|(_, b)| due_at(b) <= now)
             .map(|(id, _)| id.clone())
             .collect();
-        for id in &due {
-            bursts.remove(id);
-        }
-        due
+        due.into_iter()
+            .filter_map(|id| bursts.remove(&id).map(|b| (id, b.changed())))
+            .collect()
     }
 
     /// When the next burst will be due, if any is under way.
@@ -156,16 +216,26 @@ impl FolderWatcher {
         let ignore = self.ignore.clone();
         let connector = id.clone();
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
-            match event {
+            let changed = match event {
                 Ok(event) if !is_change(&event, &ignore) => return,
-                Ok(event) if event.need_rescan() => tracing::warn!(
-                    connector = %connector,
-                    "file events were lost (the queue overflowed): rescanning the folder"
-                ),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(connector = %connector, "watching: {e}; rescanning"),
-            }
-            shared.note(&connector);
+                Ok(event) if event.need_rescan() => {
+                    tracing::warn!(
+                        connector = %connector,
+                        "file events were lost (the queue overflowed): rescanning the folder"
+                    );
+                    Changed::Unknown
+                }
+                Ok(event) if event.paths.is_empty() => Changed::Unknown,
+                Ok(event) => {
+                    let ignored = |path: &PathBuf| ignore.iter().any(|i| path.starts_with(i));
+                    Changed::Paths(event.paths.into_iter().filter(|p| !ignored(p)).collect())
+                }
+                Err(e) => {
+                    tracing::warn!(connector = %connector, "watching: {e}; rescanning");
+                    Changed::Unknown
+                }
+            };
+            shared.note(&connector, changed);
         })?;
         for dir in dirs {
             watch_dir(&mut watcher, dir)?;
@@ -175,16 +245,17 @@ impl FolderWatcher {
 }
 
 impl Shared {
-    fn note(&self, id: &ConnectorId) {
+    fn note(&self, id: &ConnectorId, changed: Changed) {
         let now = Instant::now();
         let mut bursts = self.bursts.lock().unwrap_or_else(PoisonError::into_inner);
-        bursts
-            .entry(id.clone())
-            .and_modify(|b| b.last = now)
-            .or_insert(Burst {
-                first: now,
-                last: now,
-            });
+        let burst = bursts.entry(id.clone()).or_insert(Burst {
+            first: now,
+            last: now,
+            paths: BTreeSet::new(),
+            unknown: false,
+        });
+        burst.last = now;
+        burst.add(changed);
         drop(bursts);
         self.wake.notify_one();
     }
@@ -255,7 +326,7 @@ mod tests {
     }
 
     /// Waits up to 5 s for a due burst.
-    fn due_within(watcher: &FolderWatcher) -> Vec<ConnectorId> {
+    fn due_within(watcher: &FolderWatcher) -> Vec<(ConnectorId, Changed)> {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let due = watcher.take_due(Instant::now());
@@ -279,7 +350,19 @@ mod tests {
         for i in 0..20 {
             std::fs::write(dir.path().join(format!("{i}.md")), "text").expect("write");
         }
-        assert_eq!(due_within(&watcher), vec![notes], "one sync for 20 writes");
+        let due = due_within(&watcher);
+        let expected: Vec<PathBuf> = {
+            let mut paths: Vec<PathBuf> = (0..20)
+                .map(|i| dir.path().join(format!("{i}.md")))
+                .collect();
+            paths.sort();
+            paths
+        };
+        assert_eq!(
+            due,
+            vec![(notes, Changed::Paths(expected))],
+            "one sync for 20 writes, naming each file once"
+        );
         // Let any straggling event of the writes arrive and be taken.
         std::thread::sleep(MAX_DELAY);
         watcher.take_due(Instant::now() + MAX_DELAY);
@@ -313,15 +396,47 @@ mod tests {
     #[test]
     fn a_burst_is_due_when_quiet_or_old() {
         let start = Instant::now();
-        let quiet = Burst {
+        let burst = |last| Burst {
+            first: start,
+            last,
+            paths: BTreeSet::new(),
+            unknown: false,
+        };
+        assert_eq!(due_at(&burst(start)), start + QUIET);
+        assert_eq!(
+            due_at(&burst(start + Duration::from_secs(5))),
+            start + MAX_DELAY
+        );
+    }
+
+    #[test]
+    fn a_burst_of_too_many_paths_or_lost_events_is_a_rescan() {
+        let start = Instant::now();
+        let mut burst = Burst {
             first: start,
             last: start,
+            paths: BTreeSet::new(),
+            unknown: false,
         };
-        assert_eq!(due_at(&quiet), start + QUIET);
-        let busy = Burst {
-            first: start,
-            last: start + Duration::from_secs(5),
+        let paths = |from: usize, n: usize| {
+            Changed::Paths(
+                (from..from + n)
+                    .map(|i| PathBuf::from(format!("/d/{i}")))
+                    .collect(),
+            )
         };
-        assert_eq!(due_at(&busy), start + MAX_DELAY);
+        burst.add(paths(0, MAX_HINTED_PATHS));
+        burst.add(paths(0, 10));
+        assert_eq!(burst.paths.len(), MAX_HINTED_PATHS, "each path once");
+        burst.add(paths(MAX_HINTED_PATHS, 1));
+        assert!(burst.unknown && burst.paths.is_empty(), "no more kept");
+        burst.add(paths(0, 1));
+        assert_eq!(burst.changed(), Changed::Unknown);
+        assert_eq!(
+            paths(0, 2).merge(Changed::Unknown),
+            Changed::Unknown,
+            "lost events absorb known paths"
+        );
+        assert_eq!(paths(0, 2).merge(paths(1, 2)), paths(0, 3));
     }
 }

@@ -70,6 +70,31 @@ impl Connector for Folder {
         })
     }
 
+    fn list_changes(&self, paths: Vec<String>) -> Result<Option<Batch>, Error> {
+        let root = self.root_dir()?;
+        let mut upserts = Vec::new();
+        let mut deletes = Vec::new();
+        for path in &paths {
+            match self.change_at(&root, path) {
+                Change::Upsert(entry) => upserts.push(self.doc_meta(&root, entry)),
+                Change::Delete(id) => deletes.push(id),
+                Change::Unlisted => {}
+                Change::Unknown => return Ok(None),
+            }
+        }
+        // One path may be named twice (a file and a link to it are different paths).
+        let mut seen = std::collections::HashSet::new();
+        upserts.retain(|d: &DocMeta| seen.insert(d.id.clone()));
+        deletes.retain(|id| !seen.contains(id) && seen.insert(id.clone()));
+        Ok(Some(Batch {
+            upserts,
+            deletes,
+            checkpoint: String::new(),
+            more: false,
+            coverage: Coverage::Changes,
+        }))
+    }
+
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
         let (path, file) = self.open(&doc.locator)?;
         let size = file.stat().map_err(|e| io_error(&path, &e))?.size;
@@ -110,7 +135,63 @@ impl Connector for Folder {
     }
 }
 
+/// What a change hint means for the listing.
+enum Change {
+    /// A file the walk lists, as it is now.
+    Upsert(FileEntry),
+    /// The document of a file that is gone or no longer listed.
+    Delete(String),
+    /// Something the walk does not list, and never did (hidden, excluded).
+    Unlisted,
+    /// What changed cannot be told from the path (a folder, an ignore file, the root).
+    Unknown,
+}
+
 impl Folder {
+    /// What changed at sandbox path `path`, as the walk would see it: a file is listed as the
+    /// walk lists it (links to files followed; other kinds never), and a gone one deleted.
+    fn change_at(&self, root: &Dir, path: &str) -> Change {
+        let prefix = self.root.to_string_lossy();
+        let Some(rel) = path
+            .strip_prefix(prefix.as_ref())
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            return Change::Unknown;
+        };
+        let names: Vec<&str> = rel.split('/').collect();
+        let plain = names
+            .iter()
+            .all(|n| !n.is_empty() && *n != "." && *n != "..");
+        let name = names.last().copied().unwrap_or_default();
+        if !plain || walk::is_ignore_file(name) {
+            return Change::Unknown;
+        }
+        let stat = match root.stat(rel) {
+            Ok(stat) => stat,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Change::Delete(ids::doc_id(rel));
+            }
+            Err(_) => return Change::Unknown,
+        };
+        let file = match stat.kind {
+            quarry_sdk::fs::Kind::File => stat,
+            quarry_sdk::fs::Kind::Symlink => match root.stat_follow(rel) {
+                Ok(target) if target.kind == quarry_sdk::fs::Kind::File => target,
+                _ => return Change::Delete(ids::doc_id(rel)),
+            },
+            // A folder created or moved in: what it holds needs a walk.
+            quarry_sdk::fs::Kind::Dir => return Change::Unknown,
+            quarry_sdk::fs::Kind::Other => return Change::Delete(ids::doc_id(rel)),
+        };
+        if walk::excluded(&self.root, &self.filters, &names, false) {
+            return Change::Unlisted;
+        }
+        Change::Upsert(FileEntry {
+            rel: rel.to_owned(),
+            stat: file,
+        })
+    }
+
     fn doc_meta(&self, root: &Dir, entry: FileEntry) -> DocMeta {
         let size = entry.stat.size;
         // Only files without a known extension are opened here, to look at their first bytes.

@@ -194,19 +194,55 @@ impl Walker<'_> {
         }
     }
 
-    /// Applies the ignore rules, innermost directory first: the first rule that matches decides.
     fn ignored(&self, path: &Path, is_dir: bool) -> bool {
-        for rules in self.ignores.iter().rev() {
-            let m = rules.matched(path, is_dir);
-            if m.is_ignore() {
-                return true;
-            }
-            if m.is_whitelist() {
-                return false;
-            }
-        }
-        false
+        ignored_by(&self.ignores, path, is_dir)
     }
+}
+
+/// Applies ignore rules (outermost directory's first), innermost first: the first rule that
+/// matches decides.
+fn ignored_by(ignores: &[Gitignore], path: &Path, is_dir: bool) -> bool {
+    for rules in ignores.iter().rev() {
+        let m = rules.matched(path, is_dir);
+        if m.is_ignore() {
+            return true;
+        }
+        if m.is_whitelist() {
+            return false;
+        }
+    }
+    false
+}
+
+/// Whether the walk leaves out the entry at `rel` (its path's components below `root`), a
+/// file or (with `is_dir`) a folder: hidden, or ignored by the configured patterns or by an
+/// ignore file of a folder above it. Reads only the ignore files on the way to it.
+pub fn excluded(root: &Path, filters: &Filters, rel: &[&str], is_dir: bool) -> bool {
+    if !filters.include_hidden && rel.iter().any(|c| c.starts_with('.')) {
+        return true;
+    }
+    let mut ignores = vec![root_rules(root, &filters.exclude)];
+    let mut dir = root.to_path_buf();
+    for (i, name) in rel.iter().enumerate() {
+        let present: Vec<&str> = IGNORE_FILES
+            .into_iter()
+            .filter(|n| dir.join(n).is_file())
+            .collect();
+        if let Some(rules) = rules_of(&dir, &present) {
+            ignores.push(rules);
+        }
+        let path = dir.join(name);
+        if ignored_by(&ignores, &path, is_dir || i + 1 < rel.len()) {
+            return true;
+        }
+        dir = path;
+    }
+    false
+}
+
+/// Whether `name` is one of the files whose lines say what to leave out.
+pub fn is_ignore_file(name: &str) -> bool {
+    IGNORE_FILES.contains(&name)
 }
 
 /// The configured exclusions, as rules anchored at the root.
@@ -227,12 +263,19 @@ fn dir_rules(dir: &Path, entries: &[Entry]) -> Option<Gitignore> {
             .iter()
             .any(|e| e.name == name && e.kind == Kind::File)
     };
-    if !IGNORE_FILES.iter().any(|n| present(n)) {
+    let names: Vec<&str> = IGNORE_FILES.into_iter().filter(|n| present(n)).collect();
+    rules_of(dir, &names)
+}
+
+/// The rules of the ignore files `names` (in the order of [`IGNORE_FILES`]) of `dir`; `None`
+/// when there are none.
+fn rules_of(dir: &Path, names: &[&str]) -> Option<Gitignore> {
+    if names.is_empty() {
         return None;
     }
     let mut builder = GitignoreBuilder::new(dir);
     // In the order of IGNORE_FILES, so later files' rules take precedence.
-    for name in IGNORE_FILES.iter().filter(|n| present(n)) {
+    for name in names {
         let file: PathBuf = dir.join(name);
         if let Some(e) = builder.add(&file) {
             skip(&file, &format!("some lines ignored: {e}"));

@@ -22,8 +22,10 @@
 //! quarry_sdk::export_connector!(Notes);
 //! ```
 //!
-//! The WIT interface this implements is `quarry:connector@0.1.0` (`wit/connector@0.1.0` in the
-//! Quarry repository); its doc comments are the reference for every type here.
+//! The WIT interface this implements is `quarry:connector@0.2.0` (`wit/connector@0.2.0` in the
+//! Quarry repository); its doc comments are the reference for every type here. A connector that
+//! can tell what changed at given paths implements [`Connector::list_changes`]; the default
+//! answers that it cannot, and the host lists everything instead.
 
 mod config;
 pub mod fs;
@@ -37,7 +39,7 @@ pub mod text;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/connector@0.1.0",
+        path: "../../wit/connector@0.2.0",
         world: "connector",
         pub_export_macro: true,
         default_bindings_module: "quarry_sdk::bindings",
@@ -53,7 +55,7 @@ pub use helpers::stable_id;
 pub use log::{log, progress};
 
 /// WIT version this SDK implements.
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = "0.2.0";
 
 /// A connector: builds itself from its configuration and answers the host's calls.
 ///
@@ -66,6 +68,13 @@ pub trait Connector: Sized {
 
     /// Lists one batch of documents; see `list-docs` in the WIT.
     fn list_docs(&self, checkpoint: Option<String>) -> Result<Batch, Error>;
+
+    /// Lists what changed at `paths` (sandbox paths the host's watcher saw change); see
+    /// `list-changes` in the WIT. The default answers `None`: the host then lists everything.
+    fn list_changes(&self, paths: Vec<String>) -> Result<Option<Batch>, Error> {
+        let _ = paths;
+        Ok(None)
+    }
 
     /// Extracts the text of one document.
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error>;
@@ -98,6 +107,10 @@ pub mod __private {
         connector::<C>()?.list_docs(checkpoint)
     }
 
+    pub fn list_changes<C: Connector>(paths: Vec<String>) -> Result<Option<Batch>, Error> {
+        connector::<C>()?.list_changes(paths)
+    }
+
     pub fn fetch_content<C: Connector>(doc: DocRef) -> Result<Content, Error> {
         connector::<C>()?.fetch_content(doc)
     }
@@ -127,6 +140,11 @@ macro_rules! export_connector {
         impl $crate::bindings::exports::quarry::connector::source::Guest for __QuarryExport {
             fn list_docs(checkpoint: Option<String>) -> Result<$crate::Batch, $crate::Error> {
                 $crate::__private::list_docs::<$connector>(checkpoint)
+            }
+            fn list_changes(
+                paths: Vec<String>,
+            ) -> Result<Option<$crate::Batch>, $crate::Error> {
+                $crate::__private::list_changes::<$connector>(paths)
             }
             fn fetch_content(doc: $crate::DocRef) -> Result<$crate::Content, $crate::Error> {
                 $crate::__private::fetch_content::<$connector>(doc)

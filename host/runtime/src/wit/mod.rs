@@ -10,8 +10,9 @@
 //! [`SUPPORTED_WIT_VERSIONS`].
 
 mod v0_1_0;
+mod v0_2_0;
 
-use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
+use quarry_core::{Coverage, DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Engine, Store};
@@ -22,17 +23,30 @@ use crate::limits::Limits;
 use crate::manifest::Manifest;
 
 /// WIT package versions this host can run.
-pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[v0_1_0::VERSION];
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[v0_1_0::VERSION, v0_2_0::VERSION];
 
 /// The WIT package name whose `source` interface a connector exports.
 pub const WIT_PACKAGE: &str = "quarry:connector";
 
-/// The functions of `quarry:connector/source`, every version so far.
+/// The functions of `quarry:connector/source` in every version so far (0.2.0 adds
+/// `list-changes`, which the bindings of 0.2.0 require at instantiation).
 const SOURCE_FUNCTIONS: [&str; 4] = ["list-docs", "fetch-content", "read-file", "validate-config"];
 
 /// Links the host interface of every supported version.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-    v0_1_0::add_to_linker(linker)
+    v0_1_0::add_to_linker(linker)?;
+    v0_2_0::add_to_linker(linker)
+}
+
+/// Checks that an answer to `list-changes` is what the contract says: a listing of changes, in
+/// one batch.
+fn changes_only(batch: SourceBatch) -> Result<SourceBatch, String> {
+    if batch.coverage != Coverage::Changes || batch.more {
+        return Err(
+            "list-changes must answer one batch of coverage `changes` with `more` false".to_owned(),
+        );
+    }
+    Ok(batch)
 }
 
 /// How a call into a plugin ended: `Err` when the host stopped it (a trap, the deadline, the
@@ -51,6 +65,8 @@ pub(crate) enum CallError {
 pub(crate) enum ConnectorPre {
     /// `quarry:connector@0.1.0`.
     V0_1_0(v0_1_0::ConnectorPre<HostState>),
+    /// `quarry:connector@0.2.0`.
+    V0_2_0(v0_2_0::ConnectorPre<HostState>),
 }
 
 impl ConnectorPre {
@@ -59,6 +75,7 @@ impl ConnectorPre {
     pub(crate) fn new(version: &str, pre: InstancePre<HostState>) -> wasmtime::Result<Self> {
         match version {
             v0_1_0::VERSION => Ok(ConnectorPre::V0_1_0(v0_1_0::ConnectorPre::new(pre)?)),
+            v0_2_0::VERSION => Ok(ConnectorPre::V0_2_0(v0_2_0::ConnectorPre::new(pre)?)),
             other => wasmtime::bail!("this host does not run {WIT_PACKAGE}@{other}"),
         }
     }
@@ -70,6 +87,7 @@ impl ConnectorPre {
     ) -> wasmtime::Result<ConnectorInstance> {
         match self {
             ConnectorPre::V0_1_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_1_0),
+            ConnectorPre::V0_2_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_2_0),
         }
     }
 }
@@ -79,6 +97,8 @@ impl ConnectorPre {
 pub(crate) enum ConnectorInstance {
     /// `quarry:connector@0.1.0`.
     V0_1_0(v0_1_0::Connector),
+    /// `quarry:connector@0.2.0`.
+    V0_2_0(v0_2_0::Connector),
 }
 
 impl ConnectorInstance {
@@ -86,6 +106,7 @@ impl ConnectorInstance {
     pub(crate) fn source(&self) -> &dyn Source {
         match self {
             ConnectorInstance::V0_1_0(c) => c,
+            ConnectorInstance::V0_2_0(c) => c,
         }
     }
 }
@@ -100,6 +121,17 @@ pub(crate) trait Source {
         checkpoint: Option<&str>,
         limits: &Limits,
     ) -> Answer<SourceBatch>;
+
+    /// What changed at `paths` (sandbox paths), within `limits`; `None` when the plugin cannot
+    /// tell from the paths (a full listing is needed). Versions before 0.2.0 never can.
+    fn list_changes(
+        &self,
+        _store: &mut Store<HostState>,
+        _paths: &[String],
+        _limits: &Limits,
+    ) -> Answer<Option<SourceBatch>> {
+        Ok(Ok(None))
+    }
 
     /// The text of a document, within `limits`.
     fn fetch_content(
