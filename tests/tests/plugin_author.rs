@@ -118,12 +118,19 @@ fn author(lang: &str, name: &str, id: &str, words: &str) {
 
     let dir_arg = dir.to_string_lossy().into_owned();
     let check = q.cli_ok(&["plugin", "check", &dir_arg, "--set", &setting]);
-    for expected in [
-        "quarry:connector@0.1.0",
-        "list-docs, fetch-content, read-file, validate-config",
-        "Listing    2 documents",
-        words,
-    ] {
+    // Rust connectors start from the SDK's 0.2.0 (with list-changes), the others from 0.1.0.
+    let (wit, functions) = if lang == "rust" {
+        (
+            "quarry:connector@0.2.0",
+            "list-docs, list-changes, fetch-content, read-file, validate-config",
+        )
+    } else {
+        (
+            "quarry:connector@0.1.0",
+            "list-docs, fetch-content, read-file, validate-config",
+        )
+    };
+    for expected in [wit, functions, "Listing    2 documents", words] {
         assert!(
             check.contains(expected),
             "check output lacks {expected:?}:\n{check}"

@@ -37,4 +37,4 @@ pub use plugin::{Plugin, Session};
 pub use plugin_set::PluginSet;
 pub use settings::Grant;
 pub use usage::Usage;
-pub use wit::SUPPORTED_WIT_VERSIONS;
+pub use wit::{SUPPORTED_WIT_VERSIONS, source_functions};

@@ -42,8 +42,9 @@ pub async fn check(
         started.elapsed().as_secs_f64()
     );
     println!(
-        "Exports    quarry:connector/source@{}: list-docs, fetch-content, read-file, validate-config",
-        m.wit
+        "Exports    quarry:connector/source@{}: {}",
+        m.wit,
+        quarry_runtime::source_functions(&m.wit).join(", ")
     );
     println!("Imports    {}", packages(plugin.imports()));
     println!("Asks for");

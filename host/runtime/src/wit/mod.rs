@@ -29,8 +29,17 @@ pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[v0_1_0::VERSION, v0_2_0::VERSION];
 pub const WIT_PACKAGE: &str = "quarry:connector";
 
 /// The functions of `quarry:connector/source` in every version so far (0.2.0 adds
-/// `list-changes`, which the bindings of 0.2.0 require at instantiation).
+/// `list-changes`: [`source_functions`]).
 const SOURCE_FUNCTIONS: [&str; 4] = ["list-docs", "fetch-content", "read-file", "validate-config"];
+
+/// The functions of `quarry:connector/source` in `version` (one of [`SUPPORTED_WIT_VERSIONS`]).
+pub fn source_functions(version: &str) -> Vec<&'static str> {
+    let mut functions = SOURCE_FUNCTIONS.to_vec();
+    if version != v0_1_0::VERSION {
+        functions.insert(1, "list-changes");
+    }
+    functions
+}
 
 /// Links the host interface of every supported version.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
@@ -200,9 +209,8 @@ pub(crate) fn check_wit_version(
         .map(|e| e.ty)
     {
         let has: Vec<&str> = instance.exports(engine).map(|(name, _)| name).collect();
-        let missing: Vec<&str> = SOURCE_FUNCTIONS
-            .iter()
-            .copied()
+        let missing: Vec<&str> = source_functions(version)
+            .into_iter()
             .filter(|f| !has.contains(f))
             .collect();
         if !missing.is_empty() {
