@@ -9,6 +9,63 @@
 //! each `match`), its `add_to_linker` in [`add_to_linker`], and its entry in
 //! [`SUPPORTED_WIT_VERSIONS`].
 
+/// The four `source` calls every version has had since 0.1.0, as methods of [`Source`], for a
+/// version module whose bindings name them as 0.1.0's do (with `convert`, `answer` and
+/// `doc_ref` in scope: `v0_1_0/calls.rs`, compiled in each).
+macro_rules! source_calls_since_0_1_0 {
+    () => {
+        fn list_docs(
+            &self,
+            store: &mut Store<HostState>,
+            checkpoint: Option<&str>,
+            limits: &Limits,
+        ) -> Answer<SourceBatch> {
+            let batch = self
+                .quarry_connector_source()
+                .call_list_docs(store, checkpoint);
+            answer(batch, |batch| convert::batch(batch, limits))
+        }
+
+        fn fetch_content(
+            &self,
+            store: &mut Store<HostState>,
+            doc: (&DocId, &str),
+            limits: &Limits,
+        ) -> Answer<ExtractedText> {
+            let content = self
+                .quarry_connector_source()
+                .call_fetch_content(store, &doc_ref(doc));
+            answer(content, |content| convert::content(content, limits))
+        }
+
+        fn read_file(
+            &self,
+            store: &mut Store<HostState>,
+            doc: (&DocId, &str),
+            (offset, max_bytes): (u64, u32),
+        ) -> Answer<FileChunk> {
+            let chunk = self.quarry_connector_source().call_read_file(
+                store,
+                &doc_ref(doc),
+                offset,
+                max_bytes,
+            );
+            answer(chunk, |chunk| convert::chunk(chunk, max_bytes))
+        }
+
+        fn validate_config(
+            &self,
+            store: &mut Store<HostState>,
+            config: &[(String, String)],
+        ) -> Answer<()> {
+            let checked = self
+                .quarry_connector_source()
+                .call_validate_config(store, config);
+            answer(checked, Ok)
+        }
+    };
+}
+
 mod v0_1_0;
 mod v0_2_0;
 

@@ -1,5 +1,5 @@
-//! The host interface of 0.1.0 (`quarry:connector/host`), on the version-independent
-//! [`HostState`].
+//! The host interface of 0.1.0 (`quarry:connector/host`; 0.2.0's is the same), on the
+//! version-independent [`HostState`].
 
 use super::convert;
 use super::quarry::connector::{host, types};

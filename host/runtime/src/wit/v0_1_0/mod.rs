@@ -2,6 +2,7 @@
 //! conversions of what its plugins return (`convert.rs`), and the four calls of its `source`
 //! interface in version-independent types.
 
+mod calls;
 mod convert;
 mod host;
 
@@ -9,8 +10,8 @@ use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
-use self::quarry::connector::types as wit;
-use super::{Answer, CallError, Source};
+use self::calls::{answer, doc_ref};
+use super::{Answer, Source};
 use crate::host_state::HostState;
 use crate::limits::Limits;
 
@@ -28,68 +29,5 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
 }
 
 impl Source for Connector {
-    fn list_docs(
-        &self,
-        store: &mut Store<HostState>,
-        checkpoint: Option<&str>,
-        limits: &Limits,
-    ) -> Answer<SourceBatch> {
-        let batch = self
-            .quarry_connector_source()
-            .call_list_docs(store, checkpoint);
-        answer(batch, |batch| convert::batch(batch, limits))
-    }
-
-    fn fetch_content(
-        &self,
-        store: &mut Store<HostState>,
-        doc: (&DocId, &str),
-        limits: &Limits,
-    ) -> Answer<ExtractedText> {
-        let content = self
-            .quarry_connector_source()
-            .call_fetch_content(store, &doc_ref(doc));
-        answer(content, |content| convert::content(content, limits))
-    }
-
-    fn read_file(
-        &self,
-        store: &mut Store<HostState>,
-        doc: (&DocId, &str),
-        (offset, max_bytes): (u64, u32),
-    ) -> Answer<FileChunk> {
-        let chunk =
-            self.quarry_connector_source()
-                .call_read_file(store, &doc_ref(doc), offset, max_bytes);
-        answer(chunk, |chunk| convert::chunk(chunk, max_bytes))
-    }
-
-    fn validate_config(
-        &self,
-        store: &mut Store<HostState>,
-        config: &[(String, String)],
-    ) -> Answer<()> {
-        let checked = self
-            .quarry_connector_source()
-            .call_validate_config(store, config);
-        answer(checked, Ok)
-    }
-}
-
-fn doc_ref((id, locator): (&DocId, &str)) -> wit::DocRef {
-    wit::DocRef {
-        id: id.as_str().to_owned(),
-        locator: locator.to_owned(),
-    }
-}
-
-/// A call's result with the plugin's answer checked and converted by `check`, or its own error.
-fn answer<W, T>(
-    result: wasmtime::Result<Result<W, wit::ConnectorError>>,
-    check: impl FnOnce(W) -> Result<T, String>,
-) -> Answer<T> {
-    Ok(match result? {
-        Ok(value) => check(value).map_err(CallError::Output),
-        Err(error) => Err(CallError::Guest(convert::guest_error(error))),
-    })
+    source_calls_since_0_1_0!();
 }
