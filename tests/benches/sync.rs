@@ -2,7 +2,9 @@
 //! throughput (from adding the connector to a running, warmed-up server until it is idle) and
 //! peak memory beside a native walk-and-read of the same files (the floor), the time from a
 //! file's save to its appearance in search, and search latency while the initial sync runs
-//! beside the same searches when idle.
+//! beside the same searches when idle; then, on the synced folder, a full listing that finds
+//! nothing changed and 1,000 edits scattered over the folder (the time until search finds all
+//! of them), which must not grow with the folder's size.
 //!
 //! `make bench` runs it (release build). `QUARRY_BENCH_SYNC_FILES` sets the keyword-only folder
 //! sizes (default `10000,100000`); `QUARRY_BENCH_SYNC_SEMANTIC` the size of the run with the
@@ -25,6 +27,9 @@ const PER_FOLDER: usize = 100;
 /// Saves timed per run.
 const SAVES: usize = 20;
 
+/// Files edited at once, scattered over the folder.
+const EDITS: usize = 1000;
+
 fn main() {
     let sizes: Vec<usize> = std::env::var("QUARRY_BENCH_SYNC_FILES")
         .unwrap_or_else(|_| "10000,100000".into())
@@ -46,8 +51,9 @@ fn main() {
         "sync p99",
         "ratio"
     );
+    let mut later = Vec::new();
     for &files in &sizes {
-        run(files, false);
+        later.push((files, run(files, false)));
     }
     if semantic > 0 && quarry_tests::model_dir().join("onnx/model.onnx").is_file() {
         run(semantic, true);
@@ -55,11 +61,35 @@ fn main() {
     println!(
         "vs floor: sync throughput / a native walk that reads every file (no extraction, no index).\n\
          save: ms from a file's write to its first appearance in search. idle/sync p99: search ms\n\
-         when idle and while the initial sync runs; ratio = sync p99 / idle p99."
+         when idle and while the initial sync runs; ratio = sync p99 / idle p99.\n"
+    );
+    println!(
+        "{:>8} {:>14} {:>14} {:>14}",
+        "files", "no-change s", "1000 edits s", "peak MiB"
+    );
+    for (files, l) in later {
+        println!(
+            "{files:>8} {:>14.1} {:>14.2} {:>14.0}",
+            l.unchanged.as_secs_f64(),
+            l.edits.as_secs_f64(),
+            l.peak_mib
+        );
+    }
+    println!(
+        "no-change: a full listing (`connector sync --full --wait`) of the synced folder, nothing\n\
+         changed. 1000 edits: from the first of {EDITS} scattered writes until search finds all of\n\
+         them. peak MiB: the server's peak resident memory over the whole run (no model)."
     );
 }
 
-fn run(files: usize, model: bool) {
+/// What the run measured after the initial sync.
+struct Later {
+    unchanged: Duration,
+    edits: Duration,
+    peak_mib: f64,
+}
+
+fn run(files: usize, model: bool) -> Later {
     let mut q = Quarry::new();
     let dir = q.scratch("files");
     let mut rng = Rng(files as u64);
@@ -72,13 +102,12 @@ fn run(files: usize, model: bool) {
         std::fs::write(path, text).expect("write");
     }
     let floor = native_read(&dir);
+    if !model {
+        // The server and the CLI the bench polls alike.
+        q.without_model();
+    }
     let key = q.integration("Bench", "all", &["--quota", "unlimited"]);
-    let env: &[(&str, &str)] = if model {
-        &[]
-    } else {
-        &[("QUARRY_MODEL_DIR", "none")]
-    };
-    q.start_with_env(env);
+    q.start();
     // Warm-up, so neither series pays for a fresh process's first searches.
     let mut warm = 0;
     searches(&q, &key, model, || {
@@ -128,6 +157,48 @@ fn run(files: usize, model: bool) {
         percentile_ms(&saves, 0.99),
         during_p99 / idle_p99,
     );
+    let unchanged = unchanged_listing(&q);
+    let edits = scattered_edits(&q, &key, &dir, files, &mut rng);
+    Later {
+        unchanged,
+        edits,
+        peak_mib: peak_rss_mib(q.pid().expect("running")),
+    }
+}
+
+/// A full listing of the synced folder, in which nothing changed.
+fn unchanged_listing(q: &Quarry) -> Duration {
+    let t = Instant::now();
+    q.cli_ok(&["connector", "sync", "Files", "--full", "--wait"]);
+    t.elapsed()
+}
+
+/// Rewrites [`EDITS`] files spread over the folder, each with a marker word; the time until
+/// search finds every one.
+fn scattered_edits(q: &Quarry, key: &str, dir: &Path, files: usize, rng: &mut Rng) -> Duration {
+    let mut picked: Vec<usize> = (0..EDITS).map(|_| rng.below(files)).collect();
+    picked.sort_unstable();
+    picked.dedup();
+    let t = Instant::now();
+    for &i in &picked {
+        let path = dir.join(format!("f{:04}/note{i:06}.md", i / PER_FOLDER));
+        std::fs::write(
+            path,
+            format!("# Note {i}\n\nscatteredit {}\n", english(rng, 20)),
+        )
+        .expect("edit");
+    }
+    loop {
+        let body = json!({"query": "scatteredit", "semantic_search": false, "limit": 1});
+        if q.search(key, body).json()["total"] == picked.len() {
+            return t.elapsed();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(600),
+            "the edits were never all found"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Reads every file of `dir` natively, as fast as one thread can: the floor of any sync.

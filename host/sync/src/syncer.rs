@@ -241,8 +241,8 @@ impl Syncer {
 
     /// Indexes what changed at `changed` (host paths) as the plugin lists it (`list-changes`),
     /// leaving the connector's listing where it was. `None` when that cannot be done and a
-    /// listing is needed: the plugin cannot tell, or a path that is gone held documents (a
-    /// folder moved away: its files are not among the paths).
+    /// listing is needed: the plugin cannot tell (or fails), or a path that is gone held
+    /// documents (a folder moved away: its files are not among the paths).
     fn changes(
         &self,
         connector: &Connector,
@@ -258,8 +258,14 @@ impl Syncer {
         if self.gone_with_documents(connector, changed)? {
             return Ok(None);
         }
-        let Some(batches) = session.list_changes(&hints)? else {
-            return Ok(None);
+        let batches = match session.list_changes(&hints) {
+            Ok(Some(batches)) => batches,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                // The listing that follows finds the changes, or fails with the reason.
+                tracing::warn!(connector = %connector.name, "listing the changes failed, listing everything: {e}");
+                return Ok(None);
+            }
         };
         let checkpoint = connector.listing.checkpoint.clone().unwrap_or_default();
         let mut listing = Listing {
