@@ -64,6 +64,7 @@ run: build
 
 # Release builds; each benchmark prints its figures beside a baseline measured in the same run.
 bench: plugins
+	scripts/bench-venv.sh
 	cargo build --locked --release -p quarry-server
 	cargo bench --locked -p quarry-runtime --bench folder
 	cargo bench --locked -p quarry-runtime --bench languages

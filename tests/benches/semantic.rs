@@ -1,7 +1,10 @@
 //! Semantic search costs, each beside a baseline measured in the same run:
+//! - embedding throughput on real passages (abstracts of `../shared/eval/med`, cut as the sync
+//!   cuts them) beside sentence-transformers on PyTorch embedding the same passages with the
+//!   same model and threads (`tests/bench/st_embed.py`, in the bench-only virtualenv
+//!   `scripts/bench-venv.sh` installs);
 //! - embedding throughput: passages/s of 100-token passages as the sync embeds them (batches of
-//!   16, length-sorted), beside the same engine at batch 64 (the setting of the published
-//!   sentence-transformers figure);
+//!   16, length-sorted), beside the same engine at batch 64;
 //! - indexing throughput with embeddings beside the same documents without;
 //! - semantic and hybrid latency (query embedding included: every query is new) beside keyword
 //!   latency, at 10,000 and 100,000 passages.
@@ -38,7 +41,8 @@ fn main() {
         embedder.id()
     );
 
-    // 1. Embedding throughput.
+    // 1. Embedding throughput: real passages beside PyTorch, then batch shapes.
+    beside_pytorch(&embedder, threads);
     // 98 one-token words, with the two special tokens: 100 tokens.
     let passages: Vec<String> = (0..256).map(|_| english(&mut rng, 98)).collect();
     let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
@@ -54,10 +58,7 @@ fn main() {
     println!("embedding, 100-token passages:");
     println!("  ours (batch 16, length-sorted)   {ours:8.1} passages/s");
     println!("  same engine, batch 64             {batch64:8.1} passages/s");
-    println!(
-        "  ratio {:.2}x; reference: sentence-transformers on PyTorch measured 48.6/s on this machine type (../shared/MODELS.md)\n",
-        ours / batch64
-    );
+    println!("  ratio {:.2}x\n", ours / batch64);
 
     // 2. Indexing with and without embeddings.
     let docs: Vec<IndexDoc> = (0..400)
@@ -81,6 +82,103 @@ fn main() {
     for passages in [10_000usize, 100_000] {
         latency(&embedder, &words, &mut rng, passages);
     }
+}
+
+/// Passages of real abstracts (the `med` collection), cut as the sync cuts documents.
+fn real_passages(limit: usize) -> Option<Vec<String>> {
+    let corpus = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/eval/med/corpus.jsonl");
+    let text = std::fs::read_to_string(corpus).ok()?;
+    let mut passages = Vec::new();
+    for line in text.lines() {
+        let doc: serde_json::Value = serde_json::from_str(line).ok()?;
+        let body = doc["text"].as_str().unwrap_or_default();
+        passages.extend(
+            quarry_embed::chunk(body, &[])
+                .into_iter()
+                .map(|p| body[p.start..p.end].to_owned()),
+        );
+        if passages.len() >= limit {
+            break;
+        }
+    }
+    passages.truncate(limit);
+    Some(passages)
+}
+
+/// Quarry's embedding of real passages beside sentence-transformers' (PyTorch, fp32) on the
+/// same passages, model and threads, at its batch sizes 16 (Quarry's) and 32 (its default).
+fn beside_pytorch(embedder: &Embedder, threads: usize) {
+    let Some(passages) = real_passages(600) else {
+        println!("embedding beside PyTorch: skipped (no ../shared/eval/med)\n");
+        return;
+    };
+    let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+    embedder.embed_passages(&refs[..16]).expect("warm-up");
+    let ours = rate(refs.len(), || {
+        embedder.embed_passages(&refs).expect("embed");
+    });
+    let words = passages
+        .iter()
+        .map(|p| p.split_whitespace().count())
+        .sum::<usize>() as f64
+        / passages.len() as f64;
+    println!(
+        "embedding {} real passages (med abstracts, {words:.0} words each on average), {threads} threads:",
+        passages.len()
+    );
+    println!(
+        "  ours (ONNX Runtime, {}, batch 16)  {ours:8.1} passages/s",
+        embedder.id()
+    );
+    let venv = std::env::var_os("QUARRY_ST_BENCH").map_or_else(
+        || {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/quarry/tools/st-bench")
+        },
+        std::path::PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        println!(
+            "  sentence-transformers: skipped (run scripts/bench-venv.sh; `make bench` does)\n"
+        );
+        return;
+    }
+    let file =
+        std::env::temp_dir().join(format!("quarry-bench-passages-{}.json", std::process::id()));
+    std::fs::write(&file, serde_json::to_vec(&passages).expect("json")).expect("write passages");
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/st_embed.py");
+    let mut best = 0.0f64;
+    for batch in [16, 32] {
+        let output = std::process::Command::new(&python)
+            .arg(&script)
+            .arg("auto")
+            .arg(&file)
+            .arg(threads.to_string())
+            .arg(batch.to_string())
+            .output()
+            .expect("python runs");
+        assert!(
+            output.status.success(),
+            "st_embed.py failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let answer: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("st_embed.py prints JSON");
+        let theirs = answer["passages_per_s"].as_f64().unwrap_or(0.0);
+        best = best.max(theirs);
+        println!(
+            "  sentence-transformers {} (torch {}, fp32, batch {batch})  {theirs:8.1} passages/s",
+            answer["sentence_transformers"].as_str().unwrap_or("?"),
+            answer["torch"].as_str().unwrap_or("?"),
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+    println!(
+        "  ratio ours / best of PyTorch {:.2}x (aim: >= 1)\n",
+        ours / best
+    );
 }
 
 /// Items per second of `run` over `items`, best of three.
