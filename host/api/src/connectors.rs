@@ -6,7 +6,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_core::ConnectorId;
-use quarry_store::Sharing;
+use quarry_store::{Connector, Sharing};
 
 use crate::error::ApiError;
 use crate::frame::json;
@@ -29,36 +29,27 @@ pub(crate) async fn list(
 pub(crate) async fn listed(state: &AppState, sharing: &Sharing) -> Result<ConnectorList, ApiError> {
     let connectors = visible_connectors(state, sharing).await?;
     let mut views: Vec<ConnectorView> = connectors.iter().map(ConnectorView::public).collect();
-    add_embedding_progress(state, views.iter_mut().collect()).await?;
+    add_embedding_progress(state, &connectors, views.iter_mut().collect()).await?;
     Ok(ConnectorList { connectors: views })
 }
 
-/// Sets each view's embedding progress (left `None` without a model): the documents of its
-/// connector that still lack vectors of the loaded model, counted in the index.
+/// Sets the embedding progress of each view, the view of the connector at the same place in
+/// `connectors` (left `None` without a model).
 pub(crate) async fn add_embedding_progress(
     state: &AppState,
+    connectors: &[Connector],
     views: Vec<&mut ConnectorView>,
 ) -> Result<(), ApiError> {
     let Some(embedder) = &state.embedder else {
         return Ok(());
     };
     let model = embedder.id().to_owned();
-    let ids: Vec<String> = views.iter().map(|v| v.connector_id.clone()).collect();
+    let ids: Vec<ConnectorId> = connectors.iter().map(|c| c.id.clone()).collect();
     let index = state.index.clone();
-    let counted = with_read_turn(state, move || {
-        ids.iter()
-            .map(|id| match ConnectorId::parse(id) {
-                Ok(id) => index.pending_count(&model, Some(&id)),
-                Err(_) => Ok(0),
-            })
-            .collect::<Result<Vec<u64>, _>>()
-    })
-    .await??;
-    for (view, pending) in views.into_iter().zip(counted) {
-        view.embedding = Some(EmbeddingView {
-            model: embedder.id().to_owned(),
-            pending,
-        });
+    let counted =
+        with_read_turn(state, move || EmbeddingView::counted(&index, &model, &ids)).await??;
+    for (view, progress) in views.into_iter().zip(counted) {
+        view.embedding = Some(progress);
     }
     Ok(())
 }

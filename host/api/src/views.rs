@@ -11,8 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use quarry_core::ConnectorId;
 use quarry_core::times::rfc3339;
-use quarry_index::{DocInfo, Hit};
+use quarry_index::{DocInfo, Hit, IndexError, SearchIndex};
 use quarry_runtime::{FieldKind, Plugin};
 use quarry_store::{
     AuditEntry, Connector, FailedDoc, Integration, IntegrationSummary, Quota, Sharing,
@@ -201,6 +202,26 @@ pub struct EmbeddingView {
     pub model: String,
     /// Documents whose vectors are still being computed.
     pub pending: u64,
+}
+
+impl EmbeddingView {
+    /// The progress of each of `connectors`, in order: their documents in `index` that lack
+    /// vectors of `model`.
+    pub fn counted(
+        index: &SearchIndex,
+        model: &str,
+        connectors: &[ConnectorId],
+    ) -> Result<Vec<EmbeddingView>, IndexError> {
+        connectors
+            .iter()
+            .map(|id| {
+                Ok(EmbeddingView {
+                    model: model.to_owned(),
+                    pending: index.pending_count(model, Some(id))?,
+                })
+            })
+            .collect()
+    }
 }
 
 /// What a connector's plugin calls have cost since it was added.

@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 use quarry_api::views::{
     ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, NamedConnector,
 };
+use quarry_core::ConnectorId;
 use quarry_core::times::rfc3339;
 use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
@@ -88,15 +89,8 @@ fn embedding_progress(paths: &Paths, connectors: &[Connector]) -> Vec<Option<Emb
         }
         let model = quarry_embed::model_id(&config.model_dir).ok()?;
         let index = open_index(paths, false).ok()?;
-        connectors
-            .iter()
-            .map(|c| {
-                Some(EmbeddingView {
-                    model: model.clone(),
-                    pending: index.pending_count(&model, Some(&c.id)).ok()?,
-                })
-            })
-            .collect()
+        let ids: Vec<ConnectorId> = connectors.iter().map(|c| c.id.clone()).collect();
+        EmbeddingView::counted(&index, &model, &ids).ok()
     };
     match counted() {
         Some(views) => views.into_iter().map(Some).collect(),

@@ -26,12 +26,13 @@ pub(crate) async fn list(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
 ) -> Result<Response, ApiError> {
-    let mut rows: Vec<AdminConnectorView> = all_connectors(&state)
-        .await?
+    let connectors = all_connectors(&state).await?;
+    let mut rows: Vec<AdminConnectorView> = connectors
         .iter()
         .map(|c| admin_connector(&state, c))
         .collect();
-    add_embedding_progress(&state, rows.iter_mut().map(|r| &mut r.connector).collect()).await?;
+    let views = rows.iter_mut().map(|r| &mut r.connector).collect();
+    add_embedding_progress(&state, &connectors, views).await?;
     Ok(admin_json(StatusCode::OK, &json!({ "connectors": rows })))
 }
 
