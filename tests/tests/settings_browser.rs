@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use quarry_tests::generated::english;
 use quarry_tests::quarry::Quarry;
+use quarry_tests::rng::Rng;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -98,6 +100,50 @@ fn walk(mode: &str) {
         "activity",
     ] {
         let shot = shots.join(format!("{mode}-{screen}.png"));
+        let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
+        assert!(size > 10_000, "{} is missing or blank", shot.display());
+    }
+}
+
+#[test]
+fn the_page_shows_documents_waiting_for_embeddings_until_none_are_left() {
+    let browser = browser_dir();
+    let mut quarry = Quarry::new();
+    // Long documents, so their vectors take the queue several rounds while the page watches.
+    let papers = quarry.scratch("papers");
+    let mut rng = Rng(11);
+    for i in 0..400 {
+        std::fs::write(
+            papers.join(format!("paper-{i:03}.txt")),
+            english(&mut rng, 220),
+        )
+        .expect("write fixture");
+    }
+    quarry.start();
+    let shots = repo_root().join("target/screenshots");
+    let output = Command::new("node")
+        .arg(browser.join("embedding-progress.mjs"))
+        .current_dir(&browser)
+        .env("QUARRY_URL", format!("http://{}", quarry.addr))
+        .env("QUARRY_TOKEN", quarry.admin_token())
+        .env("PAPERS_DIR", &papers)
+        .env("SHOTS_DIR", &shots)
+        .output()
+        .expect("node runs (make setup installs Node.js)");
+    assert!(
+        output.status.success(),
+        "the embedding progress flow failed (screenshot in {}):\n{}\nserver log:\n{}",
+        shots.display(),
+        String::from_utf8_lossy(&output.stderr),
+        quarry.log()
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let result: serde_json::Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("the flow printed no result ({e}): {stdout}"));
+    let seen = result["pending_seen"].as_u64().expect("a count");
+    assert!((1..=400).contains(&seen), "the page showed {seen} waiting");
+    for screen in ["pending", "done"] {
+        let shot = shots.join(format!("embedding-{screen}.png"));
         let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
         assert!(size > 10_000, "{} is missing or blank", shot.display());
     }
