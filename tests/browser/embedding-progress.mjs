@@ -31,8 +31,13 @@ try {
   page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  // A refused request shows in the console as "Failed to load resource" without its address:
+  // refusals are checked by address instead (the browser's own favicon request may 404).
   page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400 && new URL(r.url()).pathname !== "/favicon.ico") errors.push(`${r.status()} ${r.url()}`);
   });
   const shot = (name) => page.screenshot({ path: `${shots}/embedding-${name}.png`, fullPage: true });
 
