@@ -64,21 +64,26 @@ fn main() {
          when idle and while the initial sync runs; ratio = sync p99 / idle p99.\n"
     );
     println!(
-        "{:>8} {:>14} {:>14} {:>14}",
-        "files", "no-change s", "1000 edits s", "peak MiB"
+        "{:>8} {:>14} {:>14} {:>14} {:>14} {:>14}",
+        "files", "no-change s", "1000 edits s", "peak MiB", "anon MiB", "mapped MiB"
     );
     for (files, l) in later {
         println!(
-            "{files:>8} {:>14.1} {:>14.2} {:>14.0}",
+            "{files:>8} {:>14.1} {:>14.2} {:>14.0} {:>14.0} {:>14.0}",
             l.unchanged.as_secs_f64(),
             l.edits.as_secs_f64(),
-            l.peak_mib
+            l.peak_mib,
+            l.memory.anon_mib,
+            l.memory.file_mib,
         );
     }
     println!(
         "no-change: a full listing (`connector sync --full --wait`) of the synced folder, nothing\n\
          changed. 1000 edits: from the first of {EDITS} scattered writes until search finds all of\n\
-         them. peak MiB: the server's peak resident memory over the whole run (no model)."
+         them. peak MiB: the server's peak resident memory over the whole run (no model, VmHWM);\n\
+         anon MiB: the peak of its anonymous memory (heap, stacks), sampled every 100 ms; mapped\n\
+         MiB: the peak of its file-backed pages (the index's mapped files: page cache the kernel\n\
+         reclaims under pressure)."
     );
 }
 
@@ -87,6 +92,55 @@ struct Later {
     unchanged: Duration,
     edits: Duration,
     peak_mib: f64,
+    memory: MemoryPeaks,
+}
+
+/// Peaks of a process's resident memory by kind, in MiB.
+#[derive(Default, Clone, Copy)]
+struct MemoryPeaks {
+    anon_mib: f64,
+    file_mib: f64,
+}
+
+/// Samples a process's `RssAnon` and `RssFile` every 100 ms until stopped; keeps the peaks.
+struct MemorySampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<MemoryPeaks>,
+}
+
+impl MemorySampler {
+    fn start(pid: u32) -> MemorySampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut peaks = MemoryPeaks::default();
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+                        break;
+                    };
+                    let field = |name: &str| -> f64 {
+                        status
+                            .lines()
+                            .find_map(|l| l.strip_prefix(name))
+                            .and_then(|v| v.split_whitespace().next())
+                            .and_then(|v| v.parse::<f64>().ok())
+                            .map_or(0.0, |kib| kib / 1024.0)
+                    };
+                    peaks.anon_mib = peaks.anon_mib.max(field("RssAnon:"));
+                    peaks.file_mib = peaks.file_mib.max(field("RssFile:"));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                peaks
+            })
+        };
+        MemorySampler { stop, thread }
+    }
+
+    fn finish(self) -> MemoryPeaks {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().expect("memory sampler")
+    }
 }
 
 fn run(files: usize, model: bool) -> Later {
@@ -108,6 +162,7 @@ fn run(files: usize, model: bool) -> Later {
     }
     let key = q.integration("Bench", "all", &["--quota", "unlimited"]);
     q.start();
+    let sampler = MemorySampler::start(q.pid().expect("running"));
     // Warm-up, so neither series pays for a fresh process's first searches.
     let mut warm = 0;
     searches(&q, &key, model, || {
@@ -163,6 +218,7 @@ fn run(files: usize, model: bool) -> Later {
         unchanged,
         edits,
         peak_mib: peak_rss_mib(q.pid().expect("running")),
+        memory: sampler.finish(),
     }
 }
 
