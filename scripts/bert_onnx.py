@@ -55,6 +55,22 @@ def main() -> None:
         """A Linear layer's weight, [out, in] in PyTorch, as MatMul's [in, out]."""
         return const(name, w(name).T)
 
+    def skip_layer_norm(value: str, skip: str, module: str, out: str) -> onnx.NodeProto:
+        """LayerNorm(value + module's dense bias + skip): a BERT sub-layer's output."""
+        return helper.make_node(
+            "SkipLayerNormalization",
+            [
+                value,
+                skip,
+                const(module + ".LayerNorm.weight", w(module + ".LayerNorm.weight")),
+                const(module + ".LayerNorm.bias", w(module + ".LayerNorm.bias")),
+                const(module + ".dense.bias", w(module + ".dense.bias")),
+            ],
+            [out],
+            domain=MS,
+            epsilon=eps,
+        )
+
     nodes = [
         helper.make_node("Cast", ["input_ids"], ["ids32"], to=TensorProto.INT32),
         helper.make_node("Cast", ["attention_mask"], ["mask32"], to=TensorProto.INT32),
@@ -97,19 +113,7 @@ def main() -> None:
                 num_heads=heads,
             ),
             helper.make_node("MatMul", [attended, linear(p + "attention.output.dense.weight")], [projected]),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    projected,
-                    x,
-                    const(p + "attention.output.LayerNorm.weight", w(p + "attention.output.LayerNorm.weight")),
-                    const(p + "attention.output.LayerNorm.bias", w(p + "attention.output.LayerNorm.bias")),
-                    const(p + "attention.output.dense.bias", w(p + "attention.output.dense.bias")),
-                ],
-                [mid],
-                domain=MS,
-                epsilon=eps,
-            ),
+            skip_layer_norm(projected, x, p + "attention.output", mid),
             helper.make_node("MatMul", [mid, linear(p + "intermediate.dense.weight")], [up]),
             helper.make_node(
                 "BiasGelu",
@@ -118,19 +122,7 @@ def main() -> None:
                 domain=MS,
             ),
             helper.make_node("MatMul", [activated, linear(p + "output.dense.weight")], [down]),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    down,
-                    mid,
-                    const(p + "output.LayerNorm.weight", w(p + "output.LayerNorm.weight")),
-                    const(p + "output.LayerNorm.bias", w(p + "output.LayerNorm.bias")),
-                    const(p + "output.dense.bias", w(p + "output.dense.bias")),
-                ],
-                [out],
-                domain=MS,
-                epsilon=eps,
-            ),
+            skip_layer_norm(down, mid, p + "output", out),
         ]
         x = out
     nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
