@@ -5,27 +5,12 @@
 // Started by tests/tests/settings_browser.rs, which passes QUARRY_URL, QUARRY_TOKEN, PAPERS_DIR
 // (a folder of a few hundred long documents) and SHOTS_DIR.
 // Prints one JSON line: {"pending_seen": N} (the most documents the page showed waiting).
-import { mkdirSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { check, env, launch, shotsDir } from "./harness.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const base = env("QUARRY_URL");
-const shots = env("SHOTS_DIR");
-mkdirSync(shots, { recursive: true });
+const shots = shotsDir();
 
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();

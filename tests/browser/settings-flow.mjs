@@ -8,28 +8,13 @@
 // QUARRY_URL, QUARRY_TOKEN, NOTES_DIR, PRIVATE_DIR, SHARE_MODE, SHOTS_DIR.
 // Prints one JSON line: {"api_key": ...} for the caller's own checks (the server log).
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { check, env, launch, shotsDir } from "./harness.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const base = env("QUARRY_URL");
 const mode = env("SHARE_MODE");
-const shots = env("SHOTS_DIR");
-mkdirSync(shots, { recursive: true });
+const shots = shotsDir();
 
-function check(condition, message) {
-  if (!condition) throw new Error(`check failed: ${message}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 let page;
 try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });

@@ -3,6 +3,7 @@
 //! real server, once per answer to the data sharing prompt. Screenshots of every page land in
 //! target/screenshots/.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -32,10 +33,49 @@ fn browser_dir() -> PathBuf {
     dir
 }
 
+/// Where the browser tests put their screenshots.
+fn shots_dir() -> PathBuf {
+    repo_root().join("target/screenshots")
+}
+
+/// Runs `script` of tests/browser against `quarry` (its address, the admin token and the
+/// screenshots folder are passed, with `env`); fails with the script's error and the server's
+/// log unless it succeeds, and returns the JSON line it printed.
+fn run_script(script: &str, quarry: &Quarry, env: &[(&str, &OsStr)]) -> serde_json::Value {
+    let browser = browser_dir();
+    let output = Command::new("node")
+        .arg(browser.join(script))
+        .current_dir(&browser)
+        .env("QUARRY_URL", format!("http://{}", quarry.addr))
+        .env("QUARRY_TOKEN", quarry.admin_token())
+        .env("SHOTS_DIR", shots_dir())
+        .envs(env.iter().copied())
+        .output()
+        .expect("node runs (make setup installs Node.js)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script} failed (screenshot in {}):\n{}\nserver log:\n{}",
+        shots_dir().display(),
+        String::from_utf8_lossy(&output.stderr),
+        quarry.log()
+    );
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{script} printed no result ({e}): {stdout}"))
+}
+
+/// Fails unless each of `screens` (`{prefix}-{screen}.png`) was taken and is not blank.
+fn assert_screenshots(prefix: &str, screens: &[&str]) {
+    for screen in screens {
+        let shot = shots_dir().join(format!("{prefix}-{screen}.png"));
+        let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
+        assert!(size > 10_000, "{} is missing or blank", shot.display());
+    }
+}
+
 /// Runs the flow with one answer to the sharing prompt, then checks that the key the page
 /// showed never reached the server's log or output, and that every screenshot was taken.
 fn walk(mode: &str) {
-    let browser = browser_dir();
     let mut quarry = Quarry::new();
     let notes = quarry.scratch("notes");
     std::fs::write(
@@ -52,32 +92,21 @@ fn walk(mode: &str) {
     )
     .expect("write fixture");
     quarry.start_with_env(&[("QUARRY_MODEL_DIR", "none")]);
-
-    let shots = repo_root().join("target/screenshots");
-    let output = Command::new("node")
-        .arg(browser.join("settings-flow.mjs"))
-        .current_dir(&browser)
-        .env("QUARRY_URL", format!("http://{}", quarry.addr))
-        .env("QUARRY_TOKEN", quarry.admin_token())
-        .env("NOTES_DIR", &notes)
-        .env("PRIVATE_DIR", &private)
-        .env("SHARE_MODE", mode)
-        .env("SHOTS_DIR", &shots)
-        .env("MCP_PYTHON", quarry_tests::mcp::python())
-        .env("MCP_CLIENT", quarry_tests::mcp::client_script())
-        .output()
-        .expect("node runs (make setup installs Node.js)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the {mode} flow failed (screenshot in {}):\n{stderr}\nserver log:\n{}",
-        shots.display(),
-        quarry.log()
+    let (mcp_python, mcp_client) = (
+        quarry_tests::mcp::python(),
+        quarry_tests::mcp::client_script(),
     );
-    let result: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("the flow printed no result ({e}): {stdout}");
-    });
+    let result = run_script(
+        "settings-flow.mjs",
+        &quarry,
+        &[
+            ("NOTES_DIR", notes.as_os_str()),
+            ("PRIVATE_DIR", private.as_os_str()),
+            ("SHARE_MODE", OsStr::new(mode)),
+            ("MCP_PYTHON", mcp_python.as_os_str()),
+            ("MCP_CLIENT", mcp_client.as_os_str()),
+        ],
+    );
     let key = result["api_key"]
         .as_str()
         .expect("the flow reports the key");
@@ -92,22 +121,20 @@ fn walk(mode: &str) {
         !quarry.stdout().contains(key),
         "the key appears in the server's output"
     );
-    for screen in [
-        "login",
-        "connectors",
-        "sharing-prompt",
-        "created",
-        "activity",
-    ] {
-        let shot = shots.join(format!("{mode}-{screen}.png"));
-        let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
-        assert!(size > 10_000, "{} is missing or blank", shot.display());
-    }
+    assert_screenshots(
+        mode,
+        &[
+            "login",
+            "connectors",
+            "sharing-prompt",
+            "created",
+            "activity",
+        ],
+    );
 }
 
 #[test]
 fn the_page_shows_documents_waiting_for_embeddings_until_none_are_left() {
-    let browser = browser_dir();
     let mut quarry = Quarry::new();
     // Long documents, so their vectors take the queue several rounds while the page watches.
     let papers = quarry.scratch("papers");
@@ -120,33 +147,14 @@ fn the_page_shows_documents_waiting_for_embeddings_until_none_are_left() {
         .expect("write fixture");
     }
     quarry.start();
-    let shots = repo_root().join("target/screenshots");
-    let output = Command::new("node")
-        .arg(browser.join("embedding-progress.mjs"))
-        .current_dir(&browser)
-        .env("QUARRY_URL", format!("http://{}", quarry.addr))
-        .env("QUARRY_TOKEN", quarry.admin_token())
-        .env("PAPERS_DIR", &papers)
-        .env("SHOTS_DIR", &shots)
-        .output()
-        .expect("node runs (make setup installs Node.js)");
-    assert!(
-        output.status.success(),
-        "the embedding progress flow failed (screenshot in {}):\n{}\nserver log:\n{}",
-        shots.display(),
-        String::from_utf8_lossy(&output.stderr),
-        quarry.log()
+    let result = run_script(
+        "embedding-progress.mjs",
+        &quarry,
+        &[("PAPERS_DIR", papers.as_os_str())],
     );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let result: serde_json::Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("the flow printed no result ({e}): {stdout}"));
     let seen = result["pending_seen"].as_u64().expect("a count");
     assert!((1..=400).contains(&seen), "the page showed {seen} waiting");
-    for screen in ["pending", "done"] {
-        let shot = shots.join(format!("embedding-{screen}.png"));
-        let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
-        assert!(size > 10_000, "{} is missing or blank", shot.display());
-    }
+    assert_screenshots("embedding", &["pending", "done"]);
 }
 
 #[test]
