@@ -116,19 +116,13 @@ impl MemorySampler {
             std::thread::spawn(move || {
                 let mut peaks = MemoryPeaks::default();
                 while !stop.load(Ordering::Relaxed) {
-                    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+                    let (Some(anon), Some(file)) =
+                        (status_mib(pid, "RssAnon:"), status_mib(pid, "RssFile:"))
+                    else {
                         break;
                     };
-                    let field = |name: &str| -> f64 {
-                        status
-                            .lines()
-                            .find_map(|l| l.strip_prefix(name))
-                            .and_then(|v| v.split_whitespace().next())
-                            .and_then(|v| v.parse::<f64>().ok())
-                            .map_or(0.0, |kib| kib / 1024.0)
-                    };
-                    peaks.anon_mib = peaks.anon_mib.max(field("RssAnon:"));
-                    peaks.file_mib = peaks.file_mib.max(field("RssFile:"));
+                    peaks.anon_mib = peaks.anon_mib.max(anon);
+                    peaks.file_mib = peaks.file_mib.max(file);
                     std::thread::sleep(Duration::from_millis(100));
                 }
                 peaks
@@ -327,12 +321,19 @@ fn saves(q: &Quarry, key: &str, dir: &Path) -> Vec<Duration> {
 
 /// The process's peak resident memory (VmHWM), in MiB.
 fn peak_rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status_mib(pid, "VmHWM:").expect("VmHWM in /proc/<pid>/status")
+}
+
+/// The memory figure `field` (e.g. `VmHWM:`) of process `pid`'s `/proc/<pid>/status`, in MiB;
+/// `None` once the process is gone.
+fn status_mib(pid: u32, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: f64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("VmHWM");
-    kib / 1024.0
+        .find_map(|l| l.strip_prefix(field))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
 }

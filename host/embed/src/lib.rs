@@ -3,8 +3,9 @@
 //! A sentence-embedding model (by default all-MiniLM-L6-v2, fp32, as ONNX Runtime's fused
 //! kernels) runs in process on ONNX Runtime, loaded at run time from its shared library; no
 //! Python is involved. Passages are embedded in length-sorted batches on their own session, so a
-//! query never waits behind an indexing batch; query vectors are cached briefly. `chunk` cuts documents into passages of
-//! about 180 words (`TARGET_WORDS`) that keep to paragraph and page boundaries.
+//! query never waits behind an indexing batch; query vectors are cached briefly. `chunk` cuts
+//! documents into passages of about 180 words (`TARGET_WORDS`) that keep to paragraph and page
+//! boundaries.
 
 mod cache;
 mod chunk;
