@@ -11,7 +11,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::deadline::CallDeadline;
-use crate::fs_guard::{ClearFolders, ProtectedPaths};
+use crate::fs_guard::{ClearFolders, MountDirs, ProtectedPaths};
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
 use crate::network::NetworkGate;
 use crate::settings::Secrets;
@@ -42,6 +42,8 @@ pub struct HostState {
     pub(crate) sandbox: Sandbox,
     /// Folders known to lie outside Quarry's own.
     pub(crate) clear: ClearFolders,
+    /// The granted folders' descriptors and real paths (learnt once the context is made).
+    pub(crate) mounts: MountDirs,
     /// When the running call must end.
     deadline: CallDeadline,
     log_lines: u32,
@@ -72,6 +74,7 @@ impl HostState {
             table: ResourceTable::new(),
             sandbox,
             clear: ClearFolders::new(mounts),
+            mounts: MountDirs::default(),
             deadline: CallDeadline::default(),
             log_lines: 0,
         }

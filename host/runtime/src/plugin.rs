@@ -17,7 +17,7 @@ use crate::change_hints::{self, MAX_HINTS_PER_CALL};
 use crate::deadline::DeadlineReached;
 use crate::engine::{EPOCH_TICK, EpochTicker};
 use crate::error::RuntimeErrorKind;
-use crate::fs_guard::ProtectedPaths;
+use crate::fs_guard::{MountDirs, ProtectedPaths};
 use crate::host_state::{HostState, MemoryLimiter, ProgressFn, Sandbox};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
@@ -391,6 +391,7 @@ impl Session {
                 .map(|(host, _)| host.clone())
                 .collect(),
         );
+        MountDirs::learn(&mut state).map_err(|e| classify(&self.plugin, call, &e, &state))?;
         state.begin_call();
         let mut store = Store::new(&inner.engine, state);
         store.limiter(|state| &mut state.sandbox.limiter);

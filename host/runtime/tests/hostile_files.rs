@@ -181,6 +181,16 @@ fn quarrys_own_folders_inside_a_grant_are_out_of_reach() {
     assert!(report.contains("DENIED q/admin-token:"), "{report}");
     assert_eq!(line(&report, "notes.txt"), "READ notes.txt: 8 bytes");
 
+    // The same when the granted path is a link to the folder: plain paths below a granted folder
+    // are checked against the folder's real path, not the name it was granted under.
+    let alias = tmp.path().join("share-alias");
+    symlink(&share, &alias).expect("symlink");
+    let (report, _) = read_all(&runtime, &alias, Some("q/admin-token"));
+    assert!(!report.contains("secret-token"), "{report}");
+    assert!(report.contains("DENIED q/admin-token:"), "{report}");
+    assert!(report.contains("DENIED q:"), "{report}");
+    assert_eq!(line(&report, "notes.txt"), "READ notes.txt: 8 bytes");
+
     // The folder connector lists what is the user's, and nothing of Quarry's.
     let folder = load(&runtime, "folder", Limits::default());
     let mut session = folder_session(&folder, &share);
