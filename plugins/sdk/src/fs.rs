@@ -7,6 +7,7 @@
 //! files relative to it are one host call each.
 
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
+use std::rc::Rc;
 
 use wasip2::filesystem::preopens::get_directories;
 use wasip2::filesystem::types::{
@@ -56,7 +57,17 @@ impl Stat {
 
 /// An open directory.
 pub struct Dir {
-    desc: Descriptor,
+    /// Shared with the instance's list of granted folders when this is one of them.
+    desc: Rc<Descriptor>,
+}
+
+thread_local! {
+    /// The granted folders, asked of the host once per instance: they do not change while it
+    /// lives, and each asking would make (and drop) a handle per folder.
+    static GRANTED: Vec<(Rc<Descriptor>, String)> = get_directories()
+        .into_iter()
+        .map(|(desc, mount)| (Rc::new(desc), mount))
+        .collect();
 }
 
 impl Dir {
@@ -64,15 +75,18 @@ impl Dir {
     /// granted folder it lies in, then the rest relative to that.
     pub fn open(path: &str) -> io::Result<Dir> {
         let path = path.trim_end_matches('/');
-        let mut best: Option<(Descriptor, usize)> = None;
-        for (desc, mount) in get_directories() {
-            let mount_len = mount.trim_end_matches('/').len();
-            let inside = path.starts_with(mount.trim_end_matches('/'))
-                && matches!(path.as_bytes().get(mount_len), None | Some(b'/'));
-            if inside && best.as_ref().is_none_or(|(_, len)| mount_len > *len) {
-                best = Some((desc, mount_len));
+        let best = GRANTED.with(|granted| {
+            let mut best: Option<(Rc<Descriptor>, usize)> = None;
+            for (desc, mount) in granted {
+                let mount_len = mount.trim_end_matches('/').len();
+                let inside = path.starts_with(mount.trim_end_matches('/'))
+                    && matches!(path.as_bytes().get(mount_len), None | Some(b'/'));
+                if inside && best.as_ref().is_none_or(|(_, len)| mount_len > *len) {
+                    best = Some((Rc::clone(desc), mount_len));
+                }
             }
-        }
+            best
+        });
         let Some((desc, mount_len)) = best else {
             return Err(io::Error::new(
                 ErrorKind::NotFound,
@@ -128,7 +142,9 @@ impl Dir {
                 DescriptorFlags::READ,
             )
             .map_err(error)?;
-        Ok(Dir { desc })
+        Ok(Dir {
+            desc: Rc::new(desc),
+        })
     }
 
     /// Opens the file `rel` (a relative path) for reading, following symlinks (which must stay

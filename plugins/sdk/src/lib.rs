@@ -59,8 +59,10 @@ pub const WIT_VERSION: &str = "0.2.0";
 
 /// A connector: builds itself from its configuration and answers the host's calls.
 ///
-/// Every call may run in a fresh instance, so [`Connector::new`] runs at the start of each call.
-/// Keep it cheap (no listing or network access there); [`Connector::validate`] is where checks
+/// [`Connector::new`] runs at an instance's first call, and the connector it makes answers that
+/// instance's later calls (the configuration does not change while an instance lives; a failed
+/// `new` is tried again at the next call). The host may make a fresh instance for any call, so
+/// keep `new` cheap (no listing or network access there); [`Connector::validate`] is where checks
 /// that touch the source belong.
 pub trait Connector: Sized {
     /// Builds the connector from the configuration the user set (validated against the manifest).
@@ -99,28 +101,57 @@ pub trait Connector: Sized {
 pub mod __private {
     use super::{Batch, Config, Connector, Content, DocRef, Error, FileChunk};
 
-    fn connector<C: Connector>() -> Result<C, Error> {
-        C::new(Config::from_host())
+    use std::cell::OnceCell;
+    use std::thread::LocalKey;
+
+    /// Where [`export_connector!`] keeps the instance's connector.
+    pub type Slot<C> = LocalKey<OnceCell<C>>;
+
+    /// Runs `f` on the instance's connector, made at the first call that finds none.
+    fn with<C: Connector, R>(
+        slot: &'static Slot<C>,
+        f: impl FnOnce(&C) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        slot.with(|cell| {
+            let connector = match cell.get() {
+                Some(connector) => connector,
+                None => {
+                    let made = C::new(Config::from_host())?;
+                    cell.get_or_init(move || made)
+                }
+            };
+            f(connector)
+        })
     }
 
-    pub fn list_docs<C: Connector>(checkpoint: Option<String>) -> Result<Batch, Error> {
-        connector::<C>()?.list_docs(checkpoint)
+    pub fn list_docs<C: Connector>(
+        slot: &'static Slot<C>,
+        checkpoint: Option<String>,
+    ) -> Result<Batch, Error> {
+        with(slot, |c| c.list_docs(checkpoint))
     }
 
-    pub fn list_changes<C: Connector>(paths: Vec<String>) -> Result<Option<Batch>, Error> {
-        connector::<C>()?.list_changes(paths)
+    pub fn list_changes<C: Connector>(
+        slot: &'static Slot<C>,
+        paths: Vec<String>,
+    ) -> Result<Option<Batch>, Error> {
+        with(slot, |c| c.list_changes(paths))
     }
 
-    pub fn fetch_content<C: Connector>(doc: DocRef) -> Result<Content, Error> {
-        connector::<C>()?.fetch_content(doc)
+    pub fn fetch_content<C: Connector>(
+        slot: &'static Slot<C>,
+        doc: DocRef,
+    ) -> Result<Content, Error> {
+        with(slot, |c| c.fetch_content(doc))
     }
 
     pub fn read_file<C: Connector>(
+        slot: &'static Slot<C>,
         doc: DocRef,
         offset: u64,
         max_bytes: u32,
     ) -> Result<FileChunk, Error> {
-        connector::<C>()?.read_file(doc, offset, max_bytes)
+        with(slot, |c| c.read_file(doc, offset, max_bytes))
     }
 
     pub fn validate_config<C: Connector>(config: Vec<(String, String)>) -> Result<(), Error> {
@@ -137,24 +168,29 @@ macro_rules! export_connector {
         #[doc(hidden)]
         struct __QuarryExport;
 
+        ::std::thread_local! {
+            static __QUARRY_CONNECTOR: ::std::cell::OnceCell<$connector> =
+                const { ::std::cell::OnceCell::new() };
+        }
+
         impl $crate::bindings::exports::quarry::connector::source::Guest for __QuarryExport {
             fn list_docs(checkpoint: Option<String>) -> Result<$crate::Batch, $crate::Error> {
-                $crate::__private::list_docs::<$connector>(checkpoint)
+                $crate::__private::list_docs(&__QUARRY_CONNECTOR, checkpoint)
             }
             fn list_changes(
                 paths: Vec<String>,
             ) -> Result<Option<$crate::Batch>, $crate::Error> {
-                $crate::__private::list_changes::<$connector>(paths)
+                $crate::__private::list_changes(&__QUARRY_CONNECTOR, paths)
             }
             fn fetch_content(doc: $crate::DocRef) -> Result<$crate::Content, $crate::Error> {
-                $crate::__private::fetch_content::<$connector>(doc)
+                $crate::__private::fetch_content(&__QUARRY_CONNECTOR, doc)
             }
             fn read_file(
                 doc: $crate::DocRef,
                 offset: u64,
                 max_bytes: u32,
             ) -> Result<$crate::FileChunk, $crate::Error> {
-                $crate::__private::read_file::<$connector>(doc, offset, max_bytes)
+                $crate::__private::read_file(&__QUARRY_CONNECTOR, doc, offset, max_bytes)
             }
             fn validate_config(config: Vec<(String, String)>) -> Result<(), $crate::Error> {
                 $crate::__private::validate_config::<$connector>(config)
