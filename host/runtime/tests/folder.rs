@@ -265,6 +265,32 @@ fn streams_a_big_file_in_chunks_under_a_small_memory_cap() {
 }
 
 #[test]
+fn a_text_file_larger_than_one_host_read_is_extracted_whole() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // 2.5 MiB: one host read answers at most 1 MiB, so this takes three and a short one.
+    let line = "every line of this long file is the same, but for the last one\n";
+    let mut text = line.repeat((5 << 19) / line.len() + 1);
+    text.push_str("and the closing word is zanzibar");
+    fs::write(tmp.path().join("long.txt"), &text).expect("write");
+
+    let runtime = runtime();
+    let plugin = load(&runtime, "folder", Limits::default());
+    let mut session = folder_session(&plugin, tmp.path());
+    let (docs, _) = list_all(&mut session).expect("lists");
+    let [doc] = docs.as_slice() else {
+        panic!("one document expected, got {}", docs.len())
+    };
+    let content = session
+        .fetch_content(&doc.id, &doc.locator)
+        .expect("extracts");
+    assert_eq!(content.text.len(), text.len());
+    assert!(
+        content.text == text,
+        "the text is the file's, byte for byte"
+    );
+}
+
+#[test]
 fn listing_resumes_from_checkpoints_without_loss_or_duplicates() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut expected = BTreeSet::new();

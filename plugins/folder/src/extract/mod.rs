@@ -36,11 +36,10 @@ pub fn extract(kind: Kind, file: File, size: u64) -> Result<Content, Failure> {
     if kind == Kind::Binary {
         return Ok(Content::text(String::new()));
     }
-    // One read of the known size, plus one byte: a file that grew since it was listed is read to
-    // that size; its new version is picked up by the next sync.
-    let bytes = file
-        .read_at(0, size.saturating_add(1))
-        .map_err(Failure::Io)?;
+    // Reads the size the open file has (the one checked against the limit), in one host call
+    // for a file under 64 KiB: a file that grows meanwhile is read to that size, and its new
+    // version is picked up by the next sync.
+    let bytes = file.read_at(0, size).map_err(Failure::Io)?;
     Ok(match kind {
         Kind::Pdf => return Ok(pdf::to_content(&bytes)?),
         Kind::Html => {
