@@ -265,29 +265,40 @@ fn streams_a_big_file_in_chunks_under_a_small_memory_cap() {
 }
 
 #[test]
-fn a_text_file_larger_than_one_host_read_is_extracted_whole() {
+fn text_files_of_every_size_around_the_reads_are_extracted_whole() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    // 2.5 MiB: one host read answers at most 1 MiB, so this takes three and a short one.
-    let line = "every line of this long file is the same, but for the last one\n";
-    let mut text = line.repeat((5 << 19) / line.len() + 1);
-    text.push_str("and the closing word is zanzibar");
-    fs::write(tmp.path().join("long.txt"), &text).expect("write");
+    // The connector's first read asks for 64 KiB (a smaller file is read whole by it), and one
+    // host read answers at most 1 MiB: sizes on each side of both, and 2.5 MiB (several reads).
+    let line = "every line of this file is the same, but for the last one\n";
+    let sizes = [0, 1, (64 << 10) - 1, 64 << 10, (64 << 10) + 1, 1 << 20, 5 << 19];
+    let mut written = BTreeMap::new();
+    for size in sizes {
+        let mut text = line.repeat(size / line.len() + 1);
+        text.truncate(size.saturating_sub(8));
+        text.push_str(&"zanzibar"[..size.min(8)]);
+        assert_eq!(text.len(), size);
+        let name = format!("size-{size}.txt");
+        fs::write(tmp.path().join(&name), &text).expect("write");
+        written.insert(name, text);
+    }
 
     let runtime = runtime();
     let plugin = load(&runtime, "folder", Limits::default());
     let mut session = folder_session(&plugin, tmp.path());
     let (docs, _) = list_all(&mut session).expect("lists");
-    let [doc] = docs.as_slice() else {
-        panic!("one document expected, got {}", docs.len())
-    };
-    let content = session
-        .fetch_content(&doc.id, &doc.locator)
-        .expect("extracts");
-    assert_eq!(content.text.len(), text.len());
-    assert!(
-        content.text == text,
-        "the text is the file's, byte for byte"
-    );
+    assert_eq!(docs.len(), sizes.len());
+    for doc in &docs {
+        let content = session
+            .fetch_content(&doc.id, &doc.locator)
+            .expect("extracts");
+        let text = &written[&doc.locator];
+        assert_eq!(content.text.len(), text.len(), "{}", doc.locator);
+        assert!(
+            content.text == *text,
+            "{}: the text is the file's, byte for byte",
+            doc.locator
+        );
+    }
 }
 
 #[test]

@@ -170,8 +170,8 @@ pub fn classify(
     name: &str,
     head: impl FnOnce(u64) -> io::Result<Vec<u8>>,
 ) -> io::Result<(Kind, &'static str)> {
-    if let Some((kind, mime)) = by_extension(Path::new(name)) {
-        return Ok((kind, mime));
+    if let Some(known) = by_name(name) {
+        return Ok(known);
     }
     let head = head(SNIFF_BYTES as u64)?;
     Ok(if looks_like_text(&head) {
@@ -179,6 +179,11 @@ pub fn classify(
     } else {
         (Kind::Binary, "application/octet-stream")
     })
+}
+
+/// The kind and MIME type of the file `name` by its extension alone, if that is a known one.
+pub fn by_name(name: &str) -> Option<(Kind, &'static str)> {
+    by_extension(Path::new(name))
 }
 
 fn by_extension(path: &Path) -> Option<(Kind, &'static str)> {

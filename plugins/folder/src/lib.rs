@@ -97,16 +97,33 @@ impl Connector for Folder {
 
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
         let (path, file) = self.open(&doc.locator)?;
-        let size = file.stat().map_err(|e| io_error(&path, &e))?.size;
+        let io = |e: std::io::Error| io_error(&path, &e);
+        // Most files are read whole by their first read, which also tells their size; a larger
+        // one, and a kind that is read through the file (Word) or not at all, is statted.
+        let by_name = kinds::by_name(&doc.locator);
+        let head = match by_name {
+            Some((Kind::Docx | Kind::Binary, _)) => None,
+            _ => Some(file.read_at(0, extract::HEAD_BYTES).map_err(io)?),
+        };
+        let size = match &head {
+            Some(head) if (head.len() as u64) < extract::HEAD_BYTES => head.len() as u64,
+            _ => file.stat().map_err(io)?.size,
+        };
         if size > self.max_text_bytes {
             return Ok(Content::text(String::new()).with_meta(
                 "skipped",
                 format!("{size} bytes, over the {} byte limit", self.max_text_bytes),
             ));
         }
-        let (kind, _) = kinds::classify(&doc.locator, |n| file.read_at(0, n))
-            .map_err(|e| io_error(&path, &e))?;
-        extract::extract(kind, file, size).map_err(|e| match e {
+        let head = head.unwrap_or_default();
+        let (kind, _) = match by_name {
+            Some(known) => known,
+            None => kinds::classify(&doc.locator, |n| {
+                Ok(head[..head.len().min(n as usize)].to_vec())
+            })
+            .map_err(io)?,
+        };
+        extract::extract(kind, file, size, head).map_err(|e| match e {
             extract::Failure::Io(e) => io_error(&path, &e),
             extract::Failure::Format(e) => e,
         })

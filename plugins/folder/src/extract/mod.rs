@@ -28,18 +28,27 @@ impl From<Error> for Failure {
     }
 }
 
-/// Extracts the text of `file` (`size` bytes, checked against the limit by the caller) as `kind`.
-pub fn extract(kind: Kind, file: File, size: u64) -> Result<Content, Failure> {
+/// What the first read of a file asks for: a file under this size is read whole by it.
+pub const HEAD_BYTES: u64 = 64 << 10;
+
+/// Extracts the text of `file` (`size` bytes, checked against the limit by the caller) as `kind`;
+/// `head` is what the caller read of its start (all of it when its length is `size`, possibly
+/// nothing).
+pub fn extract(kind: Kind, file: File, size: u64, head: Vec<u8>) -> Result<Content, Failure> {
     if kind == Kind::Docx {
         return Ok(docx::to_content(io::BufReader::new(file))?);
     }
     if kind == Kind::Binary {
         return Ok(Content::text(String::new()));
     }
-    // Reads the size the open file has (the one checked against the limit), in one host call
-    // for a file under 64 KiB: a file that grows meanwhile is read to that size, and its new
-    // version is picked up by the next sync.
-    let bytes = file.read_at(0, size).map_err(Failure::Io)?;
+    // The file to the size it had when checked against the limit: a file that grows meanwhile
+    // is read to that size, and its new version is picked up by the next sync.
+    let mut bytes = head;
+    let have = bytes.len() as u64;
+    if have < size {
+        bytes.extend(file.read_at(have, size - have).map_err(Failure::Io)?);
+    }
+    bytes.truncate(usize::try_from(size).unwrap_or(usize::MAX));
     Ok(match kind {
         Kind::Pdf => return Ok(pdf::to_content(&bytes)?),
         Kind::Html => {
