@@ -561,7 +561,10 @@ mod tests {
         assert_eq!((bytes.len(), end), (1 << 20, false));
         assert!(bytes.iter().all(|&b| b == 7));
         assert_eq!(read(u64::MAX, 1 << 20).0.len(), 10);
-        assert!(read(u64::MAX, 1 << 20).1, "the end, met with the last bytes");
+        assert!(
+            read(u64::MAX, 1 << 20).1,
+            "the end, met with the last bytes"
+        );
         assert_eq!(read(5, 0).0.len(), 5);
         assert!(!read(5, 0).1);
         assert_eq!(read(5, 1 << 30), (Vec::new(), true));

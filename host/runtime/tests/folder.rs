@@ -270,7 +270,15 @@ fn text_files_of_every_size_around_the_reads_are_extracted_whole() {
     // The connector's first read asks for 64 KiB (a smaller file is read whole by it), and one
     // host read answers at most 1 MiB: sizes on each side of both, and 2.5 MiB (several reads).
     let line = "every line of this file is the same, but for the last one\n";
-    let sizes = [0, 1, (64 << 10) - 1, 64 << 10, (64 << 10) + 1, 1 << 20, 5 << 19];
+    let sizes = [
+        0,
+        1,
+        (64 << 10) - 1,
+        64 << 10,
+        (64 << 10) + 1,
+        1 << 20,
+        5 << 19,
+    ];
     let mut written = BTreeMap::new();
     for size in sizes {
         let mut text = line.repeat(size / line.len() + 1);
