@@ -53,9 +53,11 @@ impl Folder {
         (*rng.pick(&paths)).clone()
     }
 
-    /// Edits, deletes, creates and moves some files, as a user would while Quarry is down.
+    /// Edits, deletes, creates and moves files, as a user would while Quarry is down. A fifth of
+    /// the folder is edited (a branch switched, say): every restart's sync has that much to read
+    /// again, so a kill can land inside it however fast syncs get.
     fn change(&mut self, rng: &mut Rng) {
-        for _ in 0..20 {
+        for _ in 0..FILES / 5 {
             let rel = self.pick(rng);
             let (id, version) = self.files[&rel];
             self.write(&rel, id, version + 1);
