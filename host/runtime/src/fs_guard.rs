@@ -223,7 +223,7 @@ impl MountDirs {
         Ok(())
     }
 
-    /// The real path of the mount `dir` is, if it is one.
+    /// The real path of `dir`, if it is one of the mounts.
     fn real_path(&self, dir: &Dir) -> Option<&Path> {
         let handle = Arc::as_ptr(&dir.dir).addr();
         self.dirs
@@ -233,8 +233,8 @@ impl MountDirs {
     }
 }
 
-/// Replaces `open-at`, `stat-at` and `read` of `wasi:filesystem/types` in `linker` (which must already
-/// hold wasmtime-wasi's).
+/// Replaces `open-at`, `stat-at` and `read` of `wasi:filesystem/types` in `linker` (which must
+/// already hold wasmtime-wasi's).
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut types = linker.instance(TYPES)?;

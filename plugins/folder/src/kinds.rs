@@ -173,12 +173,17 @@ pub fn classify(
     if let Some(known) = by_name(name) {
         return Ok(known);
     }
-    let head = head(SNIFF_BYTES as u64)?;
-    Ok(if looks_like_text(&head) {
+    Ok(by_content(&head(SNIFF_BYTES as u64)?))
+}
+
+/// The kind and MIME type of a file of unknown extension, from `head`, its first bytes (only the
+/// first 4 KiB are looked at).
+pub fn by_content(head: &[u8]) -> (Kind, &'static str) {
+    if looks_like_text(&head[..head.len().min(SNIFF_BYTES)]) {
         (Kind::Text, "text/plain")
     } else {
         (Kind::Binary, "application/octet-stream")
-    })
+    }
 }
 
 /// The kind and MIME type of the file `name` by its extension alone, if that is a known one.

@@ -116,13 +116,7 @@ impl Connector for Folder {
             ));
         }
         let head = head.unwrap_or_default();
-        let (kind, _) = match by_name {
-            Some(known) => known,
-            None => kinds::classify(&doc.locator, |n| {
-                Ok(head[..head.len().min(n as usize)].to_vec())
-            })
-            .map_err(io)?,
-        };
+        let (kind, _) = by_name.unwrap_or_else(|| kinds::by_content(&head));
         extract::extract(kind, file, size, head).map_err(|e| match e {
             extract::Failure::Io(e) => io_error(&path, &e),
             extract::Failure::Format(e) => e,
