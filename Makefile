@@ -46,7 +46,7 @@ build: plugins
 
 test: build
 	cargo test --workspace --locked
-	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --exclude quarry-partial --lib
+	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --exclude quarry-partial --exclude quarry-older-notes --lib
 
 lint: setup
 	cargo fmt --all -- --check

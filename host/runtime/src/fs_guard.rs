@@ -13,7 +13,7 @@
 //! replaced too, for speed alone: it reads on the calling thread, up to 1 MiB at a time, and
 //! says when it met the end of the file.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::Metadata;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
@@ -25,10 +25,12 @@ use cap_fs_ext::{
 };
 use cap_primitives::fs::{OpenOptions, OpenOptionsExt};
 use rustix::buffer::spare_capacity;
+use rustix::fs::AtFlags;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::OpenMode;
 use wasmtime_wasi::filesystem::{Descriptor, Dir, File, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::clocks::wall_clock::Datetime;
 use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as PreopensHost;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, HostDescriptor, OpenFlags,
@@ -116,7 +118,7 @@ impl ProtectedPaths {
     ///
     /// `known` is the object's real path when the open already told it (see [`MountDirs`]);
     /// otherwise the kernel is asked.
-    fn refuses(
+    pub(crate) fn refuses(
         &self,
         file: &std::fs::File,
         known: Option<PathBuf>,
@@ -201,21 +203,38 @@ impl ClearFolders {
 /// or reached under another name is not taken for a mount.
 #[derive(Default)]
 pub(crate) struct MountDirs {
-    /// Each mount's handle (its address: compared, never followed) and real path.
-    dirs: Vec<(usize, PathBuf)>,
+    dirs: Vec<Mount>,
+}
+
+/// A granted folder as the sandbox mounts it.
+pub(crate) struct Mount {
+    /// Its handle's address: compared, never followed.
+    handle: usize,
+    /// The handle, for the host's own reads below it (`bulk_reads`).
+    pub(crate) dir: Arc<std::fs::File>,
+    /// Where the kernel says it is.
+    pub(crate) real: PathBuf,
+    /// Where the guest sees it (`/folder`).
+    pub(crate) guest: String,
 }
 
 impl MountDirs {
-    /// Learns the preopens of `state`'s WASI context: each one's handle and real path.
+    /// Learns the preopens of `state`'s WASI context: each one's handle, real path and path in
+    /// the sandbox.
     pub(crate) fn learn(state: &mut HostState) -> wasmtime::Result<()> {
         let preopens = PreopensHost::get_directories(&mut state.filesystem())?;
         let mut dirs = Vec::with_capacity(preopens.len());
-        for (resource, _guest) in preopens {
+        for (resource, guest) in preopens {
             if let Descriptor::Dir(dir) = state.table.get(&resource)?
                 && let Ok(real) =
                     std::fs::read_link(format!("/proc/self/fd/{}", dir.dir.as_raw_fd()))
             {
-                dirs.push((Arc::as_ptr(&dir.dir).addr(), real));
+                dirs.push(Mount {
+                    handle: Arc::as_ptr(&dir.dir).addr(),
+                    dir: Arc::clone(&dir.dir),
+                    real,
+                    guest,
+                });
             }
             state.table.delete(resource)?;
         }
@@ -228,8 +247,25 @@ impl MountDirs {
         let handle = Arc::as_ptr(&dir.dir).addr();
         self.dirs
             .iter()
-            .find(|(known, _)| *known == handle)
-            .map(|(_, real)| real.as_path())
+            .find(|mount| mount.handle == handle)
+            .map(|mount| mount.real.as_path())
+    }
+
+    /// The mount a sandbox path lies in (the longest whose guest path prefixes it, by whole
+    /// components), with the rest of the path.
+    pub(crate) fn resolve<'p>(&self, path: &'p str) -> Option<(&Mount, &'p str)> {
+        self.dirs
+            .iter()
+            .filter_map(|mount| {
+                let base = mount.guest.trim_end_matches('/');
+                let rest = path.strip_prefix(base)?;
+                match rest.strip_prefix('/') {
+                    Some(rest) => Some((mount, rest.trim_end_matches('/'))),
+                    None if rest.is_empty() => Some((mount, rest)),
+                    None => None,
+                }
+            })
+            .max_by_key(|(mount, _)| mount.guest.len())
     }
 }
 
@@ -250,7 +286,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
         )| {
             let state = store.data_mut();
             let opened = match open(state, &fd, path_flags, &path, open_flags, flags)? {
-                Ok(descriptor) => Ok(state.table.push(descriptor)?),
+                Ok((descriptor, size)) => {
+                    let opened = state.table.push(descriptor)?;
+                    state.opened.record(&opened, size);
+                    Ok(opened)
+                }
                 Err(denied) => Err(denied.code()),
             };
             Ok((opened,))
@@ -267,8 +307,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
         "[method]descriptor.read",
         |mut store: StoreContextMut<'_, HostState>,
          (fd, len, offset): (Resource<Descriptor>, u64, u64)| {
-            let read = match store.data_mut().table.get(&fd)? {
-                Descriptor::File(file) => read_at(&file.file, len, offset),
+            let state = store.data_mut();
+            let read = match state.table.get(&fd)? {
+                Descriptor::File(file) => {
+                    read_at(&file.file, len, offset, state.opened.size_of(&fd))
+                }
                 Descriptor::Dir(_) => Err(ErrorCode::BadDescriptor),
             };
             Ok((read,))
@@ -282,24 +325,66 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
 /// never holds more than this for one read.
 const MAX_READ_BYTES: u64 = 1 << 20;
 
+/// The size of each file the guest opened, as it was at the open (which statted it anyway), by
+/// its descriptor's handle. Every file descriptor of a sandbox comes from the guarded open, which
+/// records its size under the handle it gets, so the entry for a file's handle is its own even
+/// when the handle was another's before; the entries are as many as the handles the resource
+/// table ever used at once.
+#[derive(Default)]
+pub(crate) struct OpenedSizes(HashMap<u32, u64>);
+
+impl OpenedSizes {
+    fn record(&mut self, opened: &Resource<Descriptor>, size: Option<u64>) {
+        match size {
+            Some(size) => self.0.insert(opened.rep(), size),
+            None => self.0.remove(&opened.rep()),
+        };
+    }
+
+    fn size_of(&self, file: &Resource<Descriptor>) -> Option<u64> {
+        self.0.get(&file.rep()).copied()
+    }
+}
+
 /// `read`: up to `len` bytes (at most [`MAX_READ_BYTES`]) at `offset`, on the calling thread,
 /// without wasmtime-wasi's detour through an async runtime. It reads until it has `len` bytes or
 /// the file ends, and says `true` when it met the end (with the last bytes, as WASI allows), so a
 /// file smaller than `len` costs the guest one call. Bytes land in the buffer unzeroed.
-fn read_at(file: &std::fs::File, len: u64, offset: u64) -> Result<(Vec<u8>, bool), ErrorCode> {
+///
+/// `size` is the file's size when it was opened: a read that got fewer bytes than it asked for
+/// and stopped exactly there has met the end of the file, with no empty read to prove it (a
+/// file that grew since would have given more; one whose filesystem answers short reads
+/// anywhere else is read on).
+pub(crate) fn read_at(
+    file: &std::fs::File,
+    len: u64,
+    offset: u64,
+    size: Option<u64>,
+) -> Result<(Vec<u8>, bool), ErrorCode> {
     let want = usize::try_from(len.min(MAX_READ_BYTES)).unwrap_or(0);
     let mut buffer = Vec::with_capacity(want);
     // As wasmtime-wasi: an empty read says "end".
     let mut end = want == 0;
     while buffer.len() < want {
         let at = offset.saturating_add(buffer.len() as u64);
+        let asked = want - buffer.len();
         match rustix::io::pread(file, spare_capacity(&mut buffer), at) {
             Ok(0) => {
                 end = true;
                 break;
             }
+            Ok(got) if got < asked && Some(at.saturating_add(got as u64)) == size => {
+                end = true;
+                break;
+            }
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => {
+                // A filesystem that honours non-blocking opens for files (see `open`): this file
+                // reads blocking from now on.
+                rustix::fs::fcntl_setfl(file, rustix::fs::OFlags::empty())
+                    .map_err(|e| ErrorCode::from(std::io::Error::from(e)))?;
+            }
             Err(e) => return Err(ErrorCode::from(std::io::Error::from(e))),
         }
     }
@@ -333,7 +418,8 @@ impl From<std::io::Error> for Denied {
 }
 
 /// Opens `path` relative to the folder descriptor `fd`, read-only, refusing anything of Quarry's
-/// own and anything that is not a regular file or a folder. The outer error is a trap.
+/// own and anything that is not a regular file or a folder. Gives the descriptor and, for a
+/// file, its size. The outer error is a trap.
 fn open(
     state: &mut HostState,
     fd: &Resource<Descriptor>,
@@ -341,7 +427,7 @@ fn open(
     path: &str,
     open_flags: OpenFlags,
     flags: DescriptorFlags,
-) -> wasmtime::Result<Result<Descriptor, Denied>> {
+) -> wasmtime::Result<Result<(Descriptor, Option<u64>), Denied>> {
     let Descriptor::Dir(dir) = state.table.get(fd)? else {
         return Ok(Err(Denied::Os(ErrorCode::NotDirectory)));
     };
@@ -377,16 +463,20 @@ fn open(
     if open_flags.contains(OpenFlags::DIRECTORY) && !meta.is_dir() {
         return Ok(Err(Denied::Os(ErrorCode::NotDirectory)));
     }
-    // Reads of regular files and folders block as usual (non-blocking means nothing to them,
-    // but the flag would be visible to the guest).
-    if let Err(e) = rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::empty()) {
-        return Ok(Err(std::io::Error::from(e).into()));
-    }
+    // The descriptor stays non-blocking: Linux ignores the flag for regular files and folders
+    // (WASI does not show it to the guest), and the read above clears it should a filesystem
+    // answer "try again" all the same.
     let (perms, blocking) = (dir.perms, true);
     Ok(Ok(if meta.is_dir() {
-        Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, blocking))
+        (
+            Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, blocking)),
+            None,
+        )
     } else {
-        Descriptor::File(File::new(file, perms, OpenMode::READ, blocking))
+        (
+            Descriptor::File(File::new(file, perms, OpenMode::READ, blocking)),
+            Some(meta.len()),
+        )
     }))
 }
 
@@ -467,7 +557,7 @@ fn stat_at(
         OpenFlags::DIRECTORY,
         DescriptorFlags::READ,
     )? {
-        Ok(descriptor) => state.table.push(descriptor)?,
+        Ok((descriptor, _)) => state.table.push(descriptor)?,
         Err(denied) => return Ok(Err(denied.code())),
     };
     let handle = Resource::new_borrow(parent.rep());
@@ -485,10 +575,10 @@ fn stat_name(
     name: String,
 ) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
     if !path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
-        return delegate_stat(state, fd, path_flags, name);
+        return lstat(state, fd, name);
     }
     let handle = Resource::new_borrow(fd.rep());
-    match delegate_stat(state, handle, PathFlags::empty(), name.clone())? {
+    match lstat(state, handle, name.clone())? {
         Ok(stat) if stat.type_ != DescriptorType::SymbolicLink => return Ok(Ok(stat)),
         Err(code) => return Ok(Err(code)),
         Ok(_) => {}
@@ -502,12 +592,67 @@ fn stat_name(
         DescriptorFlags::READ,
     )?;
     match target {
-        Ok(descriptor) => drop(descriptor),
+        Ok((descriptor, _)) => drop(descriptor),
         Err(Denied::Protected) => return Ok(Err(ErrorCode::Access)),
         // Not readable, or not a regular file: then not one of Quarry's own either.
         Err(Denied::NotRegular | Denied::Os(_)) => {}
     }
     delegate_stat(state, fd, path_flags, name)
+}
+
+/// Stats `name` in the folder `fd` without following a final symlink: a plain name with one
+/// system call on the calling thread (a listing stats every file), anything else as
+/// wasmtime-wasi does.
+fn lstat(
+    state: &mut HostState,
+    fd: Resource<Descriptor>,
+    name: String,
+) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
+    let plain = !matches!(name.as_str(), "" | "." | "..") && !name.contains('/');
+    if plain && let Descriptor::Dir(dir) = state.table.get(&fd)? {
+        let stat = rustix::fs::statat(&*dir.dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW);
+        return Ok(stat
+            .map(|stat| descriptor_stat(&stat))
+            .map_err(|e| ErrorCode::from(std::io::Error::from(e))));
+    }
+    delegate_stat(state, fd, PathFlags::empty(), name)
+}
+
+/// What WASI says of a file the system statted, as wasmtime-wasi says it.
+fn descriptor_stat(stat: &rustix::fs::Stat) -> DescriptorStat {
+    use rustix::fs::FileType;
+    let time = |seconds: i64, nanoseconds: u64| {
+        Some(Datetime {
+            seconds: u64::try_from(seconds).ok()?,
+            nanoseconds: u32::try_from(nanoseconds).ok()?,
+        })
+    };
+    DescriptorStat {
+        type_: match FileType::from_raw_mode(stat.st_mode) {
+            FileType::RegularFile => DescriptorType::RegularFile,
+            FileType::Directory => DescriptorType::Directory,
+            FileType::Symlink => DescriptorType::SymbolicLink,
+            FileType::Fifo => DescriptorType::Fifo,
+            FileType::Socket => DescriptorType::Socket,
+            FileType::CharacterDevice => DescriptorType::CharacterDevice,
+            FileType::BlockDevice => DescriptorType::BlockDevice,
+            FileType::Unknown => DescriptorType::Unknown,
+        },
+        link_count: stat.st_nlink,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        data_access_timestamp: time(stat.st_atime, stat.st_atime_nsec),
+        data_modification_timestamp: time(stat.st_mtime, stat.st_mtime_nsec),
+        status_change_timestamp: time(stat.st_ctime, stat.st_ctime_nsec),
+    }
+}
+
+/// Nanoseconds since the Unix epoch of a time the system gave in seconds and nanoseconds; none
+/// before 1970 (or past the year 2554).
+pub(crate) fn timestamp_ns(seconds: i64, nanoseconds: u64) -> Option<u64> {
+    u64::try_from(seconds)
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(nanoseconds)
 }
 
 /// wasmtime-wasi's own `stat-at`.
@@ -555,7 +700,7 @@ mod tests {
         let path = dir.path().join("file");
         std::fs::write(&path, vec![7u8; (1 << 20) + 10]).expect("write");
         let file = std::fs::File::open(&path).expect("open");
-        let read = |len, offset| read_at(&file, len, offset).expect("reads");
+        let read = |len, offset| read_at(&file, len, offset, None).expect("reads");
 
         let (bytes, end) = read(u64::MAX, 0);
         assert_eq!((bytes.len(), end), (1 << 20, false));
@@ -569,6 +714,19 @@ mod tests {
         assert!(!read(5, 0).1);
         assert_eq!(read(5, 1 << 30), (Vec::new(), true));
         assert_eq!(read(0, 0), (Vec::new(), true));
+
+        // With the size the file had when it was opened (the end is then known without an empty
+        // read), every answer is the same, also when that size is out of date.
+        let size = (1 << 20) + 10;
+        for believed in [size, size - 5, size + 5, 0] {
+            for (len, offset) in [(u64::MAX, 0), (u64::MAX, 1 << 20), (5, 0), (20, size - 10)] {
+                assert_eq!(
+                    read_at(&file, len, offset, Some(believed)).expect("reads"),
+                    read(len, offset),
+                    "believed {believed}, read {len} at {offset}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::deadline::CallDeadline;
-use crate::fs_guard::{ClearFolders, MountDirs, ProtectedPaths};
+use crate::fs_guard::{ClearFolders, MountDirs, OpenedSizes, ProtectedPaths};
 use crate::limits::{MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
 use crate::network::NetworkGate;
 use crate::settings::Secrets;
@@ -44,6 +44,8 @@ pub struct HostState {
     pub(crate) clear: ClearFolders,
     /// The granted folders' descriptors and real paths (learnt once the context is made).
     pub(crate) mounts: MountDirs,
+    /// The size of each file opened, as it was when it was opened.
+    pub(crate) opened: OpenedSizes,
     /// When the running call must end.
     deadline: CallDeadline,
     log_lines: u32,
@@ -75,6 +77,7 @@ impl HostState {
             sandbox,
             clear: ClearFolders::new(mounts),
             mounts: MountDirs::default(),
+            opened: OpenedSizes::default(),
             deadline: CallDeadline::default(),
             log_lines: 0,
         }

@@ -6,6 +6,7 @@
 //! configured from the connector's settings and the user's [`Grant`] only: granted folders
 //! read-only, HTTP only to granted hosts, no environment, no other files. Every call is bounded by [`Limits`].
 
+mod bulk_reads;
 mod change_hints;
 mod component_cache;
 mod deadline;
@@ -33,7 +34,7 @@ pub use host_state::{Progress, ProgressFn};
 pub use install::StagedPlugin;
 pub use limits::Limits;
 pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest, SyncSchedule};
-pub use plugin::{Plugin, Session};
+pub use plugin::{Plugin, Session, ToFetch};
 pub use plugin_set::PluginSet;
 pub use settings::Grant;
 pub use usage::Usage;

@@ -41,6 +41,8 @@ struct Inner {
     engine: Engine,
     /// Linked, in the WIT version the component exports.
     pre: ConnectorPre,
+    /// That version (`0.3.0`).
+    version: &'static str,
     /// What the component imports (`wasi:http/types@0.2.6`, `quarry:connector/host@0.1.0`).
     imports: Vec<String>,
     limits: Limits,
@@ -106,6 +108,7 @@ impl Runtime {
                 dir: dir.to_owned(),
                 engine: self.engine.clone(),
                 pre,
+                version,
                 imports,
                 limits,
                 protected: self.protected.clone(),
@@ -129,6 +132,11 @@ impl Plugin {
     /// The folder the plugin was loaded from.
     pub fn dir(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// The version of `quarry:connector` its component was built against.
+    pub fn wit_version(&self) -> &'static str {
+        self.inner.version
     }
 
     /// The interfaces its component imports, by name and version.
@@ -177,6 +185,39 @@ impl Plugin {
             instance.source().validate_config(store, &config)
         })
     }
+}
+
+/// A document to extract the text of: its id and locator as listed, and its listed size.
+#[derive(Debug, Clone, Copy)]
+pub struct ToFetch<'a> {
+    /// The document's id.
+    pub id: &'a DocId,
+    /// The locator its listing gave.
+    pub locator: &'a str,
+    /// Its listed size in bytes.
+    pub size_bytes: u64,
+}
+
+/// Documents of at most this listed size are asked for together.
+const TOGETHER_DOC_BYTES: u64 = 64 << 10;
+
+/// At most this many documents are asked for in one call,
+const TOGETHER_DOCS: usize = 64;
+
+/// and at most this many bytes of them by their listed sizes.
+const TOGETHER_BYTES: u64 = 1 << 20;
+
+/// How many of the first of `docs` to ask for in one call: the run of small ones at the start,
+/// within the bounds above (0 when the first is not small).
+fn together_len(docs: &[ToFetch<'_>]) -> usize {
+    let mut bytes = 0u64;
+    docs.iter()
+        .take(TOGETHER_DOCS)
+        .take_while(|doc| {
+            bytes = bytes.saturating_add(doc.size_bytes);
+            doc.size_bytes <= TOGETHER_DOC_BYTES && bytes <= TOGETHER_BYTES
+        })
+        .count()
 }
 
 /// One sandboxed instance of a plugin, for a run of calls (a sync batch, a file download).
@@ -256,6 +297,76 @@ impl Session {
                 .source()
                 .fetch_content(store, (id, locator), &plugin.inner.limits)
         })
+    }
+
+    /// Extracts the texts of the first of `docs`: the run of those small by their listed size at
+    /// the start, a few dozen at most, in one call (WIT `fetch-contents`, since 0.3.0), or else
+    /// the first alone (`fetch-content`). Returns one result for each document it took, in
+    /// order (at least one unless `docs` is empty); call again with the rest. Should a call for
+    /// several fail as a whole, each of them is asked for on its own, so a document that cannot
+    /// be read fails alone. Taking a few at a time bounds the texts held at once.
+    pub fn fetch_some(&mut self, docs: &[ToFetch<'_>]) -> Vec<Result<ExtractedText, RuntimeError>> {
+        let together = if wit::fetches_together(self.plugin.inner.version) {
+            together_len(docs)
+        } else {
+            0
+        };
+        match docs {
+            [] => Vec::new(),
+            [first, ..] if together < 2 => vec![self.fetch_content(first.id, first.locator)],
+            _ => {
+                let docs = &docs[..together];
+                self.fetch_together(docs).unwrap_or_else(|| {
+                    docs.iter()
+                        .map(|d| self.fetch_content(d.id, d.locator))
+                        .collect()
+                })
+            }
+        }
+    }
+
+    /// One `fetch-contents` call for `docs`; `None` when it failed as a whole.
+    fn fetch_together(
+        &mut self,
+        docs: &[ToFetch<'_>],
+    ) -> Option<Vec<Result<ExtractedText, RuntimeError>>> {
+        let plugin = self.plugin.clone();
+        let refs: Vec<(&DocId, &str)> = docs.iter().map(|d| (d.id, d.locator)).collect();
+        let answers = match self.call("fetch-contents", |instance, store| {
+            instance
+                .source()
+                .fetch_contents(store, &refs, &plugin.inner.limits)
+        }) {
+            Ok(Some(answers)) => answers,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::debug!(plugin = %plugin.id(), "fetch-contents failed, asking one by one: {e}");
+                return None;
+            }
+        };
+        let mut broken = false;
+        let texts = answers
+            .into_iter()
+            .map(|answer| {
+                answer.map_err(|error| {
+                    self.usage.failed_calls += 1;
+                    let kind = match error {
+                        CallError::Guest(error) => RuntimeErrorKind::Guest { error },
+                        CallError::Output(message) => {
+                            broken = true;
+                            RuntimeErrorKind::Output { message }
+                        }
+                    };
+                    RuntimeError::in_call(plugin.id(), "fetch-contents", kind)
+                        .redacted(&self.setup.secrets)
+                })
+            })
+            .collect();
+        if broken {
+            // It answered, but broke the contract: not trusted for the next call.
+            self.live = None;
+        }
+        Some(texts)
     }
 
     /// Reads up to `max_bytes` (capped by the limits) of the original file from `offset`

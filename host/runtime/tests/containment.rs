@@ -170,6 +170,24 @@ fn reads_outside_the_granted_folder_are_denied() {
         8,
         "{report}"
     );
+    // The host's bulk reads (WIT 0.3.0) let out no more: not even a link that stays inside.
+    let bulk_reads: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("BULK READ"))
+        .collect();
+    assert_eq!(
+        bulk_reads,
+        ["BULK READ /folder/inside.txt: inside (6 bytes)"],
+        "{report}"
+    );
+    assert_eq!(
+        report
+            .lines()
+            .filter(|l| l.starts_with("BULK DENIED"))
+            .count(),
+        10,
+        "{report}"
+    );
 }
 
 /// An empty grant blocks all network: sockets, name lookups and `wasi:http` alike.
@@ -255,10 +273,10 @@ fn broken_plugin_folders_are_refused_with_the_reason() {
         (
             variant(
                 "wrong-wit",
-                &manifest.replace("wit = \"0.2.0\"", "wit = \"0.9.0\""),
+                &manifest.replace("wit = \"0.3.0\"", "wit = \"0.9.0\""),
                 true,
             ),
-            "wit = \"0.9.0\" is not a version this host supports (0.1.0, 0.2.0)",
+            "wit = \"0.9.0\" is not a version this host supports (0.1.0, 0.2.0, 0.3.0)",
         ),
     ];
     for (dir, expected) in cases {
@@ -286,15 +304,15 @@ fn a_component_of_another_wit_version_is_refused_naming_both() {
     let err = runtime
         .load(&quarry_tests::plugin_dir("wit-next"), Limits::default())
         .err()
-        .expect("a component built against 0.3.0 is refused");
+        .expect("a component built against 0.99.0 is refused");
     assert!(
         matches!(err.kind(), RuntimeErrorKind::WitVersion { .. }),
         "{err}"
     );
     let message = err.to_string();
     assert!(
-        message.contains("built against quarry:connector@0.3.0")
-            && message.contains("this host runs quarry:connector@0.1.0, @0.2.0"),
+        message.contains("built against quarry:connector@0.99.0")
+            && message.contains("this host runs quarry:connector@0.1.0, @0.2.0, @0.3.0"),
         "{message}"
     );
 }

@@ -80,6 +80,18 @@ fn line<'a>(report: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {name} in:\n{report}"))
 }
 
+/// The line of `report` on what the host's bulk reads did with `name`.
+fn bulk_line<'a>(report: &'a str, name: &str) -> &'a str {
+    report
+        .lines()
+        .find(|l| {
+            l.strip_prefix("BULK ")
+                .and_then(|rest| rest.split_once(' '))
+                .is_some_and(|(_, rest)| rest.starts_with(&format!("{name}:")))
+        })
+        .unwrap_or_else(|| panic!("no bulk line for {name} in:\n{report}"))
+}
+
 #[test]
 fn fifos_sockets_and_devices_in_a_granted_folder_never_block_a_call() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -111,7 +123,15 @@ fn fifos_sockets_and_devices_in_a_granted_folder_never_block_a_call() {
             line(&report, name).starts_with("DENIED"),
             "{name} must be refused:\n{report}"
         );
+        assert!(
+            bulk_line(&report, name).starts_with(&format!("BULK DENIED {name}:")),
+            "{report}"
+        );
     }
+    assert_eq!(
+        bulk_line(&report, "plain.txt"),
+        "BULK READ plain.txt: plain text (10 bytes)"
+    );
 }
 
 #[test]
@@ -180,6 +200,18 @@ fn quarrys_own_folders_inside_a_grant_are_out_of_reach() {
     }
     assert!(report.contains("DENIED q/admin-token:"), "{report}");
     assert_eq!(line(&report, "notes.txt"), "READ notes.txt: 8 bytes");
+    // The host's bulk reads refuse the same (links, even inside, are left to WASI's checks).
+    for denied in ["q", "link-to-token", "link-to-own", "q/admin-token"] {
+        assert_eq!(
+            bulk_line(&report, denied),
+            format!("BULK DENIED {denied}: refused"),
+            "{report}"
+        );
+    }
+    assert_eq!(
+        bulk_line(&report, "notes.txt"),
+        "BULK READ notes.txt: my notes (8 bytes)"
+    );
 
     // The same when the granted path is a link to the folder: plain paths below a granted folder
     // are checked against the folder's real path, not the name it was granted under.
@@ -189,6 +221,12 @@ fn quarrys_own_folders_inside_a_grant_are_out_of_reach() {
     assert!(!report.contains("secret-token"), "{report}");
     assert!(report.contains("DENIED q/admin-token:"), "{report}");
     assert!(report.contains("DENIED q:"), "{report}");
+    for denied in ["q", "q/admin-token"] {
+        assert!(
+            bulk_line(&report, denied).starts_with("BULK DENIED"),
+            "{report}"
+        );
+    }
     assert_eq!(line(&report, "notes.txt"), "READ notes.txt: 8 bytes");
 
     // The folder connector lists what is the user's, and nothing of Quarry's.

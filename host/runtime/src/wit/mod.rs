@@ -66,8 +66,49 @@ macro_rules! source_calls_since_0_1_0 {
     };
 }
 
+/// `list-changes`, which versions have had since 0.2.0, as a method of [`Source`] (with
+/// `convert`, `answer` and `changes_only` in scope).
+macro_rules! source_calls_since_0_2_0 {
+    () => {
+        fn list_changes(
+            &self,
+            store: &mut Store<HostState>,
+            paths: &[String],
+            limits: &Limits,
+        ) -> Answer<Option<SourceBatch>> {
+            let batch = self
+                .quarry_connector_source()
+                .call_list_changes(store, paths);
+            answer(batch, |batch| {
+                batch
+                    .map(|batch| convert::batch(batch, limits).and_then(changes_only))
+                    .transpose()
+            })
+        }
+    };
+}
+
+/// The three functions of `quarry:connector/host` every version has had since 0.1.0, as methods
+/// of its `host::Host` on [`HostState`] (with `convert` and `types` in scope).
+macro_rules! host_calls_since_0_1_0 {
+    () => {
+        fn log(&mut self, level: types::LogLevel, message: String) {
+            self.log_line(convert::log_level(level), &message);
+        }
+
+        fn progress(&mut self, message: String, done: u64, total: Option<u64>) {
+            self.report_progress(&message, done, total);
+        }
+
+        fn config(&mut self) -> Vec<(String, String)> {
+            self.sandbox.config.clone()
+        }
+    };
+}
+
 mod v0_1_0;
 mod v0_2_0;
+mod v0_3_0;
 
 use quarry_core::{Coverage, DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::component::types::ComponentItem;
@@ -80,13 +121,13 @@ use crate::limits::Limits;
 use crate::manifest::Manifest;
 
 /// WIT package versions this host can run.
-pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[v0_1_0::VERSION, v0_2_0::VERSION];
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[v0_1_0::VERSION, v0_2_0::VERSION, v0_3_0::VERSION];
 
 /// The WIT package name whose `source` interface a connector exports.
 pub const WIT_PACKAGE: &str = "quarry:connector";
 
 /// The functions of `quarry:connector/source` in every version so far (0.2.0 adds
-/// `list-changes`: [`source_functions`]).
+/// `list-changes`, 0.3.0 `fetch-contents`: [`source_functions`]).
 const SOURCE_FUNCTIONS: [&str; 4] = ["list-docs", "fetch-content", "read-file", "validate-config"];
 
 /// The functions of `quarry:connector/source` in `version` (one of [`SUPPORTED_WIT_VERSIONS`]).
@@ -95,13 +136,23 @@ pub fn source_functions(version: &str) -> Vec<&'static str> {
     if version != v0_1_0::VERSION {
         functions.insert(1, "list-changes");
     }
+    if fetches_together(version) {
+        functions.insert(3, "fetch-contents");
+    }
     functions
+}
+
+/// Whether plugins of `version` can extract several documents in one call (`fetch-contents`,
+/// since 0.3.0).
+pub(crate) fn fetches_together(version: &str) -> bool {
+    ![v0_1_0::VERSION, v0_2_0::VERSION].contains(&version)
 }
 
 /// Links the host interface of every supported version.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     v0_1_0::add_to_linker(linker)?;
-    v0_2_0::add_to_linker(linker)
+    v0_2_0::add_to_linker(linker)?;
+    v0_3_0::add_to_linker(linker)
 }
 
 /// Checks that an answer to `list-changes` is what the contract says: a listing of changes, in
@@ -133,6 +184,8 @@ pub(crate) enum ConnectorPre {
     V0_1_0(v0_1_0::ConnectorPre<HostState>),
     /// `quarry:connector@0.2.0`.
     V0_2_0(v0_2_0::ConnectorPre<HostState>),
+    /// `quarry:connector@0.3.0`.
+    V0_3_0(v0_3_0::ConnectorPre<HostState>),
 }
 
 impl ConnectorPre {
@@ -142,6 +195,7 @@ impl ConnectorPre {
         match version {
             v0_1_0::VERSION => Ok(ConnectorPre::V0_1_0(v0_1_0::ConnectorPre::new(pre)?)),
             v0_2_0::VERSION => Ok(ConnectorPre::V0_2_0(v0_2_0::ConnectorPre::new(pre)?)),
+            v0_3_0::VERSION => Ok(ConnectorPre::V0_3_0(v0_3_0::ConnectorPre::new(pre)?)),
             other => wasmtime::bail!("this host does not run {WIT_PACKAGE}@{other}"),
         }
     }
@@ -154,6 +208,7 @@ impl ConnectorPre {
         match self {
             ConnectorPre::V0_1_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_1_0),
             ConnectorPre::V0_2_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_2_0),
+            ConnectorPre::V0_3_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_3_0),
         }
     }
 }
@@ -165,6 +220,8 @@ pub(crate) enum ConnectorInstance {
     V0_1_0(v0_1_0::Connector),
     /// `quarry:connector@0.2.0`.
     V0_2_0(v0_2_0::Connector),
+    /// `quarry:connector@0.3.0`.
+    V0_3_0(v0_3_0::Connector),
 }
 
 impl ConnectorInstance {
@@ -173,6 +230,7 @@ impl ConnectorInstance {
         match self {
             ConnectorInstance::V0_1_0(c) => c,
             ConnectorInstance::V0_2_0(c) => c,
+            ConnectorInstance::V0_3_0(c) => c,
         }
     }
 }
@@ -206,6 +264,18 @@ pub(crate) trait Source {
         doc: (&DocId, &str),
         limits: &Limits,
     ) -> Answer<ExtractedText>;
+
+    /// The texts of several documents in one call, each checked as [`Source::fetch_content`]
+    /// checks one, within `limits`: one result per document, in order. `None` when the version
+    /// has no such call (before 0.3.0): ask for one document at a time.
+    fn fetch_contents(
+        &self,
+        _store: &mut Store<HostState>,
+        _docs: &[(&DocId, &str)],
+        _limits: &Limits,
+    ) -> Answer<Option<Vec<Result<ExtractedText, CallError>>>> {
+        Ok(Ok(None))
+    }
 
     /// At most `range.1` bytes of the original file from offset `range.0`.
     fn read_file(

@@ -7,7 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use quarry_core::{ExtractedText, SourceDoc};
-use quarry_runtime::{Grant, Limits, Plugin, Runtime, RuntimeConfig, RuntimeError, Session};
+use quarry_runtime::{
+    Grant, Limits, Plugin, Runtime, RuntimeConfig, RuntimeError, Session, ToFetch,
+};
 
 /// A runtime with the shared component cache.
 pub fn runtime() -> Runtime {
@@ -74,4 +76,24 @@ pub fn quick_limits() -> Limits {
         call_timeout: Duration::from_secs(2),
         ..Limits::default()
     }
+}
+
+/// The texts of `docs`, asked for as a sync asks (small ones several at a time).
+pub fn fetch_all(
+    session: &mut Session,
+    docs: &[SourceDoc],
+) -> Vec<Result<ExtractedText, RuntimeError>> {
+    let wanted: Vec<ToFetch<'_>> = docs
+        .iter()
+        .map(|doc| ToFetch {
+            id: &doc.id,
+            locator: &doc.locator,
+            size_bytes: doc.meta.size_bytes,
+        })
+        .collect();
+    let mut texts = Vec::with_capacity(wanted.len());
+    while texts.len() < wanted.len() {
+        texts.extend(session.fetch_some(&wanted[texts.len()..]));
+    }
+    texts
 }

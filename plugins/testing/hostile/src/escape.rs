@@ -3,9 +3,11 @@
 use std::fs;
 
 use quarry_sdk::Config;
+use quarry_sdk::bindings::quarry::connector::host;
 
 /// Tries every way out it knows and reports, one line each, `DENIED <path>: <error>` or
-/// `READ <path>: <bytes read>`.
+/// `READ <path>: <bytes read>`; then the same through the host's bulk reads (`read-file-start`,
+/// `read-folder`), as `BULK DENIED ...` or `BULK READ ...`.
 pub fn attempts(config: &Config) -> String {
     let root = config.get("folder").unwrap_or("/folder");
     let targets = [
@@ -33,12 +35,45 @@ pub fn attempts(config: &Config) -> String {
             Err(e) => report.push_str(&format!("DENIED {dir}: {e}\n")),
         }
     }
+    for target in &targets {
+        report.push_str(&bulk_read(target, target));
+    }
+    for dir in [
+        "/",
+        "..",
+        &format!("{root}/.."),
+        &format!("{root}/link-out"),
+    ] {
+        report.push_str(&bulk_list(dir, dir));
+    }
     report
+}
+
+/// `BULK READ <name>: <text>` or `BULK DENIED <name>: <error>` for the start of the file at
+/// `path`, read through the host's `read-file-start`.
+fn bulk_read(name: &str, path: &str) -> String {
+    match host::read_file_start(path, 4096) {
+        Ok((bytes, size)) => format!(
+            "BULK READ {name}: {} ({size} bytes)\n",
+            String::from_utf8_lossy(&bytes)
+        ),
+        Err(e) => format!("BULK DENIED {name}: {}\n", e.name()),
+    }
+}
+
+/// `BULK READ <name>: <n> entries` or `BULK DENIED <name>: <error>` for the folder at `path`,
+/// listed through the host's `read-folder`.
+fn bulk_list(name: &str, path: &str) -> String {
+    match host::read_folder(path) {
+        Ok(entries) => format!("BULK READ {name}: {} entries\n", entries.len()),
+        Err(e) => format!("BULK DENIED {name}: {}\n", e.name()),
+    }
 }
 
 /// Reads every entry of the folder (files whole, folders by listing them), without looking at
 /// what each is first, and reports one line each: `READ <name>: <bytes or entries>` or
-/// `DENIED <name>: <error>`. With `probe` (a relative path), first stats and reads that path.
+/// `DENIED <name>: <error>`, then the same through the host's bulk reads (`BULK READ ...`,
+/// `BULK DENIED ...`). With `probe` (a relative path), first stats and reads that path.
 pub fn read_all(config: &Config) -> String {
     let root = config.get("folder").unwrap_or("/folder");
     let mut names: Vec<String> = match fs::read_dir(root) {
@@ -61,6 +96,7 @@ pub fn read_all(config: &Config) -> String {
             Ok(bytes) => report.push_str(&format!("READ {probe}: {} bytes\n", bytes.len())),
             Err(e) => report.push_str(&format!("DENIED {probe}: {e}\n")),
         }
+        report.push_str(&bulk_read(probe, &path));
     }
     for name in names {
         let path = format!("{root}/{name}");
@@ -74,6 +110,13 @@ pub fn read_all(config: &Config) -> String {
         };
         report.push_str(&outcome);
         report.push('\n');
+        let bulk = match host::read_file_start(&path, 4096) {
+            Err(quarry_sdk::bindings::quarry::connector::types::ReadError::WrongKind) => {
+                bulk_list(&name, &path)
+            }
+            _ => bulk_read(&name, &path),
+        };
+        report.push_str(&bulk);
     }
     report
 }

@@ -17,6 +17,10 @@
 //!   sockets, devices, Quarry's own folders), and reports what happened to each.
 //!
 //! In any other mode it behaves: one document, with text.
+//!
+//! In every mode, `fetch-content` of a document whose locator is `panic` panics, of one whose
+//! locator is `spin` never returns, and of one whose locator is `missing` answers not-found (so a
+//! call for several documents can hold one that fails).
 
 use std::hint::black_box;
 
@@ -101,7 +105,18 @@ impl Connector for Hostile {
         }
     }
 
-    fn fetch_content(&self, _doc: DocRef) -> Result<Content, Error> {
+    fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
+        match doc.locator.as_str() {
+            "panic" => panic!("asked for the document that panics"),
+            "spin" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = black_box(n.wrapping_add(1));
+                }
+            }
+            "missing" => return Err(Error::NotFound(format!("no document {}", doc.id))),
+            _ => {}
+        }
         match self.mode.as_str() {
             "huge-text" => Ok(Content::text("x".repeat(80 << 20))),
             "escape" => Ok(Content::text(escape::attempts(&self.config))),

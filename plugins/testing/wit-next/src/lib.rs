@@ -1,4 +1,4 @@
-//! A connector built against `quarry:connector@0.3.0`, a version the host does not run. Its
+//! A connector built against `quarry:connector@0.99.0`, a version the host does not run. Its
 //! manifest claims 0.1.0; the host must read the truth from the component and refuse it with
 //! both versions named.
 
@@ -7,7 +7,7 @@
 mod bindings {
     wit_bindgen::generate!({
     inline: "
-        package quarry:connector@0.3.0;
+        package quarry:connector@0.99.0;
         interface source {
             ping: func() -> u32;
         }

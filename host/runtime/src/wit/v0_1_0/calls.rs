@@ -1,5 +1,5 @@
-//! What the versions' `source` calls share (0.1.0's, and 0.2.0's whose types are the same):
-//! a document reference for the plugin, and an answer checked and converted.
+//! What the versions' `source` calls share (0.1.0's, and those of 0.2.0 and 0.3.0, whose types
+//! are the same): a document reference for the plugin, and an answer checked and converted.
 
 use quarry_core::DocId;
 
@@ -20,8 +20,16 @@ pub(super) fn answer<W, T>(
     result: wasmtime::Result<Result<W, wit::ConnectorError>>,
     check: impl FnOnce(W) -> Result<T, String>,
 ) -> Answer<T> {
-    Ok(match result? {
+    Ok(checked(result?, check))
+}
+
+/// The plugin's answer checked and converted by `check`, or its own error.
+pub(super) fn checked<W, T>(
+    result: Result<W, wit::ConnectorError>,
+    check: impl FnOnce(W) -> Result<T, String>,
+) -> Result<T, CallError> {
+    match result {
         Ok(value) => check(value).map_err(CallError::Output),
         Err(error) => Err(CallError::Guest(convert::guest_error(error))),
-    })
+    }
 }

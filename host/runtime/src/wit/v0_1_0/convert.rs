@@ -1,4 +1,4 @@
-//! What plugins of 0.1.0 (and 0.2.0, whose types are the same) return, checked against the
+//! What plugins of 0.1.0 (and 0.2.0 and 0.3.0, whose types are the same) return, checked against the
 //! contract and turned into version-independent types. Everything here is untrusted input: each check names what was wrong.
 
 use std::collections::BTreeSet;

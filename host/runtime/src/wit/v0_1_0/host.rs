@@ -8,15 +8,5 @@ use crate::host_state::HostState;
 impl types::Host for HostState {}
 
 impl host::Host for HostState {
-    fn log(&mut self, level: types::LogLevel, message: String) {
-        self.log_line(convert::log_level(level), &message);
-    }
-
-    fn progress(&mut self, message: String, done: u64, total: Option<u64>) {
-        self.report_progress(&message, done, total);
-    }
-
-    fn config(&mut self) -> Vec<(String, String)> {
-        self.sandbox.config.clone()
-    }
+    host_calls_since_0_1_0!();
 }

@@ -39,20 +39,5 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
 
 impl Source for Connector {
     source_calls_since_0_1_0!();
-
-    fn list_changes(
-        &self,
-        store: &mut Store<HostState>,
-        paths: &[String],
-        limits: &Limits,
-    ) -> Answer<Option<SourceBatch>> {
-        let batch = self
-            .quarry_connector_source()
-            .call_list_changes(store, paths);
-        answer(batch, |batch| {
-            batch
-                .map(|batch| convert::batch(batch, limits).and_then(changes_only))
-                .transpose()
-        })
-    }
+    source_calls_since_0_2_0!();
 }

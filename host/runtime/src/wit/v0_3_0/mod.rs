@@ -1,0 +1,65 @@
+//! `quarry:connector@0.3.0`: its bindings, its host interface (`host.rs`: 0.1.0's and the bulk
+//! reads), the checks and conversions of what its plugins return (`convert.rs`, shared with
+//! 0.1.0), and the six calls of its `source` interface in version-independent types: 0.2.0's
+//! five and `fetch-contents`.
+
+// The types 0.3.0 shares with 0.1.0 have the same names and fields, so the same checks and
+// conversions compile against this version's bindings, as for 0.2.0.
+#[path = "../v0_1_0/calls.rs"]
+#[allow(clippy::duplicate_mod)] // compiled against each version's bindings, on purpose
+mod calls;
+#[path = "../v0_1_0/convert.rs"]
+#[allow(clippy::duplicate_mod)]
+mod convert;
+mod host;
+
+use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, Linker};
+
+use self::calls::{answer, checked, doc_ref};
+use super::{Answer, CallError, Source, changes_only};
+use crate::host_state::HostState;
+use crate::limits::Limits;
+
+wasmtime::component::bindgen!({
+    path: "../../wit/connector@0.3.0",
+    world: "connector",
+});
+
+/// The version, as a component's exports name it (`quarry:connector/source@0.3.0`).
+pub(super) const VERSION: &str = "0.3.0";
+
+/// Links this version's host interface (`quarry:connector/host@0.3.0` and its types).
+pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    Connector::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
+}
+
+impl Source for Connector {
+    source_calls_since_0_1_0!();
+    source_calls_since_0_2_0!();
+
+    fn fetch_contents(
+        &self,
+        store: &mut Store<HostState>,
+        docs: &[(&DocId, &str)],
+        limits: &Limits,
+    ) -> Answer<Option<Vec<Result<ExtractedText, CallError>>>> {
+        let refs: Vec<_> = docs.iter().copied().map(doc_ref).collect();
+        let answers = self
+            .quarry_connector_source()
+            .call_fetch_contents(store, &refs)?;
+        if answers.len() != docs.len() {
+            return Ok(Err(CallError::Output(format!(
+                "fetch-contents answered {} results for {} documents",
+                answers.len(),
+                docs.len()
+            ))));
+        }
+        let texts = answers
+            .into_iter()
+            .map(|answer| checked(answer, |content| convert::content(content, limits)))
+            .collect();
+        Ok(Ok(Some(texts)))
+    }
+}

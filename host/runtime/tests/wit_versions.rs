@@ -1,0 +1,133 @@
+//! Every supported version of `quarry:connector`, with real components: 0.1.0 (the Python mbox
+//! connector), 0.2.0 (`testing/older-notes`, on that version's own bindings) and 0.3.0 (the
+//! folder connector, on the SDK) all list and give their texts; 0.3.0 gives many small texts in
+//! one call, and a document that cannot be read in such a call fails alone.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{fetch_all, folder_session, list_all, load, quick_limits, runtime, settings};
+use quarry_core::{DocId, DocMeta, SourceDoc};
+use quarry_runtime::{GuestError, Limits, RuntimeError, RuntimeErrorKind};
+
+fn write(dir: &Path, name: &str, text: &str) {
+    fs::create_dir_all(dir).expect("mkdir");
+    fs::write(dir.join(name), text).expect("write");
+}
+
+#[test]
+fn components_of_every_supported_version_list_and_give_their_texts() {
+    let runtime = runtime();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mail = tmp.path().join("mail");
+    write(
+        &mail,
+        "inbox.mbox",
+        "From a@example.com Mon Jan  5 09:00:00 2026\nSubject: Hello\n\nmboxword body.\n",
+    );
+    let notes = tmp.path().join("notes");
+    for i in 0..10 {
+        write(&notes, &format!("n{i}.txt"), &format!("note number {i}"));
+    }
+    for (id, version, folder, calls_for_texts) in [
+        ("mbox", "0.1.0", &mail, None),
+        // One document at a time: 0.2.0 has no fetch-contents.
+        ("older-notes", "0.2.0", &notes, Some(10)),
+        // Ten small documents in one call.
+        ("folder", "0.3.0", &notes, Some(1)),
+    ] {
+        let plugin = load(&runtime, id, Limits::default());
+        assert_eq!(plugin.wit_version(), version, "{id}");
+        assert_eq!(plugin.manifest().wit, version, "{id}");
+        let mut session = folder_session(&plugin, folder);
+        let (docs, _) = list_all(&mut session).unwrap_or_else(|e| panic!("{id} lists: {e}"));
+        assert!(!docs.is_empty(), "{id}");
+        let calls_before = session.usage().calls;
+        let texts: Vec<String> = fetch_all(&mut session, &docs)
+            .into_iter()
+            .map(|t| {
+                t.unwrap_or_else(|e| panic!("{id} gives its text: {e}"))
+                    .text
+            })
+            .collect();
+        if let Some(calls) = calls_for_texts {
+            assert_eq!(session.usage().calls - calls_before, calls, "{id}");
+            let mut texts = texts.clone();
+            texts.sort();
+            let expected: Vec<String> = (0..10).map(|i| format!("note number {i}")).collect();
+            assert_eq!(texts, expected, "{id}");
+        } else {
+            assert!(
+                texts.iter().any(|t| t.contains("mboxword")),
+                "{id}: {texts:?}"
+            );
+        }
+    }
+}
+
+fn hostile_doc(locator: &str) -> SourceDoc {
+    SourceDoc {
+        id: DocId::parse(format!("d-{locator}")).expect("id"),
+        locator: locator.to_owned(),
+        meta: DocMeta {
+            title: locator.to_owned(),
+            path: None,
+            url: None,
+            mime_type: "text/plain".to_owned(),
+            size_bytes: 5,
+            update_time_ms: 0,
+        },
+        version: "1".to_owned(),
+        has_text: true,
+    }
+}
+
+#[test]
+fn a_document_that_breaks_a_call_for_several_fails_alone() {
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", quick_limits());
+    assert_eq!(plugin.wit_version(), "0.3.0");
+    let (values, grant) = settings(&plugin, &[("mode", "ok")]);
+    let mut session = plugin.session(&values, &grant, None).expect("session");
+
+    // A document the plugin says is missing fails in the call, the others come back with it.
+    let docs: Vec<SourceDoc> = ["a", "missing", "b"].map(hostile_doc).into();
+    let texts = fetch_all(&mut session, &docs);
+    assert_eq!(session.usage().calls, 1, "one call for the three");
+    assert_eq!(texts[0].as_ref().expect("a").text, "hello");
+    assert!(matches!(
+        &texts[1],
+        Err(RuntimeError {
+            kind: RuntimeErrorKind::Guest {
+                error: GuestError::NotFound(_)
+            },
+            ..
+        })
+    ));
+    assert_eq!(texts[2].as_ref().expect("b").text, "hello");
+
+    // A document that traps, and one that never returns, take the call for all down with them:
+    // each document is then asked for on its own, and only those two fail.
+    let docs: Vec<SourceDoc> = ["a", "panic", "b", "spin", "c"].map(hostile_doc).into();
+    let started = Instant::now();
+    let texts = fetch_all(&mut session, &docs);
+    let took = started.elapsed();
+    for (doc, text) in docs.iter().zip(&texts) {
+        match (doc.locator.as_str(), text) {
+            ("panic", Err(e)) => {
+                assert!(matches!(e.kind, RuntimeErrorKind::Trap { .. }), "{e}")
+            }
+            ("spin", Err(e)) => {
+                assert!(matches!(e.kind, RuntimeErrorKind::Timeout { .. }), "{e}")
+            }
+            (_, Ok(text)) => assert_eq!(text.text, "hello"),
+            (locator, other) => panic!("{locator}: {other:?}"),
+        }
+    }
+    // The spinning document costs its deadline twice (in the call for all, then alone), and
+    // nothing more.
+    assert!(took < Duration::from_secs(6), "{took:?}");
+}

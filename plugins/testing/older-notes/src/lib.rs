@@ -1,0 +1,111 @@
+//! A connector of `quarry:connector@0.2.0`, written against that version's bindings: the `.txt`
+//! files directly inside the folder granted as `folder`, one document each, with their text.
+
+/// Bindings generated from the released WIT of 0.2.0 (generated code carries no docs).
+#[allow(missing_docs)]
+mod bindings {
+    wit_bindgen::generate!({
+        path: "../../../wit/connector@0.2.0",
+        world: "connector",
+    });
+}
+
+use bindings::exports::quarry::connector::source::Guest;
+use bindings::quarry::connector::host;
+use bindings::quarry::connector::types::{
+    Batch, ConnectorError, Content, Coverage, DocMeta, DocRef, FileChunk,
+};
+
+struct OlderNotes;
+
+/// The sandbox path of the granted folder.
+fn folder() -> Result<String, ConnectorError> {
+    host::config()
+        .into_iter()
+        .find(|(key, _)| key == "folder")
+        .map(|(_, value)| value)
+        .ok_or_else(|| ConnectorError::InvalidConfig("folder: required".to_owned()))
+}
+
+fn io_error(what: &str, e: &std::io::Error) -> ConnectorError {
+    ConnectorError::Unavailable(format!("{what}: {e}"))
+}
+
+/// A document id from a file name: its letters and digits, others as `_`, and its length (so
+/// two names that differ only in other characters still differ).
+fn doc_id(name: &str) -> String {
+    let kept: String = name
+        .chars()
+        .take(100)
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("{kept}-{}", name.len())
+}
+
+impl Guest for OlderNotes {
+    fn list_docs(_checkpoint: Option<String>) -> Result<Batch, ConnectorError> {
+        let dir = folder()?;
+        let mut upserts = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(|e| io_error(&dir, &e))? {
+            let entry = entry.map_err(|e| io_error(&dir, &e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let meta = entry.metadata().map_err(|e| io_error(&name, &e))?;
+            if !meta.is_file() || !name.ends_with(".txt") {
+                continue;
+            }
+            upserts.push(DocMeta {
+                id: doc_id(&name),
+                locator: name.clone(),
+                title: name.clone(),
+                path: Some(name),
+                url: None,
+                mime_type: "text/plain".to_owned(),
+                size_bytes: meta.len(),
+                update_time_ms: 0,
+                version: meta.len().to_string(),
+                has_text: true,
+            });
+        }
+        Ok(Batch {
+            upserts,
+            deletes: Vec::new(),
+            checkpoint: String::new(),
+            more: false,
+            coverage: Coverage::Full,
+        })
+    }
+
+    fn list_changes(_paths: Vec<String>) -> Result<Option<Batch>, ConnectorError> {
+        Ok(None)
+    }
+
+    fn fetch_content(doc: DocRef) -> Result<Content, ConnectorError> {
+        let path = format!("{}/{}", folder()?, doc.locator);
+        let text = std::fs::read_to_string(&path).map_err(|e| io_error(&doc.locator, &e))?;
+        Ok(Content {
+            text,
+            page_starts: Vec::new(),
+            metadata: Vec::new(),
+        })
+    }
+
+    fn read_file(doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, ConnectorError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = format!("{}/{}", folder()?, doc.locator);
+        let io = |e: std::io::Error| io_error(&doc.locator, &e);
+        let mut file = std::fs::File::open(&path).map_err(io)?;
+        let total_size = file.metadata().map_err(io)?.len();
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        let mut data = Vec::new();
+        file.take(u64::from(max_bytes))
+            .read_to_end(&mut data)
+            .map_err(io)?;
+        Ok(FileChunk { data, total_size })
+    }
+
+    fn validate_config(_config: Vec<(String, String)>) -> Result<(), ConnectorError> {
+        Ok(())
+    }
+}
+
+bindings::export!(OlderNotes with_types_in bindings);
