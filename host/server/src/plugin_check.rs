@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
-use quarry_runtime::{FieldKind, Grant, Limits, Plugin, SUPPORTED_WIT_VERSIONS};
+use quarry_runtime::{FieldKind, Grant, Limits, Plugin, SUPPORTED_WIT_VERSIONS, ToFetch};
 
 use crate::connector::read_settings;
 use crate::setup::{Paths, plugin_runtime};
@@ -152,10 +152,26 @@ fn dry_run(
                 .unwrap_or_default()
         ));
     }
-    for doc in docs.iter().filter(|d| d.has_text).take(TEXTS_TRIED) {
-        let text = session
-            .fetch_content(&doc.id, &doc.locator)
-            .with_context(|| format!("fetch-content failed for {:?}", doc.meta.title))?;
+    // Asked for as a sync asks: small documents several at a time (`fetch-contents`).
+    let tried: Vec<_> = docs
+        .iter()
+        .filter(|d| d.has_text)
+        .take(TEXTS_TRIED)
+        .collect();
+    let wanted: Vec<ToFetch<'_>> = tried
+        .iter()
+        .map(|doc| ToFetch {
+            id: &doc.id,
+            locator: &doc.locator,
+            size_bytes: doc.meta.size_bytes,
+        })
+        .collect();
+    let mut texts = Vec::with_capacity(wanted.len());
+    while texts.len() < wanted.len() {
+        texts.extend(session.fetch_some(&wanted[texts.len()..]));
+    }
+    for (doc, text) in tried.into_iter().zip(texts) {
+        let text = text.with_context(|| format!("no text for {:?}", doc.meta.title))?;
         let preview: String = text.text.chars().take(120).collect();
         out.push_str(&format!(
             "Text       {:?}: {} characters, {} pages: {:?}\n",

@@ -13,9 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use quarry_core::{ConnectorId, Coverage, DocId, SourceBatch, SourceDoc};
+use quarry_core::{ConnectorId, Coverage, DocId, ExtractedText, SourceBatch, SourceDoc};
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
-use quarry_runtime::{Grant, GuestError, PluginSet, Progress, ProgressFn, Session, Usage};
+use quarry_runtime::{
+    Grant, GuestError, PluginSet, Progress, ProgressFn, RuntimeError, Session, ToFetch, Usage,
+};
 use quarry_store::{
     CatalogDoc, CommitBatch, Connector, ConnectorStatus, PluginUsage, Store, SyncProgress, now_ms,
 };
@@ -414,26 +416,36 @@ impl Syncer {
         report: &mut SyncReport,
         stop: &AtomicBool,
     ) -> Result<(), SyncError> {
-        let mut pending = Vec::new();
-        let mut pending_bytes = 0usize;
+        let mut held = Held::default();
+        let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
+            changed.into_iter().partition(|doc| doc.has_text);
+        for doc in without_text {
+            let entry = self.entry(connector, doc, None, report);
+            self.hold(&mut held, entry, commit)?;
+        }
+        let wanted: Vec<ToFetch<'_>> = with_text
+            .iter()
+            .map(|doc| ToFetch {
+                id: &doc.id,
+                locator: &doc.locator,
+                size_bytes: doc.meta.size_bytes,
+            })
+            .collect();
         let mut reported = Instant::now();
-        for doc in changed {
-            let (index_doc, catalog_doc) = self.fetch(connector, session, doc, report);
-            pending_bytes += index_doc.text.len();
-            pending.push(index_doc);
-            commit.changed.push(catalog_doc);
+        let mut done = 0;
+        while done < wanted.len() {
+            // A few documents at a time (one call for a run of small ones): the texts held
+            // stay bounded, and a stop is seen soon.
+            let texts = session.fetch_some(&wanted[done..]);
+            let took = texts.len().max(1);
+            for (doc, text) in with_text[done..].iter().zip(texts) {
+                let entry = self.entry(connector, doc.clone(), Some(text), report);
+                self.hold(&mut held, entry, commit)?;
+            }
+            done += took;
             if stop.load(Ordering::Relaxed) {
                 // Safe at any document: the catalog marked the batch to be fetched again.
                 return Err(SyncError::Stopped);
-            }
-            if pending_bytes > FLUSH_TEXT_BYTES {
-                // Bounded memory, and progress users can see: write what is held; the catalog
-                // still waits for the batch.
-                self.write(WriteBatch {
-                    upserts: std::mem::take(&mut pending),
-                    ..WriteBatch::default()
-                })?;
-                pending_bytes = 0;
             }
             if reported.elapsed() >= PROGRESS_EVERY {
                 self.block(self.store.sync_progress(&connector.id, report.progress()))?;
@@ -441,7 +453,7 @@ impl Syncer {
             }
         }
         self.write(WriteBatch {
-            upserts: pending,
+            upserts: held.docs,
             deletes: commit
                 .deleted
                 .iter()
@@ -451,37 +463,57 @@ impl Syncer {
         })
     }
 
+    /// Holds a fetched document for the index (and its catalog entry for the commit), writing
+    /// what is held once its texts pass [`FLUSH_TEXT_BYTES`]: bounded memory, and progress users
+    /// can see (the catalog still waits for the batch).
+    fn hold(
+        &self,
+        held: &mut Held,
+        (index_doc, catalog_doc): (IndexDoc, CatalogDoc),
+        commit: &mut CommitBatch,
+    ) -> Result<(), SyncError> {
+        held.bytes += index_doc.text.len();
+        held.docs.push(index_doc);
+        commit.changed.push(catalog_doc);
+        if held.bytes > FLUSH_TEXT_BYTES {
+            self.write(WriteBatch {
+                upserts: std::mem::take(&mut held.docs),
+                ..WriteBatch::default()
+            })?;
+            held.bytes = 0;
+        }
+        Ok(())
+    }
+
     /// Writes a batch to the index (without vectors: the embedding queue adds them).
     fn write(&self, batch: WriteBatch) -> Result<(), SyncError> {
         Ok(self.index.write(batch)?)
     }
 
-    /// Fetches a changed document's text. A document whose text cannot be extracted is still
-    /// indexed by its title and path, with the reason kept; it is retried when its version
-    /// changes, or at the next sync if the source was only unavailable.
-    fn fetch(
+    /// A changed document's entries for the index and the catalog, with its text as fetched
+    /// (`None` when it has none). A document whose text could not be extracted is still indexed
+    /// by its title and path, with the reason kept; it is retried when its version changes, or
+    /// at the next sync if the source was only unavailable.
+    fn entry(
         &self,
         connector: &Connector,
-        session: &mut Session,
         doc: SourceDoc,
+        fetched: Option<Result<ExtractedText, RuntimeError>>,
         report: &mut SyncReport,
     ) -> (IndexDoc, CatalogDoc) {
         report.indexed += 1;
         let mut version = doc.version.clone();
-        let (content, error) = if doc.has_text {
-            match session.fetch_content(&doc.id, &doc.locator) {
-                Ok(content) => (content, None),
-                Err(e) => {
-                    report.failed += 1;
-                    tracing::info!(connector = %connector.name, doc = %doc.id, "text not extracted: {e}");
-                    if matches!(e.guest_error(), Some(GuestError::Unavailable(_))) {
-                        version.clear();
-                    }
-                    (Default::default(), Some(e.to_string()))
+        let (content, error) = match fetched {
+            None => (ExtractedText::default(), None),
+            Some(Ok(content)) => (content, None),
+            Some(Err(e)) => {
+                report.failed += 1;
+                tracing::info!(connector = %connector.name, doc = %doc.id, "text not extracted: {e}");
+                if matches!(e.guest_error(), Some(GuestError::Unavailable(_))) {
+                    version.clear();
                 }
+                (ExtractedText::default(), Some(e.to_string()))
             }
-        } else {
-            (Default::default(), None)
         };
         let index_doc = IndexDoc {
             info: DocInfo {
@@ -524,7 +556,6 @@ impl SyncReport {
     }
 }
 
-/// The catalog's entry for a document as listed, before its text is fetched.
 /// A session's cost as the store keeps it.
 pub fn plugin_usage(usage: &Usage) -> PluginUsage {
     PluginUsage {
@@ -535,6 +566,7 @@ pub fn plugin_usage(usage: &Usage) -> PluginUsage {
     }
 }
 
+/// The catalog's entry for a document as listed, before its text is fetched.
 fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
     CatalogDoc {
         doc_id: doc.id.clone(),
@@ -544,6 +576,13 @@ fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
         has_text: doc.has_text,
         error: None,
     }
+}
+
+/// Fetched documents not yet written to the index, and the bytes of their texts.
+#[derive(Default)]
+struct Held {
+    docs: Vec<IndexDoc>,
+    bytes: usize,
 }
 
 /// Where the connector's listing stands.
