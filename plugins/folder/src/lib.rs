@@ -96,18 +96,20 @@ impl Connector for Folder {
     }
 
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
-        let (path, file) = self.open(&doc.locator)?;
+        let (path, root) = self.locate(&doc.locator)?;
         let io = |e: std::io::Error| io_error(&path, &e);
-        // Most files are read whole by their first read, which also tells their size; a larger
-        // one, and a kind that is read through the file (Word) or not at all, is statted.
+        let unreadable = |e: std::io::Error| self.open_error(&root, &path, &doc.locator, e);
+        // Most files are read whole by a first read of their start, which also tells their
+        // size; a kind that is read through the file (Word) is only statted first.
         let by_name = kinds::by_name(&doc.locator);
-        let head = match by_name {
-            Some((Kind::Docx | Kind::Binary, _)) => None,
-            _ => Some(file.read_at(0, extract::HEAD_BYTES).map_err(io)?),
-        };
-        let size = match &head {
-            Some(head) if (head.len() as u64) < extract::HEAD_BYTES => head.len() as u64,
-            _ => file.stat().map_err(io)?.size,
+        let (head, size) = match by_name {
+            Some((Kind::Docx | Kind::Binary, _)) => {
+                let file = root.open_file(&doc.locator).map_err(unreadable)?;
+                (Vec::new(), file.stat().map_err(io)?.size)
+            }
+            _ => root
+                .read_start(&doc.locator, extract::HEAD_BYTES)
+                .map_err(unreadable)?,
         };
         if size > self.max_text_bytes {
             return Ok(Content::text(String::new()).with_meta(
@@ -115,9 +117,9 @@ impl Connector for Folder {
                 format!("{size} bytes, over the {} byte limit", self.max_text_bytes),
             ));
         }
-        let head = head.unwrap_or_default();
         let (kind, _) = by_name.unwrap_or_else(|| kinds::by_content(&head));
-        extract::extract(kind, file, size, head).map_err(|e| match e {
+        let open = || root.open_file(&doc.locator);
+        extract::extract(kind, &open, size, head).map_err(|e| match e {
             extract::Failure::Io(e) => io_error(&path, &e),
             extract::Failure::Format(e) => e,
         })
@@ -233,9 +235,9 @@ impl Folder {
         Dir::open(&self.root.to_string_lossy()).map_err(|e| io_error(&self.root, &e))
     }
 
-    /// Opens the file a locator names. A locator must be a plain relative path (the sandbox
-    /// would refuse an escape anyway; this gives a clear error first).
-    fn open(&self, locator: &str) -> Result<(PathBuf, File), Error> {
+    /// The path a locator names and the granted folder. A locator must be a plain relative path
+    /// (the sandbox would refuse an escape anyway; this gives a clear error first).
+    fn locate(&self, locator: &str) -> Result<(PathBuf, Dir), Error> {
         let rel = Path::new(locator);
         let plain =
             !locator.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
@@ -244,19 +246,28 @@ impl Folder {
                 "{locator:?} is not a path inside the folder"
             )));
         }
-        let path = self.root.join(rel);
-        let root = self.root_dir()?;
-        let file = root.open_file(locator).map_err(|e| {
-            // The host opens only regular files and folders: a listed file replaced by a FIFO,
-            // a socket or a device is, for this connector, a file that no longer exists.
-            match root.stat_follow(locator) {
-                Ok(stat) if stat.kind != quarry_sdk::fs::Kind::File => {
-                    Error::NotFound(format!("{} is no longer a regular file", path.display()))
-                }
-                _ => io_error(&path, &e),
-            }
-        })?;
+        Ok((self.root.join(rel), self.root_dir()?))
+    }
+
+    /// Opens the file a locator names.
+    fn open(&self, locator: &str) -> Result<(PathBuf, File), Error> {
+        let (path, root) = self.locate(locator)?;
+        let file = root
+            .open_file(locator)
+            .map_err(|e| self.open_error(&root, &path, locator, e))?;
         Ok((path, file))
+    }
+
+    /// The error for a file of the folder that could not be opened.
+    fn open_error(&self, root: &Dir, path: &Path, locator: &str, e: std::io::Error) -> Error {
+        // The host opens only regular files and folders: a listed file replaced by a FIFO, a
+        // socket or a device is, for this connector, a file that no longer exists.
+        match root.stat_follow(locator) {
+            Ok(stat) if stat.kind != quarry_sdk::fs::Kind::File => {
+                Error::NotFound(format!("{} is no longer a regular file", path.display()))
+            }
+            _ => io_error(path, &e),
+        }
     }
 }
 

@@ -97,7 +97,7 @@ impl Walker<'_> {
                 continue;
             }
             rel.push(entry.name);
-            let flow = self.visit_entry(dir, path, entry.kind, rel);
+            let flow = self.visit_entry(dir, path, (entry.kind, entry.stat), rel);
             rel.pop();
             if flow? {
                 reached_limit = true;
@@ -111,12 +111,13 @@ impl Walker<'_> {
     }
 
     /// Visits the entry of `dir` (at sandbox path `dir_path`) named by the last component of
-    /// `rel`; true when the limit was reached.
+    /// `rel`, of `kind` (and, for a file, with its metadata if the listing told it); true when
+    /// the limit was reached.
     fn visit_entry(
         &mut self,
         dir: &Dir,
         dir_path: &Path,
-        kind: Kind,
+        (kind, listed): (Kind, Option<Stat>),
         rel: &mut Vec<String>,
     ) -> io::Result<bool> {
         let position = self.position(rel);
@@ -154,8 +155,8 @@ impl Walker<'_> {
                     return Ok(false);
                 }
             },
-            // One stat relative to the open directory: no path resolution from the root.
-            Kind::File => match dir.stat(name) {
+            // As listed, or one stat relative to the open directory.
+            Kind::File => match listed.map_or_else(|| dir.stat(name), Ok) {
                 Ok(stat) => stat,
                 Err(e) => {
                     skip(&path, &e.to_string());

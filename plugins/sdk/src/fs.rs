@@ -3,13 +3,20 @@
 //!
 //! `std::fs` works in a connector too, but on toolchains whose std goes through the WASI
 //! preview-1 adapter every stat also computes an inode hash and every path is resolved from the
-//! root again. Here a [`Dir`] is an open handle: listing it, stat-ing its entries and opening
-//! files relative to it are one host call each.
+//! root again. Here a [`Dir`] is an open handle: opening files relative to it is one host call.
+//! Listing it with its files' sizes and times ([`Dir::entries`]) and reading the start of a file
+//! ([`Dir::read_start`]) are one host call each in all (Quarry's `read-folder` and
+//! `read-file-start`, WIT 0.3.0), where WASI takes a call per entry and a stat per file, or an
+//! open, a read and a close; where the host cannot answer so (a symbolic link on the way, a
+//! folder of more than 100,000 entries), they go through WASI.
 
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
 use std::rc::Rc;
 
 use wasip2::filesystem::preopens::get_directories;
+
+use crate::bindings::quarry::connector::host;
+use crate::bindings::quarry::connector::types::{EntryKind, FolderEntry, ReadError};
 use wasip2::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
@@ -34,6 +41,8 @@ pub struct Entry {
     pub name: String,
     /// What it is; symlinks are not followed.
     pub kind: Kind,
+    /// For a file, its metadata when the listing told it (see [`Dir::entries`]).
+    pub stat: Option<Stat>,
 }
 
 /// Metadata of a file or directory.
@@ -59,6 +68,8 @@ impl Stat {
 pub struct Dir {
     /// Shared with the instance's list of granted folders when this is one of them.
     desc: Rc<Descriptor>,
+    /// Where it is in the sandbox (`/folder/notes`), made of the plain names it was opened by.
+    path: String,
 }
 
 thread_local! {
@@ -94,7 +105,10 @@ impl Dir {
             ));
         };
         let rest = path[mount_len..].trim_start_matches('/');
-        let root = Dir { desc };
+        let root = Dir {
+            desc,
+            path: path[..mount_len].to_owned(),
+        };
         if rest.is_empty() {
             Ok(root)
         } else {
@@ -102,17 +116,42 @@ impl Dir {
         }
     }
 
-    /// The entries of this directory, in the order the file system gives them.
+    /// The entries of this directory, in the order the file system gives them, each file with
+    /// its metadata when the host tells it with the listing (one call for the whole directory;
+    /// otherwise the listing goes through WASI, and [`Dir::stat`] tells a file's).
     pub fn entries(&self) -> io::Result<Vec<Entry>> {
+        if let Ok(entries) = host::read_folder(&self.path) {
+            return Ok(entries.into_iter().map(entry).collect());
+        }
         let stream = self.desc.read_directory().map_err(error)?;
         let mut entries = Vec::new();
         while let Some(entry) = stream.read_directory_entry().map_err(error)? {
             entries.push(Entry {
                 name: entry.name,
                 kind: kind(entry.type_),
+                stat: None,
             });
         }
         Ok(entries)
+    }
+
+    /// The first `max_bytes` of the file `rel` (a relative path; symlinks followed, staying
+    /// inside the granted folder) with its size in bytes: the whole file when it is no larger.
+    /// One host call when the host can answer so, else an open, a stat and a read through WASI.
+    pub fn read_start(&self, rel: &str, max_bytes: u32) -> io::Result<(Vec<u8>, u64)> {
+        match host::read_file_start(&format!("{}/{rel}", self.path), max_bytes) {
+            Ok(read) => Ok(read),
+            Err(ReadError::NotFound) => Err(io::Error::new(
+                ErrorKind::NotFound,
+                format!("{rel}: no such file"),
+            )),
+            // A symbolic link on the way, or anything the host would not read so: WASI says.
+            Err(_) => {
+                let file = self.open_file(rel)?;
+                let size = file.stat()?.size;
+                Ok((file.read_at(0, u64::from(max_bytes))?, size))
+            }
+        }
     }
 
     /// Metadata of `rel` (a relative path), without following a final symlink.
@@ -144,6 +183,7 @@ impl Dir {
             .map_err(error)?;
         Ok(Dir {
             desc: Rc::new(desc),
+            path: format!("{}/{}", self.path, rel.trim_matches('/')),
         })
     }
 
@@ -222,6 +262,25 @@ impl Seek for File {
         })?;
         self.pos = pos;
         Ok(pos)
+    }
+}
+
+/// An entry as the host's `read-folder` tells it.
+fn entry(found: FolderEntry) -> Entry {
+    let kind = match found.kind {
+        EntryKind::File => Kind::File,
+        EntryKind::Folder => Kind::Dir,
+        EntryKind::Symlink => Kind::Symlink,
+        EntryKind::Other => Kind::Other,
+    };
+    Entry {
+        name: found.name,
+        kind,
+        stat: (kind == Kind::File).then_some(Stat {
+            kind,
+            size: found.size_bytes,
+            modified_ns: found.modified_ns.map(u128::from),
+        }),
     }
 }
 

@@ -22,10 +22,12 @@
 //! quarry_sdk::export_connector!(Notes);
 //! ```
 //!
-//! The WIT interface this implements is `quarry:connector@0.2.0` (`wit/connector@0.2.0` in the
+//! The WIT interface this implements is `quarry:connector@0.3.0` (`wit/connector@0.3.0` in the
 //! Quarry repository); its doc comments are the reference for every type here. A connector that
 //! can tell what changed at given paths implements [`Connector::list_changes`]; the default
-//! answers that it cannot, and the host lists everything instead.
+//! answers that it cannot, and the host lists everything instead. The host asks for the texts of
+//! small documents several at a time ([`Connector::fetch_contents`]); the default extracts each
+//! with [`Connector::fetch_content`], which is all most connectors need.
 
 mod config;
 pub mod fs;
@@ -39,7 +41,7 @@ pub mod text;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/connector@0.2.0",
+        path: "../../wit/connector@0.3.0",
         world: "connector",
         pub_export_macro: true,
         default_bindings_module: "quarry_sdk::bindings",
@@ -55,7 +57,7 @@ pub use helpers::stable_id;
 pub use log::{log, progress};
 
 /// WIT version this SDK implements.
-pub const WIT_VERSION: &str = "0.2.0";
+pub const WIT_VERSION: &str = "0.3.0";
 
 /// A connector: builds itself from its configuration and answers the host's calls.
 ///
@@ -80,6 +82,16 @@ pub trait Connector: Sized {
 
     /// Extracts the text of one document.
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error>;
+
+    /// Extracts the texts of several documents, one result per document in the order given;
+    /// see `fetch-contents` in the WIT. The default calls [`Connector::fetch_content`] for each,
+    /// which already saves the cost of a call per document; a connector that can fetch several
+    /// at once (one request to a web service for many items) does better to implement it.
+    fn fetch_contents(&self, docs: Vec<DocRef>) -> Vec<Result<Content, Error>> {
+        docs.into_iter()
+            .map(|doc| self.fetch_content(doc))
+            .collect()
+    }
 
     /// Reads part of an original file. The default answers that this connector serves no files.
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
@@ -145,6 +157,15 @@ pub mod __private {
         with(slot, |c| c.fetch_content(doc))
     }
 
+    pub fn fetch_contents<C: Connector>(
+        slot: &'static Slot<C>,
+        docs: Vec<DocRef>,
+    ) -> Vec<Result<Content, Error>> {
+        let count = docs.len();
+        // A connector that cannot be made fails each document with the reason.
+        with(slot, |c| Ok(c.fetch_contents(docs))).unwrap_or_else(|e| vec![Err(e); count])
+    }
+
     pub fn read_file<C: Connector>(
         slot: &'static Slot<C>,
         doc: DocRef,
@@ -184,6 +205,11 @@ macro_rules! export_connector {
             }
             fn fetch_content(doc: $crate::DocRef) -> Result<$crate::Content, $crate::Error> {
                 $crate::__private::fetch_content(&__QUARRY_CONNECTOR, doc)
+            }
+            fn fetch_contents(
+                docs: Vec<$crate::DocRef>,
+            ) -> Vec<Result<$crate::Content, $crate::Error>> {
+                $crate::__private::fetch_contents(&__QUARRY_CONNECTOR, docs)
             }
             fn read_file(
                 doc: $crate::DocRef,

@@ -28,14 +28,20 @@ impl From<Error> for Failure {
     }
 }
 
-/// What the first read of a file asks for: a file under this size is read whole by it.
-pub const HEAD_BYTES: u64 = 64 << 10;
+/// What the first read of a file asks for: a file of up to this size is read whole by it.
+pub const HEAD_BYTES: u32 = 64 << 10;
 
-/// Extracts the text of `file` (`size` bytes, checked against the limit by the caller) as `kind`;
-/// `head` is what the caller read of its start (all of it when its length is `size`, possibly
-/// nothing).
-pub fn extract(kind: Kind, file: File, size: u64, head: Vec<u8>) -> Result<Content, Failure> {
+/// Extracts the text of a file of `size` bytes (checked against the limit by the caller) as
+/// `kind`; `head` is what the caller read of its start (all of it when its length is `size`,
+/// possibly nothing), and `open` opens the file for the rest, when there is more to read.
+pub fn extract(
+    kind: Kind,
+    open: &dyn Fn() -> io::Result<File>,
+    size: u64,
+    head: Vec<u8>,
+) -> Result<Content, Failure> {
     if kind == Kind::Docx {
+        let file = open().map_err(Failure::Io)?;
         return Ok(docx::to_content(io::BufReader::new(file))?);
     }
     if kind == Kind::Binary {
@@ -46,6 +52,7 @@ pub fn extract(kind: Kind, file: File, size: u64, head: Vec<u8>) -> Result<Conte
     let mut bytes = head;
     let have = bytes.len() as u64;
     if have < size {
+        let file = open().map_err(Failure::Io)?;
         bytes.extend(file.read_at(have, size - have).map_err(Failure::Io)?);
     }
     bytes.truncate(usize::try_from(size).unwrap_or(usize::MAX));
