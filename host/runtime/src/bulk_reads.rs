@@ -111,8 +111,13 @@ pub(crate) fn read_file_start(
         return Err(ReadError::WrongKind);
     }
     let size = meta.len();
-    let (bytes, _) =
-        read_at(&file, u64::from(max_bytes), 0, Some(size)).map_err(|_| ReadError::Other)?;
+    // No buffer larger than the file: a small file costs a small allocation. (A size of 0 may
+    // be a file whose size the filesystem does not know, so it is read as far as asked.)
+    let want = match size {
+        0 => u64::from(max_bytes),
+        known => known.min(u64::from(max_bytes)),
+    };
+    let (bytes, _) = read_at(&file, want, 0, Some(size)).map_err(|_| ReadError::Other)?;
     Ok((bytes, size))
 }
 
