@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::{folder_session, list_all, load, runtime, text_of};
 use quarry_core::SourceDoc;
-use quarry_runtime::{Limits, RuntimeErrorKind};
+use quarry_runtime::Limits;
 use sha2::{Digest, Sha256};
 
 const BIG_FILE_BYTES: u64 = 100 << 20;
@@ -387,13 +387,35 @@ fn missing_documents_and_folders_are_reported_by_the_plugin() {
         ),
         "{err}"
     );
-    let err = session
-        .fetch_content(&docs[0].id, "../etc/passwd")
-        .expect_err("locator outside");
-    assert!(
-        matches!(err.kind(), RuntimeErrorKind::Guest { .. }),
-        "{err}"
-    );
+    // A locator is a plain relative path, as the listing wrote it; nothing else is read, not
+    // even a spelling of a file that exists.
+    fs::create_dir(tmp.path().join("sub")).expect("mkdir");
+    fs::write(tmp.path().join("sub/here.txt"), "here").expect("write");
+    for locator in [
+        "../etc/passwd",
+        "/etc/passwd",
+        "",
+        "sub/../sub/here.txt",
+        "sub/./here.txt",
+        "./sub/here.txt",
+        "sub//here.txt",
+        "sub/here.txt/",
+    ] {
+        let err = session
+            .fetch_content(&docs[0].id, locator)
+            .expect_err(locator);
+        assert!(
+            matches!(
+                err.guest_error(),
+                Some(quarry_runtime::GuestError::NotFound(message)) if message.contains("not a path inside")
+            ),
+            "{locator:?}: {err}"
+        );
+    }
+    let here = session
+        .fetch_content(&docs[0].id, "sub/here.txt")
+        .expect("the plain locator reads");
+    assert_eq!(here.text, "here");
 
     let (values, grant) = common::settings(&plugin, &[("folder", &tmp.path().to_string_lossy())]);
     plugin

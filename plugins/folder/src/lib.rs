@@ -12,7 +12,7 @@ mod kinds;
 mod walk;
 
 use std::io::ErrorKind;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use quarry_sdk::fs::{Dir, File};
 use quarry_sdk::{Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, FileChunk};
@@ -238,15 +238,17 @@ impl Folder {
     /// The path a locator names and the granted folder. A locator must be a plain relative path
     /// (the sandbox would refuse an escape anyway; this gives a clear error first).
     fn locate(&self, locator: &str) -> Result<(PathBuf, Dir), Error> {
-        let rel = Path::new(locator);
-        let plain =
-            !locator.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+        let plain = !locator.is_empty()
+            && !locator.starts_with('/')
+            && locator
+                .split('/')
+                .all(|name| !name.is_empty() && name != "." && name != "..");
         if !plain {
             return Err(Error::NotFound(format!(
                 "{locator:?} is not a path inside the folder"
             )));
         }
-        Ok((self.root.join(rel), self.root_dir()?))
+        Ok((self.root.join(locator), self.root_dir()?))
     }
 
     /// Opens the file a locator names.

@@ -14,15 +14,23 @@ pub fn decode(bytes: Vec<u8>) -> String {
     } else if bytes.starts_with(b"\xFE\xFF") {
         UTF_16BE.decode_with_bom_removal(&bytes).0.into_owned()
     } else {
-        match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) => WINDOWS_1252
-                .decode_without_bom_handling(e.as_bytes())
-                .0
-                .into_owned(),
-        }
+        utf8_or_windows_1252(bytes)
     };
     normalize_newlines(text)
+}
+
+/// The bytes as UTF-8 when they are, else as Windows-1252 (which decodes any bytes).
+fn utf8_or_windows_1252(bytes: Vec<u8>) -> String {
+    // Most files are UTF-8: check them with SIMD (wasm's simd128), several times the speed of
+    // the standard library's check, which counts for a folder of many small text files.
+    if simdutf8::basic::from_utf8(&bytes).is_ok() {
+        // SAFETY: the bytes were just checked to be valid UTF-8.
+        return unsafe { String::from_utf8_unchecked(bytes) };
+    }
+    WINDOWS_1252
+        .decode_without_bom_handling(&bytes)
+        .0
+        .into_owned()
 }
 
 fn normalize_newlines(text: String) -> String {
