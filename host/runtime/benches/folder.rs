@@ -187,21 +187,9 @@ fn run_component(plugin: &quarry_runtime::Plugin, root: &Path, extract: bool) ->
         pass.files += batch.upserts.len();
         if extract {
             // As a sync asks: small documents several at a time.
-            let wanted: Vec<ToFetch<'_>> = batch
-                .upserts
-                .iter()
-                .map(|doc| ToFetch {
-                    id: &doc.id,
-                    locator: &doc.locator,
-                    size_bytes: doc.meta.size_bytes,
-                })
-                .collect();
-            let mut done = 0;
-            while done < wanted.len() {
-                for text in session.fetch_some(&wanted[done..]) {
-                    pass.bytes += text.expect("extract").text.len() as u64;
-                    done += 1;
-                }
+            let wanted: Vec<ToFetch<'_>> = batch.upserts.iter().map(ToFetch::from).collect();
+            for text in session.fetch_all(&wanted) {
+                pass.bytes += text.expect("extract").text.len() as u64;
             }
         } else {
             pass.bytes += batch.upserts.iter().map(|d| d.meta.size_bytes).sum::<u64>();

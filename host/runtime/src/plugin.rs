@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
+use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch, SourceDoc};
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
@@ -198,6 +198,16 @@ pub struct ToFetch<'a> {
     pub size_bytes: u64,
 }
 
+impl<'a> From<&'a SourceDoc> for ToFetch<'a> {
+    fn from(doc: &'a SourceDoc) -> Self {
+        ToFetch {
+            id: &doc.id,
+            locator: &doc.locator,
+            size_bytes: doc.meta.size_bytes,
+        }
+    }
+}
+
 /// Documents of at most this listed size are asked for together.
 const TOGETHER_DOC_BYTES: u64 = 64 << 10;
 
@@ -297,6 +307,17 @@ impl Session {
                 .source()
                 .fetch_content(store, (id, locator), &plugin.inner.limits)
         })
+    }
+
+    /// Extracts the texts of all `docs`, as [`Session::fetch_some`] does (several small ones in
+    /// one call): one result for each, in order. For a few documents; a sync, which must bound
+    /// the texts it holds and see a stop, calls `fetch_some` itself.
+    pub fn fetch_all(&mut self, docs: &[ToFetch<'_>]) -> Vec<Result<ExtractedText, RuntimeError>> {
+        let mut texts = Vec::with_capacity(docs.len());
+        while texts.len() < docs.len() {
+            texts.extend(self.fetch_some(&docs[texts.len()..]));
+        }
+        texts
     }
 
     /// Extracts the texts of the first of `docs`: the run of those small by their listed size at

@@ -158,18 +158,8 @@ fn dry_run(
         .filter(|d| d.has_text)
         .take(TEXTS_TRIED)
         .collect();
-    let wanted: Vec<ToFetch<'_>> = tried
-        .iter()
-        .map(|doc| ToFetch {
-            id: &doc.id,
-            locator: &doc.locator,
-            size_bytes: doc.meta.size_bytes,
-        })
-        .collect();
-    let mut texts = Vec::with_capacity(wanted.len());
-    while texts.len() < wanted.len() {
-        texts.extend(session.fetch_some(&wanted[texts.len()..]));
-    }
+    let wanted: Vec<ToFetch<'_>> = tried.iter().map(|doc| ToFetch::from(*doc)).collect();
+    let texts = session.fetch_all(&wanted);
     for (doc, text) in tried.into_iter().zip(texts) {
         let text = text.with_context(|| format!("no text for {:?}", doc.meta.title))?;
         let preview: String = text.text.chars().take(120).collect();

@@ -423,14 +423,7 @@ impl Syncer {
             let entry = self.entry(connector, doc, None, report);
             self.hold(&mut held, entry, commit)?;
         }
-        let wanted: Vec<ToFetch<'_>> = with_text
-            .iter()
-            .map(|doc| ToFetch {
-                id: &doc.id,
-                locator: &doc.locator,
-                size_bytes: doc.meta.size_bytes,
-            })
-            .collect();
+        let wanted: Vec<ToFetch<'_>> = with_text.iter().map(ToFetch::from).collect();
         let mut reported = Instant::now();
         let mut done = 0;
         while done < wanted.len() {

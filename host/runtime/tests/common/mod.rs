@@ -83,17 +83,6 @@ pub fn fetch_all(
     session: &mut Session,
     docs: &[SourceDoc],
 ) -> Vec<Result<ExtractedText, RuntimeError>> {
-    let wanted: Vec<ToFetch<'_>> = docs
-        .iter()
-        .map(|doc| ToFetch {
-            id: &doc.id,
-            locator: &doc.locator,
-            size_bytes: doc.meta.size_bytes,
-        })
-        .collect();
-    let mut texts = Vec::with_capacity(wanted.len());
-    while texts.len() < wanted.len() {
-        texts.extend(session.fetch_some(&wanted[texts.len()..]));
-    }
-    texts
+    let wanted: Vec<ToFetch<'_>> = docs.iter().map(ToFetch::from).collect();
+    session.fetch_all(&wanted)
 }
