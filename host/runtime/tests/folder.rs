@@ -310,6 +310,31 @@ fn text_files_of_every_size_around_the_reads_are_extracted_whole() {
 }
 
 #[test]
+fn a_folder_over_the_bulk_listing_limit_is_listed_whole_through_wasi() {
+    // `read-folder` answers at most 100,000 entries; past that the SDK lists through WASI and
+    // stats each file itself. Empty files, but one with text, whose size must come through.
+    const FILES: usize = 100_001;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for i in 0..FILES - 1 {
+        fs::File::create(tmp.path().join(format!("e{i:06}.txt"))).expect("create");
+    }
+    fs::write(tmp.path().join("zz-last.txt"), "the last file").expect("write");
+    let runtime = runtime();
+    let plugin = load(&runtime, "folder", Limits::default());
+    let mut session = folder_session(&plugin, tmp.path());
+    let (docs, _) = list_all(&mut session).expect("listing succeeds");
+    assert_eq!(docs.len(), FILES);
+    let ids: BTreeSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids.len(), FILES, "no document twice");
+    let last = docs
+        .iter()
+        .find(|d| d.locator == "zz-last.txt")
+        .expect("the last file is listed");
+    assert_eq!(last.meta.size_bytes, 13);
+    assert_eq!(text_of(&mut session, last).text, "the last file");
+}
+
+#[test]
 fn listing_resumes_from_checkpoints_without_loss_or_duplicates() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut expected = BTreeSet::new();
