@@ -370,9 +370,13 @@ impl Session {
             .into_iter()
             .map(|answer| {
                 answer.map_err(|error| {
-                    self.usage.failed_calls += 1;
+                    // Counted as `call` counts a whole call: the plugin's own error is a failed
+                    // call, output that breaks the contract is not (it drops the instance).
                     let kind = match error {
-                        CallError::Guest(error) => RuntimeErrorKind::Guest { error },
+                        CallError::Guest(error) => {
+                            self.usage.failed_calls += 1;
+                            RuntimeErrorKind::Guest { error }
+                        }
                         CallError::Output(message) => {
                             broken = true;
                             RuntimeErrorKind::Output { message }

@@ -131,3 +131,26 @@ fn a_document_that_breaks_a_call_for_several_fails_alone() {
     // nothing more.
     assert!(took < Duration::from_secs(6), "{took:?}");
 }
+
+#[test]
+fn an_answer_with_the_wrong_number_of_results_is_refused_and_each_is_asked_alone() {
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", quick_limits());
+    let (values, grant) = settings(&plugin, &[("mode", "ok")]);
+    let mut session = plugin.session(&values, &grant, None).expect("session");
+
+    // Three documents asked for together, two results back: no result is matched to the wrong
+    // document; the instance is dropped and each document is asked for on its own.
+    let docs: Vec<SourceDoc> = ["a", "short", "b"].map(hostile_doc).into();
+    let texts = fetch_all(&mut session, &docs);
+    assert_eq!(texts.len(), 3);
+    for (doc, text) in docs.iter().zip(&texts) {
+        assert_eq!(text.as_ref().expect(&doc.locator).text, "hello");
+    }
+    let usage = session.usage();
+    assert_eq!(usage.calls, 4, "the call for all three, then one each");
+    assert_eq!(
+        usage.failed_calls, 0,
+        "output that breaks the contract is not a failed call, as for any call"
+    );
+}

@@ -105,6 +105,20 @@ impl Connector for Hostile {
         }
     }
 
+    /// As the SDK's, except that a document at locator `short` makes the answer one result
+    /// short, which breaks the contract.
+    fn fetch_contents(&self, docs: Vec<DocRef>) -> Vec<Result<Content, Error>> {
+        let short = docs.iter().any(|doc| doc.locator == "short");
+        let mut texts: Vec<_> = docs
+            .into_iter()
+            .map(|doc| self.fetch_content(doc))
+            .collect();
+        if short {
+            texts.pop();
+        }
+        texts
+    }
+
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
         match doc.locator.as_str() {
             "panic" => panic!("asked for the document that panics"),
