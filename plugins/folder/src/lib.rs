@@ -11,6 +11,7 @@ mod ids;
 mod kinds;
 mod walk;
 
+use std::cell::RefCell;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,8 @@ struct Folder {
     root: PathBuf,
     filters: Filters,
     max_text_bytes: u64,
+    /// Folder listings the last page kept for the next (see [`walk::Resume`]).
+    resume: RefCell<walk::Resume>,
 }
 
 impl Connector for Folder {
@@ -42,6 +45,7 @@ impl Connector for Folder {
                 include_hidden: config.bool_or("include_hidden", false)?,
             },
             max_text_bytes: max_mb.saturating_mul(1 << 20),
+            resume: RefCell::default(),
         })
     }
 
@@ -49,8 +53,14 @@ impl Connector for Folder {
         // A checkpoint is the relative path of the last file listed; an empty one (the end of
         // the previous listing) starts a new full listing: a folder has no change log.
         let after = checkpoint.filter(|c| !c.is_empty());
-        let page = walk::walk(&self.root, &self.filters, after.as_deref(), BATCH_SIZE)
-            .map_err(|e| io_error(&self.root, &e))?;
+        let page = walk::walk(
+            &self.root,
+            &self.filters,
+            after.as_deref(),
+            BATCH_SIZE,
+            &mut self.resume.borrow_mut(),
+        )
+        .map_err(|e| io_error(&self.root, &e))?;
         let checkpoint = match (page.more, page.files.last()) {
             (true, Some(last)) => last.rel.clone(),
             _ => String::new(),

@@ -38,19 +38,49 @@ pub struct Page {
     pub more: bool,
 }
 
+/// The sorted listings of the folders a walk stopped in, kept for the walk that resumes right
+/// there (the next page of the same listing), so that a folder of many entries is read once per
+/// listing, not once per page. Any other walk reads the folders afresh.
+#[derive(Default)]
+pub struct Resume {
+    /// The path the walk stopped at (its last file), relative to the root.
+    after: String,
+    /// The folders on the way to it (sandbox paths), each with its entries, sorted.
+    folders: Vec<(PathBuf, Vec<Entry>)>,
+}
+
 /// Walks the folder at sandbox path `root`, returning up to `limit` files that come after
-/// `after` (a relative path returned earlier) in walk order.
-pub fn walk(root: &Path, filters: &Filters, after: Option<&str>, limit: usize) -> io::Result<Page> {
-    let after: Option<Vec<&str>> = after.map(|a| a.split('/').collect());
+/// `after` (a relative path returned earlier) in walk order. `resume` carries folder listings
+/// from one page to the next.
+pub fn walk(
+    root: &Path,
+    filters: &Filters,
+    after: Option<&str>,
+    limit: usize,
+    resume: &mut Resume,
+) -> io::Result<Page> {
+    let kept = std::mem::take(resume);
+    let listed = match after {
+        Some(after) if after == kept.after => kept.folders,
+        _ => Vec::new(),
+    };
     let dir = Dir::open(&root.to_string_lossy())?;
     let mut walker = Walker {
         filters,
-        after,
+        after: after.map(|a| a.split('/').collect()),
         limit,
         files: Vec::new(),
         ignores: vec![root_rules(root, &filters.exclude)],
+        listed,
+        stopped_in: Vec::new(),
     };
     let more = walker.visit(&dir, root, &mut Vec::new())?;
+    if let (true, Some(last)) = (more, walker.files.last()) {
+        *resume = Resume {
+            after: last.rel.clone(),
+            folders: walker.stopped_in,
+        };
+    }
     Ok(Page {
         files: walker.files,
         more,
@@ -64,6 +94,10 @@ struct Walker<'a> {
     files: Vec<FileEntry>,
     /// Ignore rules of the directories on the current path, outermost first.
     ignores: Vec<Gitignore>,
+    /// Listings kept by the page before, of the folders on the way to `after`.
+    listed: Vec<(PathBuf, Vec<Entry>)>,
+    /// Listings of the folders this walk stopped in, innermost first.
+    stopped_in: Vec<(PathBuf, Vec<Entry>)>,
 }
 
 /// Where a path stands relative to the resume point.
@@ -80,8 +114,14 @@ impl Walker<'_> {
     /// Visits the open directory `dir`, at sandbox path `path`; returns true when the limit was
     /// reached.
     fn visit(&mut self, dir: &Dir, path: &Path, rel: &mut Vec<String>) -> io::Result<bool> {
-        let mut entries = dir.entries()?;
-        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        let entries = match self.listed.iter().position(|(p, _)| p == path) {
+            Some(i) => self.listed.swap_remove(i).1,
+            None => {
+                let mut entries = dir.entries()?;
+                entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+                entries
+            }
+        };
         // Ignore files are found among the names just read: no extra look-ups per directory.
         let pushed_rules = match dir_rules(path, &entries) {
             Some(rules) => {
@@ -91,12 +131,20 @@ impl Walker<'_> {
             None => false,
         };
 
+        // In a folder on the way to the resume point, the names before its next component
+        // were listed by earlier pages: start at that component, found by its sorted place.
+        let start = match (self.position(rel), &self.after) {
+            (Position::Ancestor, Some(after)) => after.get(rel.len()).map_or(0, |next| {
+                entries.partition_point(|entry| entry.name.as_str() < *next)
+            }),
+            _ => 0,
+        };
         let mut reached_limit = false;
-        for entry in entries {
+        for entry in entries.get(start..).unwrap_or_default() {
             if !self.filters.include_hidden && entry.name.starts_with('.') {
                 continue;
             }
-            rel.push(entry.name);
+            rel.push(entry.name.clone());
             let flow = self.visit_entry(dir, path, (entry.kind, entry.stat), rel);
             rel.pop();
             if flow? {
@@ -106,6 +154,9 @@ impl Walker<'_> {
         }
         if pushed_rules {
             self.ignores.pop();
+        }
+        if reached_limit {
+            self.stopped_in.push((path.to_path_buf(), entries));
         }
         Ok(reached_limit)
     }
