@@ -114,7 +114,7 @@ impl Walker<'_> {
     /// Visits the open directory `dir`, at sandbox path `path`; returns true when the limit was
     /// reached.
     fn visit(&mut self, dir: &Dir, path: &Path, rel: &mut Vec<String>) -> io::Result<bool> {
-        let entries = match self.listed.iter().position(|(p, _)| p == path) {
+        let mut entries = match self.listed.iter().position(|(p, _)| p == path) {
             Some(i) => self.listed.swap_remove(i).1,
             None => {
                 let mut entries = dir.entries()?;
@@ -140,13 +140,15 @@ impl Walker<'_> {
             _ => 0,
         };
         let mut reached_limit = false;
-        for entry in entries.get(start..).unwrap_or_default() {
+        for entry in entries.get_mut(start..).unwrap_or_default() {
             if !self.filters.include_hidden && entry.name.starts_with('.') {
                 continue;
             }
-            rel.push(entry.name.clone());
+            // The name is lent to the path and given back: the listing stays whole for the
+            // next page, without a copy of each name.
+            rel.push(std::mem::take(&mut entry.name));
             let flow = self.visit_entry(dir, path, (entry.kind, entry.stat), rel);
-            rel.pop();
+            entry.name = rel.pop().unwrap_or_default();
             if flow? {
                 reached_limit = true;
                 break;
