@@ -19,7 +19,7 @@ use tantivy::{DocAddress, DocSet, Order, Searcher, Term};
 use crate::IndexError;
 use crate::query_syntax::Part;
 use crate::request::{Filters, SearchRequest, SortBy, SortOrder};
-use crate::schema::{Fields, only_stop_words, stems_analyzer, words};
+use crate::schema::{Fields, only_stop_words, positioned_words, stems_analyzer, words};
 
 /// How much a match in a second field adds to the best field's score.
 const TIE_BREAKER: f32 = 0.3;
@@ -57,6 +57,9 @@ pub(crate) struct Page {
 
 /// Clauses of a `BooleanQuery`.
 type Clauses = Vec<(Occur, Box<dyn Query>)>;
+
+/// A word or phrase as index terms, each with its position in the phrase.
+type Tokens = Vec<(usize, String)>;
 
 /// Compiles the parts of a query; `None` when nothing positive is left to look for (only
 /// exclusions, or words the analyzer drops such as punctuation).
@@ -96,9 +99,9 @@ pub(crate) fn compile(
 /// A query's parts as the index sees them (parts the analyzer leaves nothing of are gone).
 struct Analysed {
     /// The words' tokens, each with whether it is only stop words.
-    words: Vec<(Vec<String>, bool)>,
-    phrases: Vec<Vec<String>>,
-    excluded: Vec<Vec<String>>,
+    words: Vec<(Tokens, bool)>,
+    phrases: Vec<Tokens>,
+    excluded: Vec<Tokens>,
     /// Stems of the words and phrases, and how often the query has them (a repeated word weighs
     /// more, as in BM25).
     stems: Vec<(String, f32)>,
@@ -116,7 +119,7 @@ fn analyse(parts: &[Part], analyzer: &mut TextAnalyzer) -> Analysed {
         let text = match part {
             Part::Word(t) | Part::Phrase(t) | Part::Exclude(t) => t,
         };
-        let tokens = words(analyzer, text);
+        let tokens = positioned_words(analyzer, text);
         if tokens.is_empty() {
             continue;
         }
@@ -144,7 +147,7 @@ fn count_stems(counted: &mut Vec<(String, f32)>, new: Vec<String>) {
 
 /// The words a result must have one of: stop words only count when the query has nothing else
 /// (no phrase, no other word).
-fn drop_stop_words(words: Vec<(Vec<String>, bool)>, has_phrases: bool) -> Vec<Vec<String>> {
+fn drop_stop_words(words: Vec<(Tokens, bool)>, has_phrases: bool) -> Vec<Tokens> {
     let has_content = has_phrases || words.iter().any(|(_, stop)| !stop);
     words
         .into_iter()
@@ -156,8 +159,8 @@ fn drop_stop_words(words: Vec<(Vec<String>, bool)>, has_phrases: bool) -> Vec<Ve
 /// What every query of a search requires: its phrases, none of its exclusions, the filters
 /// (scoring nothing).
 fn common_clauses(
-    phrases: &[Vec<String>],
-    excluded: &[Vec<String>],
+    phrases: &[Tokens],
+    excluded: &[Tokens],
     filters: &Filters,
     fields: &Fields,
 ) -> Clauses {
@@ -176,7 +179,7 @@ fn with_common(mut clauses: Clauses, common: &Clauses) -> Box<dyn Query> {
 }
 
 /// Documents with at least one of `words` as written (and the common clauses).
-fn any_word(words: &[Vec<String>], common: &Clauses, fields: &Fields) -> Box<dyn Query> {
+fn any_word(words: &[Tokens], common: &Clauses, fields: &Fields) -> Box<dyn Query> {
     match words {
         [] => with_common(Vec::new(), common),
         [word] => with_common(vec![(Occur::Must, unit(fields, word))], common),
@@ -217,29 +220,29 @@ fn scored_by_stems(
 }
 
 /// Each word or phrase of `units` as a clause that `occur`s.
-fn units(occur: Occur, units: &[Vec<String>], fields: &Fields) -> Clauses {
+fn units(occur: Occur, units: &[Tokens], fields: &Fields) -> Clauses {
     units
         .iter()
         .map(|tokens| (occur, unit(fields, tokens)))
         .collect()
 }
 
-/// One word (one token) or phrase (several), looked for in every searched field; the best
-/// field's score counts, the others add a little.
-fn unit(fields: &Fields, tokens: &[String]) -> Box<dyn Query> {
+/// One word (one token) or phrase (several, at their positions), looked for in every searched
+/// field; the best field's score counts, the others add a little.
+fn unit(fields: &Fields, tokens: &[(usize, String)]) -> Box<dyn Query> {
     let per_field: Vec<Box<dyn Query>> = fields
         .searched()
         .into_iter()
         .map(|(field, boost)| {
             let query: Box<dyn Query> = match tokens {
-                [single] => Box::new(TermQuery::new(
+                [(_, single)] => Box::new(TermQuery::new(
                     Term::from_field_text(field, single),
                     IndexRecordOption::WithFreqs,
                 )),
-                _ => Box::new(PhraseQuery::new(
+                _ => Box::new(PhraseQuery::new_with_offset(
                     tokens
                         .iter()
-                        .map(|t| Term::from_field_text(field, t))
+                        .map(|(position, t)| (*position, Term::from_field_text(field, t)))
                         .collect(),
                 )),
             };

@@ -19,6 +19,7 @@ mod schema;
 mod search;
 mod snippet;
 mod text_parts;
+mod tokenizer;
 mod vectors;
 mod writer;
 
@@ -50,7 +51,7 @@ use crate::writer::{Change, Writer};
 
 /// Version of the index's layout (schema and analyzers). An index of another version is not
 /// opened ([`IndexError::Outdated`]): it is rebuilt from the sources.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 /// The file in the index folder that records its [`FORMAT`].
 const FORMAT_FILE: &str = "quarry-format";
 

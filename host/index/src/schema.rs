@@ -4,19 +4,32 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    StopWordFilter, TextAnalyzer,
+    AsciiFoldingFilter, Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
+
+use crate::tokenizer::WordTokenizer;
 
 /// Name under which [`analyzer`] is registered with the index.
 pub(crate) const ANALYZER: &str = "quarry_words";
 
-/// Words: runs of letters and digits, lowercased, accents folded (`Café` and `cafe` match),
-/// words over 40 bytes dropped.
+/// Words as the index keeps them: runs of letters and digits, and in Chinese, Japanese and
+/// Korean text each character and each pair of characters ([`crate::tokenizer`]); lowercased,
+/// accents and full-width forms folded (`Café`, `cafe` and `ｃａｆｅ` match), words over 40
+/// bytes dropped.
 pub(crate) fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    words_analyzer(WordTokenizer::for_index())
+}
+
+/// Words as queries look for them: as [`analyzer`], but a CJK word of several characters is
+/// its pairs of characters only (a phrase of them).
+pub(crate) fn query_analyzer() -> TextAnalyzer {
+    words_analyzer(WordTokenizer::for_queries())
+}
+
+/// The tokenizer lowercases words itself (see [`crate::tokenizer`]).
+fn words_analyzer(tokenizer: WordTokenizer) -> TextAnalyzer {
+    TextAnalyzer::builder(tokenizer)
         .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .build()
 }
@@ -24,12 +37,11 @@ pub(crate) fn analyzer() -> TextAnalyzer {
 /// Name under which [`stems_analyzer`] is registered with the index.
 pub(crate) const STEMS_ANALYZER: &str = "quarry_stems";
 
-/// Words for ranking: as [`analyzer`], without English stop words, reduced to their stems
-/// (Snowball), so `flows` counts towards `flow`.
+/// Words for ranking: as [`query_analyzer`] (CJK text as pairs of characters), without English
+/// stop words, reduced to their stems (Snowball), so `flows` counts towards `flow`.
 pub(crate) fn stems_analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+    let builder = TextAnalyzer::builder(WordTokenizer::for_queries())
         .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .dynamic();
     let builder = match StopWordFilter::new(Language::English) {
@@ -43,7 +55,7 @@ pub(crate) fn stems_analyzer() -> TextAnalyzer {
 
 /// True when every word of `text` is an English stop word (and it has words).
 pub(crate) fn only_stop_words(text: &str) -> bool {
-    !words(&mut analyzer(), text).is_empty() && words(&mut stems_analyzer(), text).is_empty()
+    !words(&mut query_analyzer(), text).is_empty() && words(&mut stems_analyzer(), text).is_empty()
 }
 
 /// The fields of the schema.
@@ -151,12 +163,25 @@ impl Fields {
     }
 }
 
-/// The words of `text`, as the index sees them.
+/// The words of `text`, as `analyzer` sees them.
 pub(crate) fn words(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    positioned_words(analyzer, text)
+        .into_iter()
+        .map(|(_, word)| word)
+        .collect()
+}
+
+/// The words of `text` with their positions, counted from the first word's (a phrase's words
+/// need not be one apart: a CJK word's last character has no pair of its own in a query).
+pub(crate) fn positioned_words(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(usize, String)> {
     let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, String)> = Vec::new();
     while let Some(token) = stream.next() {
-        out.push(token.text.clone());
+        out.push((token.position, token.text.clone()));
+    }
+    let first = out.first().map_or(0, |(p, _)| *p);
+    for (position, _) in &mut out {
+        *position = position.saturating_sub(first);
     }
     out
 }

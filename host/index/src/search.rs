@@ -11,7 +11,7 @@ use crate::hybrid;
 use crate::keyword::{self, Compiled, Ranked, compile};
 use crate::query_syntax::parse;
 use crate::request::{Ranking, SearchRequest};
-use crate::schema::{Fields, analyzer};
+use crate::schema::{Fields, query_analyzer};
 use crate::snippet::{SNIPPET_CHARS, Snippet, make};
 use crate::text_parts::StoredText;
 use crate::vectors::VectorCache;
@@ -52,7 +52,7 @@ pub(crate) fn run(
         &parse(&request.query),
         &request.filters,
         fields,
-        &mut analyzer(),
+        &mut query_analyzer(),
     ) else {
         return Ok(SearchResults {
             warnings: vec![

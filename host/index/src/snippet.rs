@@ -5,6 +5,8 @@ use std::ops::Range;
 
 use tantivy::snippet::SnippetGenerator;
 
+use crate::tokenizer::wraps_without_space;
+
 /// Characters of a snippet, about.
 pub(crate) const SNIPPET_CHARS: usize = 240;
 
@@ -32,7 +34,7 @@ pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Located {
     let snippet = generator.snippet(text);
     if !snippet.fragment().is_empty() && !snippet.highlighted().is_empty() {
         return Located {
-            snippet: tidy(snippet.fragment(), snippet.highlighted()),
+            snippet: tidy(snippet.fragment(), &merged(snippet.highlighted())),
             // The fragment is a slice of `text`, copied: its first occurrence is where it lies
             // (an identical earlier copy would have been as good a fragment).
             found_at: text
@@ -56,28 +58,50 @@ pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Located {
     }
 }
 
+/// Ranges in order, overlapping or touching ones joined: the pairs of characters a CJK word is
+/// found by overlap (`ab`, `bc` of `abc`), and are highlighted as the one word.
+fn merged(ranges: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut sorted = ranges.to_vec();
+    sorted.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(sorted.len());
+    for range in sorted {
+        match out.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => out.push(range),
+        }
+    }
+    out
+}
+
 /// Collapses whitespace runs to one space and trims, mapping byte ranges of `fragment` to
-/// character offsets of the result.
+/// character offsets of the result. A line break inside Chinese or Japanese text (a wrapped
+/// line) is removed, not made a space, as the index reads it.
 fn tidy(fragment: &str, ranges: &[Range<usize>]) -> Snippet {
     let mut text = String::with_capacity(fragment.len());
     // For each byte offset of `fragment` that starts a character: its character offset in `text`.
     let mut char_at = vec![0usize; fragment.len() + 1];
     let mut chars = 0usize;
-    let mut pending_space = false;
+    // Whitespace seen since the last character kept, and its line breaks.
+    let (mut pending_space, mut line_breaks) = (false, 0);
+    let mut last: Option<char> = None;
     for (byte, c) in fragment.char_indices() {
         if c.is_whitespace() {
             // A highlight ending here ends before the space that may be inserted.
             pending_space = !text.is_empty();
+            line_breaks += usize::from(c == '\n');
             char_at[byte] = chars;
             continue;
         }
-        if pending_space {
+        let wrapped =
+            line_breaks == 1 && wraps_without_space(c) && last.is_some_and(wraps_without_space);
+        if pending_space && !wrapped {
             text.push(' ');
             chars += 1;
-            pending_space = false;
         }
+        (pending_space, line_breaks) = (false, 0);
         char_at[byte] = chars;
         text.push(c);
+        last = Some(c);
         chars += 1;
     }
     char_at[fragment.len()] = chars;
@@ -115,5 +139,21 @@ mod tests {
         assert_eq!(s.highlights, vec![(0, 4), (11, 17)]);
         let chars: Vec<char> = s.text.chars().collect();
         assert_eq!(chars[11..17].iter().collect::<String>(), "brûlée");
+    }
+
+    #[test]
+    fn a_wrapped_chinese_line_is_joined_without_a_space() {
+        let fragment = "中文分词问\n   题。Next\nline, 한국\n어";
+        let at = fragment.find("分").expect("present");
+        let end = fragment.find('题').expect("present") + '题'.len_utf8();
+        let word = at..end;
+        let s = tidy(fragment, std::slice::from_ref(&word));
+        assert_eq!(s.text, "中文分词问题。Next line, 한국 어");
+        assert_eq!(s.highlights, vec![(2, 6)]);
+    }
+
+    #[test]
+    fn overlapping_highlights_are_joined() {
+        assert_eq!(merged(&[6..12, 0..3, 3..9, 20..22]), vec![0..12, 20..22]);
     }
 }
