@@ -29,7 +29,7 @@ help:
 	@echo "make test   run every test (sets up the machine first)"
 	@echo "make lint   rustfmt and clippy, host and plugins"
 	@echo "make bench  benchmarks"
-	@echo "make eval   search relevance on ../shared/eval (nDCG@10, Recall@100)"
+	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100), CJK known items"
 	@echo "make fuzz   schemathesis against the OpenAPI document (FUZZ_SECONDS, default 180)"
 	@echo "make soak   10 minutes of mixed load; fails on a 5xx, memory growth or slow searches"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools)"
@@ -71,11 +71,15 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench search
 	cargo bench --locked -p quarry-tests --bench semantic
 	cargo bench --locked -p quarry-tests --bench sync
+	scripts/manpages.sh $(CACHE)/eval/manpages
+	cargo bench --locked -p quarry-tests --bench index_languages
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
 # the reference BM25 row; indexes are kept under $(CACHE)/eval per model.
 eval: setup
 	cargo run --locked --release -p quarry-tests --example eval
+	scripts/manpages.sh $(CACHE)/eval/manpages
+	cargo run --locked --release -p quarry-tests --example eval_languages -- $(CACHE)/eval/manpages
 
 # Schemathesis (PyPI, pinned) against the API's own OpenAPI document, loopback only, bounded in
 # time (FUZZ_SECONDS); fails on any answer outside the contract or any 5xx.

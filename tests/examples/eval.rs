@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_embed::{EmbedConfig, Embedder};
-use quarry_index::{
-    DocInfo, Fusion, IndexDoc, Ranking, SearchIndex, SearchRequest, SemanticQuery, WriteBatch,
-};
+use quarry_index::{Fusion, SearchIndex};
 use serde_json::Value;
+
+use crate::relevance::Doc;
+
+mod relevance;
 
 /// Reference BM25 nDCG@10 and Recall@100, from `../shared/eval/README.md`.
 const REFERENCE: [(&str, f64, f64); 4] = [
@@ -29,7 +30,7 @@ const REFERENCE: [(&str, f64, f64); 4] = [
 
 struct Collection {
     name: String,
-    docs: Vec<(String, String, String)>,
+    docs: Vec<Doc>,
     queries: Vec<(String, String)>,
     /// query -> doc -> grade
     qrels: HashMap<String, HashMap<String, i64>>,
@@ -71,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rows = Vec::new();
     for (name, ref_ndcg, ref_recall) in REFERENCE {
         let collection = load(&dir.join(name))?;
-        let index = build_index(&collection, &embedder)?;
+        let index = relevance::build_index(&collection.name, &collection.docs, Some(&embedder))?;
         let mut modes: Vec<(String, Option<Fusion>)> = vec![
             ("keyword".into(), None),
             ("semantic".into(), Some(Fusion::SEMANTIC_ONLY)),
@@ -125,7 +126,11 @@ fn load(dir: &Path) -> Result<Collection, Box<dyn std::error::Error>> {
     let field = |v: &Value, k: &str| v[k].as_str().unwrap_or_default().to_owned();
     let docs = read_jsonl(&dir.join("corpus.jsonl"))?
         .iter()
-        .map(|d| (field(d, "_id"), field(d, "title"), field(d, "text")))
+        .map(|d| Doc {
+            id: field(d, "_id"),
+            title: field(d, "title"),
+            text: field(d, "text"),
+        })
         .collect();
     let queries = read_jsonl(&dir.join("queries.jsonl"))?
         .iter()
@@ -166,81 +171,6 @@ fn as_words(query: &str) -> String {
         .join(" ")
 }
 
-fn connector() -> ConnectorId {
-    ConnectorId::parse("cn_eval").expect("a valid connector id")
-}
-
-/// The collection's index for this model: built once (a marker file says it is complete).
-fn build_index(
-    collection: &Collection,
-    embedder: &Embedder,
-) -> Result<SearchIndex, Box<dyn std::error::Error>> {
-    let base = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-        .join(".cache/quarry/eval");
-    let dir = base.join(format!(
-        "{}-{}-v{}",
-        collection.name,
-        embedder.id().replace(['@', '/'], "-"),
-        quarry_index::FORMAT
-    ));
-    let marker = dir.join("complete");
-    if marker.is_file() {
-        return Ok(SearchIndex::open(&dir.join("index"), true)?);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    let index = SearchIndex::open(&dir.join("index"), true)?;
-    let started = Instant::now();
-    let mut passages = 0usize;
-    for chunk in collection.docs.chunks(256) {
-        let mut upserts: Vec<IndexDoc> = chunk
-            .iter()
-            .map(
-                |(id, title, text)| -> Result<IndexDoc, Box<dyn std::error::Error>> {
-                    Ok(IndexDoc {
-                        info: DocInfo {
-                            connector: connector(),
-                            doc_id: DocId::parse(format!("d{id}"))?,
-                            meta: DocMeta {
-                                title: title.clone(),
-                                path: None,
-                                url: None,
-                                mime_type: "text/plain".into(),
-                                size_bytes: text.len() as u64,
-                                update_time_ms: 0,
-                            },
-                        },
-                        text: text.clone(),
-                        page_starts: Vec::new(),
-                        metadata: Vec::new(),
-                        embedding: None,
-                    })
-                },
-            )
-            .collect::<Result<_, _>>()?;
-        quarry_sync::embed_docs(embedder, &mut upserts)?;
-        passages += upserts
-            .iter()
-            .filter_map(|d| d.embedding.as_ref())
-            .map(|e| e.passages.len())
-            .sum::<usize>();
-        index.write(WriteBatch {
-            upserts,
-            ..WriteBatch::default()
-        })?;
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    println!(
-        "{}: indexed {} docs, {passages} passages in {seconds:.1} s ({:.0} passages/s)",
-        collection.name,
-        collection.docs.len(),
-        passages as f64 / seconds
-    );
-    std::fs::write(&marker, b"")?;
-    Ok(index)
-}
-
 /// Mean nDCG@10 and Recall@100 over the judged queries.
 fn evaluate(
     collection: &Collection,
@@ -253,25 +183,7 @@ fn evaluate(
         let Some(judged) = collection.qrels.get(qid) else {
             continue;
         };
-        let mut request = SearchRequest::new(text.clone(), vec![connector()], 100);
-        if let Some(fusion) = fusion {
-            request.ranking = Ranking::Fused(
-                SemanticQuery {
-                    model: embedder.id().to_owned(),
-                    vector: embedder.embed_query(text)?,
-                },
-                fusion,
-            );
-        }
-        let ranked: Vec<String> = index
-            .search(&request)?
-            .hits
-            .into_iter()
-            .map(|h| {
-                let id = h.info.doc_id.as_str();
-                id.strip_prefix('d').unwrap_or(id).to_owned()
-            })
-            .collect();
+        let ranked = relevance::search(index, Some(embedder), text, fusion, 100)?;
         ndcg += ndcg_at(&ranked, judged, 10);
         let found = ranked.iter().filter(|d| judged.contains_key(*d)).count();
         recall += found as f64 / judged.len() as f64;

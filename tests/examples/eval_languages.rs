@@ -1,0 +1,312 @@
+//! `make eval`, second part: known-item search on real Chinese and Japanese text. Debian's
+//! `manpages-zh` (simplified and traditional) and `manpages-ja`, rendered to text by
+//! `scripts/manpages.sh`, are indexed through the real pipeline; queries are drawn from the pages
+//! themselves with a fixed seed, and each must find the page it was drawn from. Prints
+//! success@10 and MRR for keyword and semantic search, per language and per kind of query.
+//!
+//! `cargo run --release -p quarry-tests --example eval_languages -- [DIR] [--queries N]
+//! [--keyword-only]` (DIR: the rendered pages, default `~/.cache/quarry/eval/manpages`; N per
+//! language, default 300; `--keyword-only` loads no model and measures keyword search alone).
+//! Queries are of three kinds, drawn in turn:
+//! - `inside`: 2 to 4 characters from inside a sentence, starting and ending mid-run (never at
+//!   a punctuation mark or a space), as a person remembers a word of a text without spaces;
+//! - `term`: a whole run between punctuation, spaces or Latin text (2 to 6 characters);
+//! - `two words`: two `inside` draws of 2 or 3 characters from different sentences of the page.
+//!
+//! A draw is kept when at most 10 pages of its collection contain it as written (both parts,
+//! for two words), so that the page it was drawn from can be told apart by it.
+
+use quarry_embed::{EmbedConfig, Embedder};
+use quarry_index::{Fusion, SearchIndex};
+use quarry_tests::rng::Rng;
+use std::path::PathBuf;
+
+use crate::relevance::Doc;
+
+mod relevance;
+
+/// The collections: a folder of rendered pages each.
+const LANGUAGES: [(&str, &str); 3] = [
+    ("zh_CN", "Chinese (simplified)"),
+    ("zh_TW", "Chinese (traditional)"),
+    ("ja", "Japanese"),
+];
+
+/// The kinds of query, drawn in turn.
+const KINDS: [&str; 3] = ["inside", "term", "two words"];
+
+/// Pages a kept query may be found in, at most.
+const MAX_PAGES_WITH_QUERY: usize = 10;
+
+/// A drawn query and the page it came from.
+struct Query {
+    text: String,
+    kind: usize,
+    target: String,
+}
+
+/// Success@10 and reciprocal ranks, summed.
+#[derive(Default, Clone, Copy)]
+struct Score {
+    queries: usize,
+    found_in_10: usize,
+    reciprocal_ranks: f64,
+}
+
+impl Score {
+    fn add(&mut self, ranked: &[String], target: &str) {
+        self.queries += 1;
+        if let Some(rank) = ranked.iter().position(|id| id == target) {
+            self.reciprocal_ranks += 1.0 / (rank + 1) as f64;
+            if rank < 10 {
+                self.found_in_10 += 1;
+            }
+        }
+    }
+
+    fn cell(&self) -> String {
+        if self.queries == 0 {
+            return "-".to_owned();
+        }
+        let n = self.queries.max(1) as f64;
+        format!(
+            "{:.3} / {:.3}",
+            self.found_in_10 as f64 / n,
+            self.reciprocal_ranks / n
+        )
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let mut dir = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(".cache/quarry/eval/manpages");
+    let mut per_language = 300usize;
+    let mut with_model = true;
+    while let Some(arg) = args.next() {
+        if arg == "--keyword-only" {
+            with_model = false;
+        } else if arg == "--queries" {
+            per_language = args.next().ok_or("--queries needs a number")?.parse()?;
+        } else {
+            dir = PathBuf::from(arg);
+        }
+    }
+    if !dir.join("complete").is_file() {
+        return Err(format!(
+            "no rendered pages in {}: run scripts/manpages.sh {0} (make eval does)",
+            dir.display()
+        )
+        .into());
+    }
+    let embedder = if with_model {
+        let embedder = Embedder::load(&EmbedConfig {
+            model_dir: quarry_tests::model_dir(),
+            runtime_library: quarry_tests::ort_lib(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        })?;
+        println!("model {} ({} dims)\n", embedder.id(), embedder.dims());
+        Some(embedder)
+    } else {
+        None
+    };
+    let embedder = embedder.as_ref();
+
+    let mut rows = Vec::new();
+    for (folder, language) in LANGUAGES {
+        let docs = load(&dir.join(folder))?;
+        let index = relevance::build_index(&format!("manpages-{folder}"), &docs, embedder)?;
+        let queries = draw(&docs, per_language);
+        let keyword = evaluate(&index, None, &queries, None)?;
+        let semantic = match embedder {
+            Some(_) => evaluate(&index, embedder, &queries, Some(Fusion::SEMANTIC_ONLY))?,
+            None => [Score::default(); 4],
+        };
+        rows.push((language, docs.len(), queries.len(), keyword, semantic));
+    }
+
+    println!("\nKnown-item search, success@10 / MRR\n");
+    println!(
+        "| collection | pages | queries | keyword | semantic | keyword: {} |",
+        KINDS.join(" | keyword: ")
+    );
+    println!("|---|---|---|---|---|{}", "---|".repeat(KINDS.len()));
+    let mut all = ([Score::default(); 4], [Score::default(); 4]);
+    for (language, pages, queries, keyword, semantic) in &rows {
+        let kinds: Vec<String> = keyword[1..].iter().map(Score::cell).collect();
+        println!(
+            "| {language} | {pages} | {queries} | {} | {} | {} |",
+            keyword[0].cell(),
+            semantic[0].cell(),
+            kinds.join(" | ")
+        );
+        for i in 0..4 {
+            merge(&mut all.0[i], &keyword[i]);
+            merge(&mut all.1[i], &semantic[i]);
+        }
+    }
+    let kinds: Vec<String> = all.0[1..].iter().map(Score::cell).collect();
+    println!(
+        "| all | | {} | {} | {} | {} |",
+        all.0[0].queries,
+        all.0[0].cell(),
+        all.1[0].cell(),
+        kinds.join(" | ")
+    );
+    Ok(())
+}
+
+fn merge(into: &mut Score, from: &Score) {
+    into.queries += from.queries;
+    into.found_in_10 += from.found_in_10;
+    into.reciprocal_ranks += from.reciprocal_ranks;
+}
+
+/// The rendered pages of one language, in name order (ids are their places in it).
+fn load(dir: &std::path::Path) -> Result<Vec<Doc>, Box<dyn std::error::Error>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            Ok(Doc {
+                id: i.to_string(),
+                title: path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                text: std::fs::read_to_string(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
+            })
+        })
+        .collect()
+}
+
+/// Keyword or semantic (with `fusion`) scores: overall, then per kind of query.
+fn evaluate(
+    index: &SearchIndex,
+    embedder: Option<&Embedder>,
+    queries: &[Query],
+    fusion: Option<Fusion>,
+) -> Result<[Score; 4], Box<dyn std::error::Error>> {
+    let mut scores = [Score::default(); 4];
+    for query in queries {
+        let ranked = relevance::search(index, embedder, &query.text, fusion, 100)?;
+        scores[0].add(&ranked, &query.target);
+        scores[1 + query.kind].add(&ranked, &query.target);
+    }
+    Ok(scores)
+}
+
+/// Whether `c` is written without spaces between words (kana and Han characters).
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
+}
+
+/// The page's text as read: a line break (with the next line's indentation) between two
+/// characters of a sentence is no break, as a reader of a wrapped paragraph sees it.
+fn as_read(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' && out.chars().next_back().is_some_and(is_cjk) {
+            let mut j = i + 1;
+            while j < chars.len() && matches!(chars[j], ' ' | '\t') {
+                j += 1;
+            }
+            if chars.get(j).copied().is_some_and(is_cjk) {
+                i = j;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// The runs of CJK characters of a text.
+fn runs(text: &str) -> Vec<Vec<char>> {
+    let mut runs = Vec::new();
+    let mut run = Vec::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            run.push(c);
+        } else if !run.is_empty() {
+            runs.push(std::mem::take(&mut run));
+        }
+    }
+    if !run.is_empty() {
+        runs.push(run);
+    }
+    runs
+}
+
+/// `per_language` queries (or fewer, if draws keep failing), the same on every run.
+fn draw(docs: &[Doc], per_language: usize) -> Vec<Query> {
+    let texts: Vec<String> = docs.iter().map(|d| as_read(&d.text)).collect();
+    let runs: Vec<Vec<Vec<char>>> = texts.iter().map(|t| runs(t)).collect();
+    let mut rng = Rng(0x5EED_CAFE_F00D_0001);
+    let mut out = Vec::new();
+    let mut attempts = 0;
+    while out.len() < per_language && attempts < per_language * 200 {
+        attempts += 1;
+        let kind = out.len() % KINDS.len();
+        let page = rng.below(docs.len());
+        let parts = match kind {
+            0 => inside(&runs[page], 2, 4, &mut rng).map(|p| vec![p]),
+            1 => term(&runs[page], &mut rng).map(|p| vec![p]),
+            _ => match (
+                inside(&runs[page], 2, 3, &mut rng),
+                inside(&runs[page], 2, 3, &mut rng),
+            ) {
+                (Some(a), Some(b)) if a != b => Some(vec![a, b]),
+                _ => None,
+            },
+        };
+        let Some(parts) = parts else { continue };
+        let pages_with = texts
+            .iter()
+            .filter(|t| parts.iter().all(|p| t.contains(p.as_str())))
+            .count();
+        if pages_with == 0 || pages_with > MAX_PAGES_WITH_QUERY {
+            continue;
+        }
+        out.push(Query {
+            text: parts.join(" "),
+            kind,
+            target: docs[page].id.clone(),
+        });
+    }
+    out
+}
+
+/// `min..=max` characters from inside one of `runs`: not at its first or last character.
+fn inside(runs: &[Vec<char>], min: usize, max: usize, rng: &mut Rng) -> Option<String> {
+    let long: Vec<&Vec<char>> = runs.iter().filter(|r| r.len() >= max + 2).collect();
+    if long.is_empty() {
+        return None;
+    }
+    let run = rng.pick(&long);
+    let len = min + rng.below(max - min + 1);
+    let start = 1 + rng.below(run.len() - len - 1);
+    Some(run[start..start + len].iter().collect())
+}
+
+/// One of `runs` whole, of 2 to 6 characters.
+fn term(runs: &[Vec<char>], rng: &mut Rng) -> Option<String> {
+    let short: Vec<&Vec<char>> = runs.iter().filter(|r| (2..=6).contains(&r.len())).collect();
+    if short.is_empty() {
+        return None;
+    }
+    Some(rng.pick(&short).iter().collect())
+}
