@@ -3,10 +3,14 @@
 
 use std::sync::Arc;
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
+use common::text_doc;
+
+mod common;
+
+use quarry_core::ConnectorId;
 use quarry_index::{
-    DocInfo, Embedding, Fusion, IndexDoc, IndexError, Ranking, SearchIndex, SearchRequest,
-    SearchResults, SemanticQuery, SortBy, SortOrder, WriteBatch,
+    Embedding, Fusion, IndexDoc, IndexError, Ranking, SearchIndex, SearchRequest, SearchResults,
+    SemanticQuery, SortBy, SortOrder, WriteBatch,
 };
 
 const DAY: i64 = 86_400_000;
@@ -20,25 +24,11 @@ fn cn() -> ConnectorId {
 /// A document updated on `day`, with one passage (its whole text) when `vector` is given.
 fn doc(id: &str, text: &str, day: i64, vector: Option<[f32; 4]>) -> IndexDoc {
     IndexDoc {
-        info: DocInfo {
-            connector: cn(),
-            doc_id: DocId::parse(id).expect("valid doc id"),
-            meta: DocMeta {
-                title: format!("{id}.txt"),
-                path: Some(format!("notes/{id}.txt")),
-                url: None,
-                mime_type: "text/plain".to_owned(),
-                size_bytes: text.len() as u64,
-                update_time_ms: T0 + day * DAY,
-            },
-        },
-        text: text.to_owned(),
-        page_starts: vec![],
-        metadata: vec![],
         embedding: vector.map(|v| {
             let end = u32::try_from(text.len()).expect("short text");
             Embedding::new(MODEL, vec![(0, end)], &[v.to_vec()])
         }),
+        ..text_doc("cn_a", id, &format!("notes/{id}.txt"), text, T0 + day * DAY)
     }
 }
 

@@ -1,32 +1,19 @@
 //! Keyword search in Chinese, Japanese and Korean (and mixed with Latin text), against real
 //! tantivy indexes in temporary folders.
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_index::{DocInfo, IndexDoc, IndexError, SearchIndex, SearchRequest, WriteBatch};
+use quarry_core::ConnectorId;
+use quarry_index::{IndexDoc, IndexError, SearchIndex, SearchRequest, WriteBatch};
+
+use common::text_doc;
+
+mod common;
 
 fn cn() -> ConnectorId {
     ConnectorId::parse("cn_a").expect("valid connector id")
 }
 
 fn doc(id: &str, text: &str) -> IndexDoc {
-    IndexDoc {
-        info: DocInfo {
-            connector: cn(),
-            doc_id: DocId::parse(id).expect("valid doc id"),
-            meta: DocMeta {
-                title: format!("{id}.txt"),
-                path: Some(format!("{id}.txt")),
-                url: None,
-                mime_type: "text/plain".to_owned(),
-                size_bytes: text.len() as u64,
-                update_time_ms: 1_790_000_000_000,
-            },
-        },
-        text: text.to_owned(),
-        page_starts: vec![],
-        metadata: vec![],
-        embedding: None,
-    }
+    text_doc("cn_a", id, &format!("{id}.txt"), text, 1_790_000_000_000)
 }
 
 /// The documents of the tests: a sentence each, without spaces where the language has none.

@@ -4,30 +4,19 @@
 
 use std::sync::Arc;
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
+use common::text_doc;
+
+mod common;
+
+use quarry_core::{ConnectorId, DocId};
 use quarry_index::{
-    DocInfo, Embedding, Fusion, IndexDoc, Ranking, SearchIndex, SearchRequest, SemanticQuery,
-    WriteBatch,
+    Embedding, Fusion, IndexDoc, Ranking, SearchIndex, SearchRequest, SemanticQuery, WriteBatch,
 };
 
 fn long_doc(text: &str, embedding: Option<Embedding>) -> IndexDoc {
     IndexDoc {
-        info: DocInfo {
-            connector: ConnectorId::parse("cn_a").expect("id"),
-            doc_id: DocId::parse("long").expect("id"),
-            meta: DocMeta {
-                title: "long.txt".to_owned(),
-                path: Some("long.txt".to_owned()),
-                url: None,
-                mime_type: "text/plain".to_owned(),
-                size_bytes: text.len() as u64,
-                update_time_ms: 1_790_000_000_000,
-            },
-        },
-        text: text.to_owned(),
-        page_starts: vec![],
-        metadata: vec![],
         embedding,
+        ..text_doc("cn_a", "long", "long.txt", text, 1_790_000_000_000)
     }
 }
 

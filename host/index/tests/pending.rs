@@ -1,8 +1,12 @@
 //! The embedding queue's side of the index: documents without vectors are pending (newest
 //! first), vectors stored only over the version they were computed from, counts per connector.
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_index::{DocInfo, Embedding, IndexDoc, IndexError, Pending, SearchIndex, WriteBatch};
+use quarry_core::{ConnectorId, DocId};
+use quarry_index::{Embedding, IndexDoc, IndexError, Pending, SearchIndex, WriteBatch};
+
+use common::text_doc;
+
+mod common;
 
 const MODEL: &str = "test-model";
 
@@ -11,24 +15,7 @@ fn cn(id: &str) -> ConnectorId {
 }
 
 fn doc(connector: &str, id: &str, text: &str, updated_ms: i64) -> IndexDoc {
-    IndexDoc {
-        info: DocInfo {
-            connector: cn(connector),
-            doc_id: DocId::parse(id).expect("valid doc id"),
-            meta: DocMeta {
-                title: format!("{id}.txt"),
-                path: Some(format!("{id}.txt")),
-                url: None,
-                mime_type: "text/plain".to_owned(),
-                size_bytes: text.len() as u64,
-                update_time_ms: updated_ms,
-            },
-        },
-        text: text.to_owned(),
-        page_starts: vec![],
-        metadata: vec![],
-        embedding: None,
-    }
+    text_doc(connector, id, &format!("{id}.txt"), text, updated_ms)
 }
 
 /// What the queue does: one vector per document (its whole text a passage).

@@ -1,10 +1,13 @@
 //! The index against real tantivy indexes in temporary folders.
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
+use quarry_core::{ConnectorId, DocId};
 use quarry_index::{
-    DocInfo, IndexDoc, IndexError, SearchIndex, SearchRequest, SearchResults, SortBy, SortOrder,
-    WriteBatch,
+    IndexDoc, IndexError, SearchIndex, SearchRequest, SearchResults, SortBy, SortOrder, WriteBatch,
 };
+
+use common::text_doc;
+
+mod common;
 
 const DAY: i64 = 86_400_000;
 const T0: i64 = 1_790_000_000_000;
@@ -14,24 +17,7 @@ fn cn(s: &str) -> ConnectorId {
 }
 
 fn doc(connector: &str, id: &str, path: &str, text: &str, day: i64) -> IndexDoc {
-    IndexDoc {
-        info: DocInfo {
-            connector: cn(connector),
-            doc_id: DocId::parse(id).expect("valid doc id"),
-            meta: DocMeta {
-                title: path.rsplit('/').next().unwrap_or(path).to_owned(),
-                path: Some(path.to_owned()),
-                url: None,
-                mime_type: "text/plain".to_owned(),
-                size_bytes: text.len() as u64,
-                update_time_ms: T0 + day * DAY,
-            },
-        },
-        text: text.to_owned(),
-        page_starts: vec![],
-        metadata: vec![],
-        embedding: None,
-    }
+    text_doc(connector, id, path, text, T0 + day * DAY)
 }
 
 fn request(query: &str) -> SearchRequest {
