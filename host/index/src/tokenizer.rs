@@ -16,6 +16,11 @@
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
+/// The most characters of a CJK run taken at once: a longer run (a text without punctuation,
+/// a hostile one) is read as runs of this length, the pair across each cut left out, so that
+/// memory stays a few kilobytes whatever the text.
+const MAX_RUN: usize = 1024;
+
 /// The tokenizer, for indexing or for queries.
 #[derive(Clone, Debug)]
 pub(crate) struct WordTokenizer {
@@ -139,6 +144,9 @@ impl WordStream<'_> {
         let mut at = start;
         let mut end = start;
         while let Some(c) = text[at..].chars().next() {
+            if self.run.len() == MAX_RUN {
+                break;
+            }
             if !is_cjk(c) {
                 // A line break inside Chinese or Japanese text is not a word break.
                 match self
@@ -473,6 +481,16 @@ mod tests {
             texts(WordTokenizer::for_queries(), "학교\n공부"),
             ["학교", "공부"]
         );
+    }
+
+    #[test]
+    fn a_run_without_end_is_read_in_bounded_pieces() {
+        let text = "字".repeat(MAX_RUN * 3 + 5);
+        let got = tokens(WordTokenizer::for_index(), &text);
+        // Every character, and every pair but the three across the cuts.
+        assert_eq!(got.len(), (MAX_RUN * 3 + 5) * 2 - 1 - 3);
+        let last = got.last().expect("tokens");
+        assert_eq!((last.2, last.3), (text.len(), MAX_RUN * 3 + 4));
     }
 
     #[test]
