@@ -194,7 +194,8 @@ pub const AGENT_GUIDE: &str = r#"## Guide for agents
    `file_extensions_filter` ["pdf"], `update_time_filter` {"from": first day of last month,
    "to": first day of this month}. "My latest notes on X": `sort_by` "update_time". A named
    source: `connector_names_filter` with its name.
-3. Search with a few distinctive words; quote exact phrases, exclude with -word. Semantic search
+3. Search with a few distinctive words (in Chinese, Japanese or Korean, any characters of a
+   sentence); quote exact phrases, exclude with -word. Semantic search
    (the default) also finds passages that say it in other words. When nothing is found, drop a
    filter or try other words before concluding it is not there.
 4. Page with `offset`: results come best first, at most 100 at a time; ask for the next page

@@ -26,7 +26,8 @@ with read_document (for long documents only the page range around `page`); get m
 with `offset`. Turn the request into filters: connector_names_filter (names from \
 list_connectors), update_time_filter {from, to} for 'last week' or 'in 2025', \
 file_extensions_filter [\"pdf\"] for a kind of file, sort_by \"update_time\" for the latest. \
-Query syntax: words, \"exact phrases\", -excluded words. semantic_search (default true) also \
+Query syntax: words (in Chinese, Japanese or Korean, any characters of a sentence), \
+\"exact phrases\", -excluded words. semantic_search (default true) also \
 finds passages that match by meaning without the same words.";
 
 const READ_DOCUMENT_ABOUT: &str = "Read the extracted text of one document a search found: pass \
