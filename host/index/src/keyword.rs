@@ -19,7 +19,8 @@ use tantivy::{DocAddress, DocSet, Order, Searcher, Term};
 use crate::IndexError;
 use crate::query_syntax::Part;
 use crate::request::{Filters, SearchRequest, SortBy, SortOrder};
-use crate::schema::{Fields, only_stop_words, positioned_words, stems_analyzer, words};
+use crate::schema::{Fields, only_stop_words, positioned_words, query_stems_analyzer, words};
+use crate::tokenizer::is_cjk;
 
 /// How much a match in a second field adds to the best field's score.
 const TIE_BREAKER: f32 = 0.3;
@@ -39,6 +40,9 @@ pub(crate) struct Compiled {
     pub allowed: Box<dyn Query>,
     /// The words as written (what snippets highlight).
     pub literal: Box<dyn Query>,
+    /// The query's Chinese, Japanese and Korean words, each as its pairs of characters: a
+    /// snippet highlights such a word only where it is whole ([`crate::snippet`]).
+    pub cjk_words: Vec<Vec<String>>,
 }
 
 /// A ranked document: where it is, its relevance in [0, 1], and for a semantic match the index
@@ -83,6 +87,7 @@ pub(crate) fn compile(
     if words.is_empty() && phrases.is_empty() {
         return None;
     }
+    let cjk_words = cjk_sequences(words.iter().map(|(tokens, _)| tokens).chain(&phrases));
     let words = drop_stop_words(words, !phrases.is_empty());
     let common = common_clauses(&phrases, &excluded, filters, fields);
     let literal = any_word(&words, &common, fields);
@@ -93,7 +98,32 @@ pub(crate) fn compile(
         all: all.map(ranked),
         allowed: with_common(Vec::new(), &common),
         literal,
+        cjk_words,
     })
+}
+
+/// The runs of CJK tokens of each word or phrase (tokens one position apart), as their texts.
+fn cjk_sequences<'a>(units: impl Iterator<Item = &'a Tokens>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for tokens in units {
+        let mut run: Vec<String> = Vec::new();
+        let mut last = None;
+        for (position, token) in tokens {
+            let cjk = token.chars().next().is_some_and(is_cjk);
+            let continues_run = cjk && last.is_some_and(|p| p + 1 == *position);
+            if !(run.is_empty() || continues_run) {
+                out.push(std::mem::take(&mut run));
+            }
+            if cjk {
+                run.push(token.clone());
+            }
+            last = Some(*position);
+        }
+        if !run.is_empty() {
+            out.push(run);
+        }
+    }
+    out
 }
 
 /// A query's parts as the index sees them (parts the analyzer leaves nothing of are gone).
@@ -114,7 +144,7 @@ fn analyse(parts: &[Part], analyzer: &mut TextAnalyzer) -> Analysed {
         excluded: Vec::new(),
         stems: Vec::new(),
     };
-    let mut stemmer = stems_analyzer();
+    let mut stemmer = query_stems_analyzer();
     for part in parts {
         let text = match part {
             Part::Word(t) | Part::Phrase(t) | Part::Exclude(t) => t,

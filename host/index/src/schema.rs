@@ -7,7 +7,7 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
 
-use crate::tokenizer::WordTokenizer;
+use crate::tokenizer::{MAX_WORD_BYTES, WordTokenizer};
 
 /// Name under which [`analyzer`] is registered with the index.
 pub(crate) const ANALYZER: &str = "quarry_words";
@@ -29,7 +29,7 @@ pub(crate) fn query_analyzer() -> TextAnalyzer {
 /// The tokenizer lowercases words itself (see [`crate::tokenizer`]).
 fn words_analyzer(tokenizer: WordTokenizer) -> TextAnalyzer {
     TextAnalyzer::builder(tokenizer)
-        .filter(RemoveLongFilter::limit(40))
+        .filter(RemoveLongFilter::limit(MAX_WORD_BYTES))
         .filter(AsciiFoldingFilter)
         .build()
 }
@@ -37,11 +37,20 @@ fn words_analyzer(tokenizer: WordTokenizer) -> TextAnalyzer {
 /// Name under which [`stems_analyzer`] is registered with the index.
 pub(crate) const STEMS_ANALYZER: &str = "quarry_stems";
 
-/// Words for ranking: as [`query_analyzer`] (CJK text as pairs of characters), without English
-/// stop words, reduced to their stems (Snowball), so `flows` counts towards `flow`.
+/// Words for ranking, as indexed: as [`analyzer`] (CJK text as characters and pairs), without
+/// English stop words, reduced to their stems (Snowball), so `flows` counts towards `flow`.
 pub(crate) fn stems_analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(WordTokenizer::for_queries())
-        .filter(RemoveLongFilter::limit(40))
+    stems(WordTokenizer::for_index())
+}
+
+/// Words for ranking, as queries look for them: as [`stems_analyzer`], CJK words as their pairs.
+pub(crate) fn query_stems_analyzer() -> TextAnalyzer {
+    stems(WordTokenizer::for_queries())
+}
+
+fn stems(tokenizer: WordTokenizer) -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(tokenizer)
+        .filter(RemoveLongFilter::limit(MAX_WORD_BYTES))
         .filter(AsciiFoldingFilter)
         .dynamic();
     let builder = match StopWordFilter::new(Language::English) {
@@ -55,7 +64,8 @@ pub(crate) fn stems_analyzer() -> TextAnalyzer {
 
 /// True when every word of `text` is an English stop word (and it has words).
 pub(crate) fn only_stop_words(text: &str) -> bool {
-    !words(&mut query_analyzer(), text).is_empty() && words(&mut stems_analyzer(), text).is_empty()
+    !words(&mut query_analyzer(), text).is_empty()
+        && words(&mut query_stems_analyzer(), text).is_empty()
 }
 
 /// The fields of the schema.

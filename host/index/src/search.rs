@@ -12,7 +12,7 @@ use crate::keyword::{self, Compiled, Ranked, compile};
 use crate::query_syntax::parse;
 use crate::request::{Ranking, SearchRequest};
 use crate::schema::{Fields, query_analyzer};
-use crate::snippet::{SNIPPET_CHARS, Snippet, make};
+use crate::snippet::{Highlighter, SNIPPET_CHARS, Snippet, make};
 use crate::text_parts::StoredText;
 use crate::vectors::VectorCache;
 
@@ -103,6 +103,11 @@ fn hits(
 ) -> Result<Vec<Hit>, IndexError> {
     let mut generator = SnippetGenerator::create(searcher, &*compiled.literal, fields.body)?;
     generator.set_max_num_chars(SNIPPET_CHARS);
+    let mut highlighter = Highlighter {
+        generator: &generator,
+        cjk_words: &compiled.cjk_words,
+        analyzer: query_analyzer(),
+    };
     let mut hits = Vec::with_capacity(ranked.len());
     for ranked in ranked {
         let stored: TantivyDocument = searcher.doc(ranked.address)?;
@@ -113,8 +118,8 @@ fn hits(
             .passage
             .and_then(|n| passage_text(searcher, fields, &stored, &doc, n));
         let (located, from) = match &passage {
-            Some((start, text)) => (make(&generator, text), *start),
-            None => (make(&generator, &doc.text), 0),
+            Some((start, text)) => (make(&mut highlighter, text), *start),
+            None => (make(&mut highlighter, &doc.text), 0),
         };
         // Where the snippet lies: its first highlighted word, else its start.
         let at = from + located.found_at.unwrap_or(0);

@@ -5,7 +5,10 @@ use std::ops::Range;
 
 use tantivy::snippet::SnippetGenerator;
 
-use crate::tokenizer::wraps_without_space;
+use tantivy::tokenizer::TextAnalyzer;
+
+use crate::schema::words;
+use crate::tokenizer::{is_cjk, is_line_space, wraps_without_space};
 
 /// Characters of a snippet, about.
 pub(crate) const SNIPPET_CHARS: usize = 240;
@@ -28,19 +31,33 @@ pub(crate) struct Located {
     pub found_at: Option<usize>,
 }
 
-/// The best fragment of `text` for the generator's query; the start of the text when no query
-/// word is in it. A search passes the first part of a long text (`text_parts`) or a passage.
-pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Located {
-    let snippet = generator.snippet(text);
-    if !snippet.fragment().is_empty() && !snippet.highlighted().is_empty() {
+/// What a snippet highlights: the generator's terms, and a CJK word (the pairs of characters
+/// it is looked for by, [`crate::keyword::Compiled::cjk_words`]) only where it is whole.
+pub(crate) struct Highlighter<'a> {
+    pub generator: &'a SnippetGenerator,
+    pub cjk_words: &'a [Vec<String>],
+    /// The query analyzer, to read a highlighted range as a query would.
+    pub analyzer: TextAnalyzer,
+}
+
+/// The best fragment of `text` for the query; the start of the text when no query word is in
+/// it. A search passes the first part of a long text (`text_parts`) or a passage.
+pub(crate) fn make(highlighter: &mut Highlighter<'_>, text: &str) -> Located {
+    let snippet = highlighter.generator.snippet(text);
+    let fragment = snippet.fragment();
+    let ranges: Vec<Range<usize>> = merged(snippet.highlighted())
+        .into_iter()
+        .filter(|r| highlighter.is_whole(fragment.get(r.clone()).unwrap_or_default()))
+        .collect();
+    if !fragment.is_empty() && !ranges.is_empty() {
         return Located {
-            snippet: tidy(snippet.fragment(), &merged(snippet.highlighted())),
+            snippet: tidy(fragment, &ranges),
             // The fragment is a slice of `text`, copied: its first occurrence is where it lies
             // (an identical earlier copy would have been as good a fragment).
             found_at: text
-                .find(snippet.fragment())
-                .zip(snippet.highlighted().first())
-                .map(|(fragment, word)| fragment + word.start),
+                .find(fragment)
+                .zip(ranges.first())
+                .map(|(at, word)| at + word.start),
         };
     }
     let head = &text[..floor_char_boundary(text, SNIPPET_CHARS * 4)];
@@ -58,15 +75,34 @@ pub(crate) fn make(generator: &SnippetGenerator, text: &str) -> Located {
     }
 }
 
-/// Ranges in order, overlapping or touching ones joined: the pairs of characters a CJK word is
-/// found by overlap (`ab`, `bc` of `abc`), and are highlighted as the one word.
+impl Highlighter<'_> {
+    /// Whether the highlighted `range` (its text) is worth showing: any text without CJK
+    /// characters (a word the query has), and CJK text that holds a whole CJK word of the query,
+    /// not just one of its pairs (`索引` alone, for the query `搜索引擎`).
+    fn is_whole(&mut self, range: &str) -> bool {
+        if !range.chars().any(is_cjk) {
+            return true;
+        }
+        let tokens = words(&mut self.analyzer, range);
+        self.cjk_words.iter().any(|word| {
+            !word.is_empty()
+                && tokens
+                    .windows(word.len())
+                    .any(|window| window == word.as_slice())
+        })
+    }
+}
+
+/// Ranges in order, overlapping ones joined: the pairs of characters a CJK word is found by
+/// overlap (`ab`, `bc` of `abc`), and are highlighted as the one word. Ranges that only touch
+/// (two words next to each other) stay apart.
 fn merged(ranges: &[Range<usize>]) -> Vec<Range<usize>> {
     let mut sorted = ranges.to_vec();
     sorted.sort_by_key(|r| (r.start, r.end));
     let mut out: Vec<Range<usize>> = Vec::with_capacity(sorted.len());
     for range in sorted {
         match out.last_mut() {
-            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            Some(last) if range.start < last.end => last.end = last.end.max(range.end),
             _ => out.push(range),
         }
     }
@@ -88,12 +124,16 @@ fn tidy(fragment: &str, ranges: &[Range<usize>]) -> Snippet {
         if c.is_whitespace() {
             // A highlight ending here ends before the space that may be inserted.
             pending_space = !text.is_empty();
-            line_breaks += usize::from(c == '\n');
+            if c == '\n' {
+                line_breaks += 1;
+            } else if !is_line_space(c) {
+                // Not a wrapped line (a form feed, a no-break space...): a space stays.
+                line_breaks += 2;
+            }
             char_at[byte] = chars;
             continue;
         }
-        let wrapped =
-            line_breaks == 1 && wraps_without_space(c) && last.is_some_and(wraps_without_space);
+        let wrapped = line_breaks == 1 && joins_lines(c) && last.is_some_and(joins_lines);
         if pending_space && !wrapped {
             text.push(' ');
             chars += 1;
@@ -112,6 +152,14 @@ fn tidy(fragment: &str, ranges: &[Range<usize>]) -> Snippet {
         .filter(|(s, e)| s < e)
         .collect();
     Snippet { text, highlights }
+}
+
+/// Whether a wrapped line between two such characters joins without a space in a snippet:
+/// Chinese and Japanese characters and punctuation (`。`, `，`, `「`...).
+fn joins_lines(c: char) -> bool {
+    wraps_without_space(c)
+        || matches!(c, '\u{3001}'..='\u{303F}' | '\u{FF01}'..='\u{FF0F}'
+            | '\u{FF1A}'..='\u{FF1F}' | '\u{FF5B}'..='\u{FF65}')
 }
 
 fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -143,17 +191,19 @@ mod tests {
 
     #[test]
     fn a_wrapped_chinese_line_is_joined_without_a_space() {
-        let fragment = "中文分词问\n   题。Next\nline, 한국\n어";
+        let fragment = "中文分词问\n   题。\n下周 Next\nline, 한국\n어 中\u{a0}\n文";
         let at = fragment.find("分").expect("present");
         let end = fragment.find('题').expect("present") + '题'.len_utf8();
         let word = at..end;
         let s = tidy(fragment, std::slice::from_ref(&word));
-        assert_eq!(s.text, "中文分词问题。Next line, 한국 어");
+        assert_eq!(s.text, "中文分词问题。下周 Next line, 한국 어 中 文");
         assert_eq!(s.highlights, vec![(2, 6)]);
     }
 
     #[test]
     fn overlapping_highlights_are_joined() {
-        assert_eq!(merged(&[6..12, 0..3, 3..9, 20..22]), vec![0..12, 20..22]);
+        assert_eq!(merged(&[6..12, 0..3, 2..9, 20..22]), vec![0..12, 20..22]);
+        // Touching ranges are two words.
+        assert_eq!(merged(&[0..3, 3..6]), vec![0..3, 3..6]);
     }
 }

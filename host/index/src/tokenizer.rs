@@ -18,8 +18,11 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 /// The most characters of a CJK run taken at once: a longer run (a text without punctuation,
 /// a hostile one) is read as runs of this length, the pair across each cut left out, so that
-/// memory stays a few kilobytes whatever the text.
+/// the run's buffer stays about 24 KiB whatever the text.
 const MAX_RUN: usize = 1024;
+
+/// Words of this many bytes or more are not indexed (`RemoveLongFilter`).
+pub(crate) const MAX_WORD_BYTES: usize = 40;
 
 /// The tokenizer, for indexing or for queries.
 #[derive(Clone, Debug)]
@@ -164,20 +167,19 @@ impl WordStream<'_> {
             let (from, to) = (at, at + c.len_utf8());
             at = to;
             end = to;
-            match fold_half_width(c) {
-                Folded::Char(folded) => self.run.push(RunChar { from, to, folded }),
-                Folded::Mark(mark) => match self.run.last_mut() {
-                    // A half-width voicing mark joins the kana before it (ｶﾞ is ガ).
-                    Some(last) if compose(last.folded, mark).is_some() => {
-                        last.folded = compose(last.folded, mark).unwrap_or(last.folded);
-                        last.to = to;
-                    }
-                    _ => self.run.push(RunChar {
-                        from,
-                        to,
-                        folded: c,
-                    }),
-                },
+            let folded = fold_form(c);
+            // A voicing mark joins the kana before it, and Hangul jamo their syllable, as in
+            // composed (NFC) text: `カ` + U+3099 and `ｶﾞ` are `ガ`, decomposed `학` is `학`.
+            let composed = self
+                .run
+                .last()
+                .and_then(|last| unicode_normalization::char::compose(last.folded, folded));
+            match (composed, self.run.last_mut()) {
+                (Some(composed), Some(last)) => {
+                    last.folded = composed;
+                    last.to = to;
+                }
+                _ => self.run.push(RunChar { from, to, folded }),
             }
         }
         fold_traditional(self.run);
@@ -197,7 +199,7 @@ fn joined_line(text: &str, at: usize, before: char) -> Option<usize> {
     for (offset, c) in text[at..].char_indices() {
         match c {
             '\n' => breaks += 1,
-            ' ' | '\t' | '\r' | '\u{3000}' => {}
+            c if is_line_space(c) => {}
             c if wraps_without_space(c) && breaks == 1 => return Some(at + offset),
             _ => return None,
         }
@@ -206,6 +208,12 @@ fn joined_line(text: &str, at: usize, before: char) -> Option<usize> {
         }
     }
     None
+}
+
+/// Whether `c` is whitespace a wrapped line may have around its break (the break itself
+/// aside): indentation, a carriage return.
+pub(crate) fn is_line_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\u{3000}')
 }
 
 /// Whether a line break next to `c` (on both sides) is no word break: Chinese and Japanese
@@ -250,6 +258,12 @@ impl TokenStream for WordStream<'_> {
                 .find(|&(_, c)| !c.is_alphanumeric() || is_cjk(c))
                 .map_or(text.len(), |(o, _)| start + o);
             self.rest = end;
+            if end - start >= 3 * MAX_WORD_BYTES {
+                // Dropped by the analyzer anyway, however lowercasing shrinks it (3 bytes to 1
+                // at most): not copied, as a hostile text may be one word.
+                self.position += 1;
+                continue;
+            }
             self.token.text.clear();
             push_lowercase(&mut self.token.text, &text[start..end]);
             self.token.offset_from = start;
@@ -309,51 +323,53 @@ pub(crate) fn is_cjk(c: char) -> bool {
         | 0xAC00..=0xD7AF // Hangul syllables
         | 0xD7B0..=0xD7FF // Hangul Jamo extended B
         | 0xF900..=0xFAFF // CJK compatibility ideographs
-        | 0xFF66..=0xFF9F // half-width katakana and voicing marks
+        | 0xFF65..=0xFF9F // half-width katakana, their middle dot and voicing marks
         | 0xFFA0..=0xFFDC // half-width Hangul
         | 0x1B000..=0x1B16F // kana supplement and extensions
-        | 0x20000..=0x323AF // CJK extensions B to H
+        | 0x20000..=0x323AF // CJK extensions B to H (and compatibility supplement)
     )
 }
 
-/// What a character of a run becomes.
-enum Folded {
-    Char(char),
-    /// A (half-width) voicing mark, as the combining mark it stands for.
-    Mark(char),
-}
-
-/// Half-width katakana and Hangul as their full-width forms (Unicode's compatibility mapping).
-fn fold_half_width(c: char) -> Folded {
-    if !matches!(c as u32, 0xFF66..=0xFFDC) {
-        return Folded::Char(c);
-    }
+/// A character of a run in its usual form: half-width katakana, Hangul and `･` as full-width
+/// (their compatibility mapping; a half-width voicing mark as the combining mark it stands for),
+/// a CJK compatibility ideograph as the unified ideograph it is canonically equal to.
+fn fold_form(c: char) -> char {
     let mut folded = c;
-    unicode_normalization::char::decompose_compatible(c, |d| folded = d);
-    match folded {
-        '\u{3099}' | '\u{309A}' => Folded::Mark(folded),
-        other => Folded::Char(other),
+    match c as u32 {
+        0xFF65..=0xFFDC => {
+            unicode_normalization::char::decompose_compatible(c, |d| folded = d);
+        }
+        0xF900..=0xFAFF | 0x2F800..=0x2FA1F => {
+            unicode_normalization::char::decompose_canonical(c, |d| folded = d);
+        }
+        _ => {}
     }
+    folded
 }
 
-fn compose(base: char, mark: char) -> Option<char> {
-    unicode_normalization::char::compose(base, mark)
-}
-
-/// Folds the run's traditional Chinese characters to simplified ones, one for one (the
-/// conversion looks at each character's neighbours for the few that depend on them).
+/// Folds the run's traditional Chinese characters to simplified ones, each on its own: the same
+/// character folds the same way wherever it stands, in a document or in a query. (`fast2s`
+/// converts a few characters by their neighbours, e.g. `乾` stays in `乾隆`; that would make a
+/// query of the character alone miss it there, so each is converted between spaces.)
 fn fold_traditional(run: &mut [RunChar]) {
-    if !run.iter().any(|c| c.folded.len_utf8() == 3) {
+    if !run.iter().any(|c| is_han(c.folded)) {
         return;
     }
-    let text: String = run.iter().map(|c| c.folded).collect();
-    let simplified = fast2s::convert(&text);
-    if simplified.chars().count() != run.len() {
+    let spaced: String = run.iter().flat_map(|c| [c.folded, ' ']).collect();
+    let simplified = fast2s::convert(&spaced);
+    if simplified.chars().count() != run.len() * 2 {
         return;
     }
-    for (c, s) in run.iter_mut().zip(simplified.chars()) {
+    for (c, s) in run.iter_mut().zip(simplified.chars().step_by(2)) {
         c.folded = s;
     }
+}
+
+/// Whether `c` is a Han character (Chinese characters, kanji, hanja).
+fn is_han(c: char) -> bool {
+    matches!(c as u32,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x323AF
+    )
 }
 
 #[cfg(test)]
@@ -461,9 +477,59 @@ mod tests {
     }
 
     #[test]
+    fn each_character_folds_the_same_way_wherever_it_stands() {
+        // fast2s alone keeps 乾 in 乾隆 and folds it to 干 elsewhere: a query of the character
+        // would then miss the name.
+        assert_eq!(texts(WordTokenizer::for_queries(), "乾"), ["干"]);
+        assert_eq!(
+            texts(WordTokenizer::for_index(), "乾隆"),
+            ["干", "干隆", "隆"]
+        );
+        assert_eq!(
+            texts(WordTokenizer::for_queries(), "計畫書"),
+            ["计画", "画书"]
+        );
+        assert_eq!(texts(WordTokenizer::for_queries(), "畫書"), ["画书"]);
+    }
+
+    #[test]
+    fn decomposed_kana_and_hangul_are_their_composed_selves() {
+        use unicode_normalization::UnicodeNormalization;
+        for word in ["ガイドブック", "학교에서", "한국어"] {
+            let decomposed: String = word.nfd().collect();
+            assert_ne!(decomposed, word);
+            assert_eq!(
+                texts(WordTokenizer::for_queries(), &decomposed),
+                texts(WordTokenizer::for_queries(), word),
+                "{word}"
+            );
+        }
+        // A compatibility ideograph is the unified one; the half-width middle dot the
+        // full-width one, inside the run.
+        assert_eq!(
+            texts(WordTokenizer::for_queries(), "\u{F900}"),
+            texts(WordTokenizer::for_queries(), "\u{8C48}")
+        );
+        assert_eq!(
+            texts(WordTokenizer::for_queries(), "ｼﾞｮﾝ･ｽﾐｽ"),
+            texts(WordTokenizer::for_queries(), "ジョン・スミス")
+        );
+    }
+
+    #[test]
+    fn a_word_too_long_to_index_is_skipped_and_keeps_its_place() {
+        let text = format!("alpha {} omega", "x".repeat(500));
+        let got = tokens(WordTokenizer::for_index(), &text);
+        assert_eq!(
+            got.iter().map(|t| (t.0.as_str(), t.3)).collect::<Vec<_>>(),
+            [("alpha", 0), ("omega", 2)]
+        );
+    }
+
+    #[test]
     fn a_line_break_inside_chinese_or_japanese_text_does_not_break_a_word() {
-        let got = tokens(WordTokenizer::for_queries(), "全文搜\n   索引擎");
-        assert_eq!(got[2], ("搜索".to_owned(), 6, 16, 2));
+        let got = tokens(WordTokenizer::for_queries(), "全文搜\r\n   索引擎");
+        assert_eq!(got[2], ("搜索".to_owned(), 6, 17, 2));
         assert_eq!(
             texts(WordTokenizer::for_queries(), "進数の\n乱数"),
             ["进数", "数の", "の乱", "乱数"]

@@ -86,6 +86,38 @@ fn a_chinese_word_from_the_middle_of_a_sentence_is_found_and_highlighted() -> Re
 }
 
 #[test]
+fn only_whole_words_are_highlighted_and_single_characters_are_ranked() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    index.write(WriteBatch {
+        upserts: vec![
+            doc("stray", "我们讨论了搜索引擎。索引文件很大，索引要重建。"),
+            doc("many", "文文文，文章与文学。"),
+            doc("once", "一篇文章。"),
+            doc("emperor", "乾隆皇帝的年代。"),
+        ],
+        ..WriteBatch::default()
+    })?;
+    // The pairs of 搜索引擎 stand alone elsewhere (索引 twice): only the word is highlighted.
+    assert_eq!(highlighted(&index, "搜索引擎")?, ["搜索引擎"]);
+    // Two query words side by side are two highlights.
+    assert_eq!(highlighted(&index, "文章 与文学")?, ["文章", "与文学"]);
+    // A one-character query ranks by how often the character occurs.
+    let results = index.search(&SearchRequest::new("文", vec![cn()], 20))?;
+    let ids: Vec<&str> = results
+        .hits
+        .iter()
+        .map(|h| h.info.doc_id.as_str())
+        .collect();
+    assert_eq!(ids[..2], ["many", "once"]);
+    assert!(results.hits[0].score > results.hits[1].score, "{results:?}");
+    // A character that fast2s folds by its neighbours is found on its own.
+    assert_eq!(found(&index, "乾")?, ["emperor"]);
+    assert_eq!(found(&index, "干隆")?, ["emperor"]);
+    Ok(())
+}
+
+#[test]
 fn characters_that_are_not_next_to_each_other_do_not_make_a_word() -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let index = index(&dir)?;
