@@ -4,6 +4,8 @@
 //! `scripts/manpages.sh`, which `make bench` runs) written to a fresh index in batches and
 //! committed, as the sync writes them. Prints MB/s and documents/s per language, the share of
 //! CJK characters in each, and each language's time per MB against English's (aim: within 2x).
+//! A fourth corpus keeps only the Chinese pages' lines that are mostly Chinese characters: the
+//! most CJK per byte, the worst case for the index.
 //!
 //! `QUARRY_BENCH_MB` sets the volume per language (default 4), `QUARRY_BENCH_ROUNDS` the rounds
 //! (default 3; each language's best is reported); the pages are read from
@@ -39,6 +41,10 @@ fn main() {
             rendered(&pages.join("zh_CN"), bytes),
         ),
         ("Japanese (manpages-ja)", rendered(&pages.join("ja"), bytes)),
+        (
+            "Chinese prose (zh lines)",
+            prose(&pages.join("zh_CN"), bytes),
+        ),
     ];
     let mut best = vec![Duration::MAX; corpora.len()];
     for _ in 0..rounds {
@@ -105,6 +111,33 @@ fn cjk_share(texts: &[String]) -> f64 {
         cjk += usize::from(matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{9FFF}'));
     }
     cjk as f64 / all.max(1) as f64
+}
+
+/// The lines of the Chinese pages that are mostly Chinese characters (the pages' prose without
+/// their option lists and examples), joined into documents of about [`DOC_BYTES`], up to `bytes`
+/// in all: the text with the most CJK characters per byte.
+fn prose(dir: &Path, bytes: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut doc = String::new();
+    let mut total = 0;
+    for page in rendered(dir, usize::MAX) {
+        for line in page.lines() {
+            let line = line.trim();
+            if line.is_empty() || cjk_share(&[line.to_owned()]) < 0.6 {
+                continue;
+            }
+            doc.push_str(line);
+            doc.push('\n');
+            if doc.len() >= DOC_BYTES {
+                total += doc.len();
+                out.push(std::mem::take(&mut doc));
+                if total >= bytes {
+                    return out;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Rendered manual pages of one language, in name order, up to `bytes` in all.

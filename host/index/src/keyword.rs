@@ -19,8 +19,9 @@ use tantivy::{DocAddress, DocSet, Order, Searcher, Term};
 use crate::IndexError;
 use crate::query_syntax::Part;
 use crate::request::{Filters, SearchRequest, SortBy, SortOrder};
-use crate::schema::{Fields, only_stop_words, positioned_words, query_stems_analyzer, words};
-use crate::tokenizer::is_cjk;
+use crate::schema::{
+    Fields, is_cjk_token, only_stop_words, positioned_words, stems_analyzer, words,
+};
 
 /// How much a match in a second field adds to the best field's score.
 const TIE_BREAKER: f32 = 0.3;
@@ -83,6 +84,7 @@ pub(crate) fn compile(
         phrases,
         excluded,
         stems,
+        pairs,
     } = analyse(parts, analyzer);
     if words.is_empty() && phrases.is_empty() {
         return None;
@@ -92,7 +94,7 @@ pub(crate) fn compile(
     let common = common_clauses(&phrases, &excluded, filters, fields);
     let literal = any_word(&words, &common, fields);
     let all = (words.len() > 1).then(|| with_common(units(Occur::Must, &words, fields), &common));
-    let ranked = |matching| scored_by_stems(matching, &stems, fields);
+    let ranked = |matching| scored_by_stems(matching, &stems, &pairs, fields);
     Some(Compiled {
         any: ranked(literal.box_clone()),
         all: all.map(ranked),
@@ -109,7 +111,7 @@ fn cjk_sequences<'a>(units: impl Iterator<Item = &'a Tokens>) -> Vec<Vec<String>
         let mut run: Vec<String> = Vec::new();
         let mut last = None;
         for (position, token) in tokens {
-            let cjk = token.chars().next().is_some_and(is_cjk);
+            let cjk = is_cjk_token(token);
             let continues_run = cjk && last.is_some_and(|p| p + 1 == *position);
             if !(run.is_empty() || continues_run) {
                 out.push(std::mem::take(&mut run));
@@ -135,6 +137,9 @@ struct Analysed {
     /// Stems of the words and phrases, and how often the query has them (a repeated word weighs
     /// more, as in BM25).
     stems: Vec<(String, f32)>,
+    /// The CJK tokens of the words and phrases (pairs of characters, or one), counted likewise:
+    /// the stems leave CJK text out, so these rank it.
+    pairs: Vec<(String, f32)>,
 }
 
 fn analyse(parts: &[Part], analyzer: &mut TextAnalyzer) -> Analysed {
@@ -143,8 +148,9 @@ fn analyse(parts: &[Part], analyzer: &mut TextAnalyzer) -> Analysed {
         phrases: Vec::new(),
         excluded: Vec::new(),
         stems: Vec::new(),
+        pairs: Vec::new(),
     };
-    let mut stemmer = query_stems_analyzer();
+    let mut stemmer = stems_analyzer();
     for part in parts {
         let text = match part {
             Part::Word(t) | Part::Phrase(t) | Part::Exclude(t) => t,
@@ -155,6 +161,8 @@ fn analyse(parts: &[Part], analyzer: &mut TextAnalyzer) -> Analysed {
         }
         if !matches!(part, Part::Exclude(_)) {
             count_stems(&mut out.stems, words(&mut stemmer, text));
+            let pairs = tokens.iter().map(|(_, t)| t).filter(|t| is_cjk_token(t));
+            count_stems(&mut out.pairs, pairs.cloned().collect());
         }
         match part {
             Part::Word(_) => out.words.push((tokens, only_stop_words(text))),
@@ -220,28 +228,34 @@ fn any_word(words: &[Tokens], common: &Clauses, fields: &Fields) -> Box<dyn Quer
     }
 }
 
-/// The documents of `matching`, scored by BM25 over the stems: the literal query decides which
-/// documents match, adding nothing to the score.
+/// The documents of `matching`, scored by BM25 over the stems and, for CJK words, over their
+/// pairs of characters in title and text: the literal query decides which documents match,
+/// adding nothing to the score.
 fn scored_by_stems(
     matching: Box<dyn Query>,
     stems: &[(String, f32)],
+    pairs: &[(String, f32)],
     fields: &Fields,
 ) -> Box<dyn Query> {
-    if stems.is_empty() {
+    if stems.is_empty() && pairs.is_empty() {
         return matching;
     }
+    let weighted = |field, text: &str, count: f32| {
+        let term: Box<dyn Query> = Box::new(TermQuery::new(
+            Term::from_field_text(field, text),
+            IndexRecordOption::WithFreqs,
+        ));
+        (
+            Occur::Should,
+            Box::new(BoostQuery::new(term, count)) as Box<dyn Query>,
+        )
+    };
     let by_stems: Clauses = stems
         .iter()
-        .map(|(stem, count)| {
-            let term: Box<dyn Query> = Box::new(TermQuery::new(
-                Term::from_field_text(fields.stems, stem),
-                IndexRecordOption::WithFreqs,
-            ));
-            (
-                Occur::Should,
-                Box::new(BoostQuery::new(term, *count)) as Box<dyn Query>,
-            )
-        })
+        .map(|(stem, count)| weighted(fields.stems, stem, *count))
+        .chain(pairs.iter().flat_map(|(pair, count)| {
+            [fields.title, fields.body].map(|field| weighted(field, pair, *count))
+        }))
         .collect();
     Box::new(BooleanQuery::new(vec![
         (Occur::Must, Box::new(ConstScoreQuery::new(matching, 0.0))),

@@ -7,7 +7,7 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
 
-use crate::tokenizer::{MAX_WORD_BYTES, WordTokenizer};
+use crate::tokenizer::{MAX_WORD_BYTES, WordTokenizer, is_cjk};
 
 /// Name under which [`analyzer`] is registered with the index.
 pub(crate) const ANALYZER: &str = "quarry_words";
@@ -37,19 +37,11 @@ fn words_analyzer(tokenizer: WordTokenizer) -> TextAnalyzer {
 /// Name under which [`stems_analyzer`] is registered with the index.
 pub(crate) const STEMS_ANALYZER: &str = "quarry_stems";
 
-/// Words for ranking, as indexed: as [`analyzer`] (CJK text as characters and pairs), without
-/// English stop words, reduced to their stems (Snowball), so `flows` counts towards `flow`.
+/// Words for ranking: as [`analyzer`] without CJK text (ranked by its pairs of characters in
+/// the text fields) and without English stop words, reduced to their stems (Snowball), so
+/// `flows` counts towards `flow`.
 pub(crate) fn stems_analyzer() -> TextAnalyzer {
-    stems(WordTokenizer::for_index())
-}
-
-/// Words for ranking, as queries look for them: as [`stems_analyzer`], CJK words as their pairs.
-pub(crate) fn query_stems_analyzer() -> TextAnalyzer {
-    stems(WordTokenizer::for_queries())
-}
-
-fn stems(tokenizer: WordTokenizer) -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(tokenizer)
+    let builder = TextAnalyzer::builder(WordTokenizer::words_only())
         .filter(RemoveLongFilter::limit(MAX_WORD_BYTES))
         .filter(AsciiFoldingFilter)
         .dynamic();
@@ -64,8 +56,15 @@ fn stems(tokenizer: WordTokenizer) -> TextAnalyzer {
 
 /// True when every word of `text` is an English stop word (and it has words).
 pub(crate) fn only_stop_words(text: &str) -> bool {
-    !words(&mut query_analyzer(), text).is_empty()
-        && words(&mut query_stems_analyzer(), text).is_empty()
+    let all = words(&mut query_analyzer(), text);
+    !all.is_empty()
+        && !all.iter().any(|w| is_cjk_token(w))
+        && words(&mut stems_analyzer(), text).is_empty()
+}
+
+/// Whether an analyzed token is Chinese, Japanese or Korean (a character or a pair of them).
+pub(crate) fn is_cjk_token(token: &str) -> bool {
+    token.chars().next().is_some_and(is_cjk)
 }
 
 /// The fields of the schema.

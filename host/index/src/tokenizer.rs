@@ -24,12 +24,14 @@ const MAX_RUN: usize = 1024;
 /// Words of this many bytes or more are not indexed (`RemoveLongFilter`).
 pub(crate) const MAX_WORD_BYTES: usize = 40;
 
-/// The tokenizer, for indexing or for queries.
+/// The tokenizer, for indexing, for queries, or for words only.
 #[derive(Clone, Debug)]
 pub(crate) struct WordTokenizer {
     /// Whether single characters of Chinese, Japanese and Korean runs are emitted beside their
     /// bigrams (indexing), or only where a run is one character long (queries).
     unigrams: bool,
+    /// Whether CJK runs give no tokens at all ([`WordTokenizer::words_only`]).
+    skip_cjk: bool,
     token: Token,
     /// The current run of CJK characters, reused from text to text.
     run: Vec<RunChar>,
@@ -38,17 +40,24 @@ pub(crate) struct WordTokenizer {
 impl WordTokenizer {
     /// The tokenizer of indexed text: every CJK character and every bigram.
     pub(crate) fn for_index() -> Self {
-        WordTokenizer::new(true)
+        WordTokenizer::new(true, false)
     }
 
     /// The tokenizer of queries: bigrams only (a query word of one character stays one).
     pub(crate) fn for_queries() -> Self {
-        WordTokenizer::new(false)
+        WordTokenizer::new(false, false)
     }
 
-    fn new(unigrams: bool) -> Self {
+    /// Words only: CJK text gives no tokens (the ranking field, whose stems are English; CJK
+    /// words are ranked by their pairs in the text fields).
+    pub(crate) fn words_only() -> Self {
+        WordTokenizer::new(false, true)
+    }
+
+    fn new(unigrams: bool, skip_cjk: bool) -> Self {
         WordTokenizer {
             unigrams,
+            skip_cjk,
             token: Token::default(),
             run: Vec::new(),
         }
@@ -73,6 +82,7 @@ impl Tokenizer for WordTokenizer {
             text,
             rest: 0,
             unigrams: self.unigrams,
+            skip_cjk: self.skip_cjk,
             token: &mut self.token,
             run: &mut self.run,
             next_in_run: None,
@@ -87,6 +97,7 @@ pub(crate) struct WordStream<'a> {
     /// Byte offset where scanning resumes.
     rest: usize,
     unigrams: bool,
+    skip_cjk: bool,
     token: &'a mut Token,
     run: &'a mut Vec<RunChar>,
     /// The next token of the current CJK run: the index of its character, and whether the
@@ -241,6 +252,10 @@ impl TokenStream for WordStream<'_> {
         let text = self.text;
         while let Some((offset, c)) = text[self.rest..].char_indices().next() {
             let start = self.rest + offset;
+            if is_cjk(c) && self.skip_cjk {
+                self.rest = start + c.len_utf8();
+                continue;
+            }
             if is_cjk(c) {
                 self.rest = self.collect_run(start);
                 self.next_in_run = Some((0, false));
@@ -442,6 +457,14 @@ mod tests {
         let query = tokens(WordTokenizer::for_queries(), "Rust语言x");
         let positions: Vec<(&str, usize)> = query.iter().map(|t| (t.0.as_str(), t.3)).collect();
         assert_eq!(positions, [("rust", 0), ("语言", 1), ("x", 3)]);
+    }
+
+    #[test]
+    fn words_only_leaves_cjk_text_out() {
+        assert_eq!(
+            texts(WordTokenizer::words_only(), "Rust语言，東京 and 학교 2026"),
+            ["rust", "and", "2026"]
+        );
     }
 
     #[test]
