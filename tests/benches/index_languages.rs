@@ -76,24 +76,38 @@ fn main() {
 /// Abstracts of the eval collections, up to `bytes` in all, joined into documents of about
 /// [`DOC_BYTES`] (the manual pages' size), so that each language pays the same per document.
 fn english(eval: &Path, bytes: usize) -> Vec<String> {
+    let abstracts = ["cranfield", "cisi", "med", "cacm"]
+        .into_iter()
+        .flat_map(|name| {
+            let path = eval.join(name).join("corpus.jsonl");
+            let text = std::fs::read_to_string(&path).expect("eval collection");
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|line| {
+                    let abstract_: Value = serde_json::from_str(line).expect("json line");
+                    let field =
+                        |name: &str| abstract_[name].as_str().unwrap_or_default().to_owned();
+                    format!("{}\n{}", field("title"), field("text"))
+                })
+                .collect::<Vec<_>>()
+        });
+    joined(abstracts, bytes)
+}
+
+/// `pieces` (paragraphs, lines) joined by line breaks into documents of about [`DOC_BYTES`],
+/// up to `bytes` in all.
+fn joined(pieces: impl Iterator<Item = String>, bytes: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut doc = String::new();
     let mut total = 0;
-    for name in ["cranfield", "cisi", "med", "cacm"] {
-        let path = eval.join(name).join("corpus.jsonl");
-        let text = std::fs::read_to_string(&path).expect("eval collection");
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let abstract_: Value = serde_json::from_str(line).expect("json line");
-            for field in ["title", "text"] {
-                doc.push_str(abstract_[field].as_str().unwrap_or_default());
-                doc.push('\n');
-            }
-            if doc.len() >= DOC_BYTES {
-                total += doc.len();
-                out.push(std::mem::take(&mut doc));
-                if total >= bytes {
-                    return out;
-                }
+    for piece in pieces {
+        doc.push_str(&piece);
+        doc.push('\n');
+        if doc.len() >= DOC_BYTES {
+            total += doc.len();
+            out.push(std::mem::take(&mut doc));
+            if total >= bytes {
+                break;
             }
         }
     }
@@ -117,27 +131,14 @@ fn cjk_share(texts: &[String]) -> f64 {
 /// their option lists and examples), joined into documents of about [`DOC_BYTES`], up to `bytes`
 /// in all: the text with the most CJK characters per byte.
 fn prose(dir: &Path, bytes: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut doc = String::new();
-    let mut total = 0;
-    for page in rendered(dir, usize::MAX) {
-        for line in page.lines() {
-            let line = line.trim();
-            if line.is_empty() || cjk_share(&[line.to_owned()]) < 0.6 {
-                continue;
-            }
-            doc.push_str(line);
-            doc.push('\n');
-            if doc.len() >= DOC_BYTES {
-                total += doc.len();
-                out.push(std::mem::take(&mut doc));
-                if total >= bytes {
-                    return out;
-                }
-            }
-        }
-    }
-    out
+    let lines = rendered(dir, usize::MAX).into_iter().flat_map(|page| {
+        page.lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && cjk_share(&[line.to_string()]) >= 0.6)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    });
+    joined(lines, bytes)
 }
 
 /// Rendered manual pages of one language, in name order, up to `bytes` in all.

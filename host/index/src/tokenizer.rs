@@ -1,18 +1,21 @@
 //! What a word is, in every script: the tokenizer of every text field and of queries.
 //!
 //! Scripts that separate words with spaces or punctuation give words as runs of letters and
-//! digits, as before. Chinese, Japanese and Korean text has no such separators (Korean separates
-//! phrases, not words), so a run of their characters becomes overlapping pairs of characters
-//! ("bigrams", as Lucene's CJK analyzer does): any word of two or more characters inside a run is
-//! then a phrase of its bigrams, found wherever it stands, without a dictionary that would have to
-//! know the word. When indexing, each character is also kept on its own (at the same position as
-//! the bigram it starts), so a one-character query finds it.
+//! digits, lowercased here (the analyzers have no lower-casing filter of their own). Chinese,
+//! Japanese and Korean text has no such separators (Korean separates phrases, not words), so a
+//! run of their characters becomes overlapping pairs of characters ("bigrams", as Lucene's CJK
+//! analyzer does): any word of two or more characters inside a run is then a phrase of its
+//! bigrams, found wherever it stands, without a dictionary that would have to know the word.
+//! When indexing, each character is also kept on its own (at the same position as the bigram it
+//! starts), so a one-character query finds it. The ranking field takes words only
+//! ([`WordTokenizer::words_only`]).
 //!
-//! Words are lowercased here (the analyzers have no lower-casing filter of their own). Inside
-//! CJK runs, traditional Chinese characters are folded to simplified ones (a search in
-//! either form finds both; Japanese kanji fold the same way on both sides) and half-width katakana
-//! to full-width. Full-width Latin letters and digits are ordinary words, folded to ASCII by the
-//! analyzer's ASCII folding.
+//! Inside CJK runs, characters are read in their usual composed form (decomposed kana and
+//! Hangul composed, half-width katakana full-width, compatibility ideographs unified), and
+//! traditional Chinese characters are folded to simplified ones, each on its own (a search in
+//! either form finds both; Japanese kanji fold the same way on both sides). A line wrapped inside
+//! Chinese or Japanese text does not break a word. Full-width Latin letters and digits are
+//! ordinary words, folded to ASCII by the analyzer's ASCII folding.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
