@@ -72,7 +72,8 @@ type Tokens = Vec<(usize, String)>;
 /// Matching is literal: a result contains a query word as written (case and accents aside).
 /// English stop words (`the`, `of`, `what`...) neither make a document match nor are needed for
 /// the all-words tier, unless the query has nothing else. Within a tier, documents are ranked
-/// by BM25 over the stems of title and text (one field), so `flows` also counts for `flow`.
+/// by BM25 over the stems of title and text (one field), so `flows` also counts for `flow`, and
+/// CJK words by BM25 over their pairs of characters in title and text.
 pub(crate) fn compile(
     parts: &[Part],
     filters: &Filters,
