@@ -4,7 +4,6 @@
 use std::ops::Range;
 
 use tantivy::snippet::SnippetGenerator;
-
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::schema::words;
