@@ -1,6 +1,6 @@
-//! Quarry's shared vocabulary: identifiers, the documents connectors produce, and the table of API
-//! error codes; and two small checks on the process and its files (thread priority, whether a file
-//! may be trusted). No other I/O.
+//! Quarry's shared vocabulary: identifiers, the documents connectors produce, the table of API
+//! error codes and which script a character is in; and two small checks on the process and its
+//! files (thread priority, whether a file may be trusted). No other I/O.
 //!
 //! Every other host crate depends on this one; it depends on nothing of ours.
 
@@ -10,6 +10,7 @@ mod api_error;
 mod error;
 mod ids;
 pub mod priority;
+pub mod script;
 mod source;
 pub mod times;
 pub mod trust;

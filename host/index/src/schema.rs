@@ -7,7 +7,9 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
 
-use crate::tokenizer::{MAX_WORD_BYTES, WordTokenizer, is_cjk};
+use quarry_core::script::is_cjk;
+
+use crate::tokenizer::{MAX_WORD_BYTES, WordTokenizer};
 
 /// Name under which [`analyzer`] is registered with the index.
 pub(crate) const ANALYZER: &str = "quarry_words";

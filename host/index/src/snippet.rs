@@ -6,8 +6,10 @@ use std::ops::Range;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::TextAnalyzer;
 
+use quarry_core::script::is_cjk;
+
 use crate::schema::words;
-use crate::tokenizer::{is_cjk, is_line_space, wraps_without_space};
+use crate::tokenizer::{is_line_space, wraps_without_space};
 
 /// Characters of a snippet, about.
 pub(crate) const SNIPPET_CHARS: usize = 240;
