@@ -1,8 +1,12 @@
 //! Cutting a document's text into passages for embedding: about [`TARGET_WORDS`] words each
 //! (200-300 tokens of MiniLM's vocabulary), never across a page, whole paragraphs where they fit,
-//! long paragraphs in overlapping windows.
+//! long paragraphs in overlapping windows. A Chinese, Japanese or Korean character counts as a
+//! word (those scripts put no spaces between words, and a model's vocabulary holds about one
+//! token per character), so a paragraph of them is cut like any other, not truncated by the model.
 
 use std::ops::Range;
+
+use quarry_core::script::is_cjk;
 
 /// Words a passage aims at.
 pub const TARGET_WORDS: usize = 180;
@@ -124,7 +128,8 @@ fn windows(p: &Paragraph, out: &mut Vec<Passage>) {
     }
 }
 
-/// Paragraphs of `text[range]`: separated by a blank line.
+/// Paragraphs of `text[range]`: separated by a blank line; their words are runs of
+/// non-whitespace, and each CJK character is a word of its own.
 fn paragraphs(text: &str, range: Range<usize>) -> Vec<Paragraph> {
     let mut out = Vec::new();
     let mut words = Vec::new();
@@ -144,6 +149,12 @@ fn paragraphs(text: &str, range: Range<usize>) -> Vec<Paragraph> {
                     });
                 }
             }
+        } else if is_cjk(c) {
+            newlines = 0;
+            if let Some(s) = word_start.take() {
+                words.push(s..at);
+            }
+            words.push(at..at + c.len_utf8());
         } else {
             newlines = 0;
             word_start.get_or_insert(at);
@@ -215,6 +226,24 @@ mod tests {
             got,
             vec![format!("{a}\n\n{heading}"), format!("{heading}\n\n{b}")]
         );
+    }
+
+    #[test]
+    fn cjk_characters_count_as_words_so_long_cjk_paragraphs_are_windowed() {
+        let sentence = "搜索引擎把文件里的每一个词都放进索引。";
+        let text = format!("Quarry {}", sentence.repeat(30));
+        let got = texts(&text, &chunk(&text, &[]));
+        assert!(got.len() >= 3, "{} passages", got.len());
+        assert!(
+            got.iter()
+                .all(|p| p.chars().filter(|&c| is_cjk(c)).count() <= TARGET_WORDS)
+        );
+        assert!(got[0].starts_with("Quarry 搜索"));
+        assert!(got.last().is_some_and(|p| p.ends_with("索引。")));
+        // Consecutive windows share their overlap, character for character.
+        let tail: String = got[0].chars().rev().take(OVERLAP_WORDS).collect();
+        let tail: String = tail.chars().rev().collect();
+        assert!(got[1].starts_with(&tail));
     }
 
     #[test]
