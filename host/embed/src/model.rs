@@ -1,5 +1,6 @@
 //! Loading a model directory and running it.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -12,6 +13,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 use crate::EmbedError;
 use crate::cache::QueryCache;
 use crate::pooling::Pooling;
+use crate::prompts::Prompts;
 
 /// Texts embedded in one model call. Measured on 2 cores (real passages, the fused fp32 MiniLM,
 /// docs/embedding.md): 8 and 16 are alike, 32 and 64 slower (more padding, caches left).
@@ -23,7 +25,8 @@ const DEFAULT_MAX_TOKENS: usize = 256;
 #[derive(Debug, Clone)]
 pub struct EmbedConfig {
     /// A model directory: `tokenizer.json` and `onnx/model.onnx` (or `model.onnx`), optionally
-    /// `1_Pooling/config.json` and `sentence_bert_config.json` as sentence-transformers writes them.
+    /// `1_Pooling/config.json`, `sentence_bert_config.json` and `config_sentence_transformers.json`
+    /// (its `prompts`) as sentence-transformers writes them.
     pub model_dir: PathBuf,
     /// ONNX Runtime's shared library (`libonnxruntime.so`).
     pub runtime_library: PathBuf,
@@ -37,6 +40,7 @@ pub struct Embedder {
     dims: usize,
     max_tokens: usize,
     pooling: Pooling,
+    prompts: Prompts,
     tokenizer: Tokenizer,
     token_types: bool,
     passages: Mutex<Session>,
@@ -84,15 +88,25 @@ fn model_file(dir: &Path) -> Result<PathBuf, EmbedError> {
         })
 }
 
-/// The id of the model in `dir` without loading it: its folder's name and the start of its
-/// file's SHA-256 ([`Embedder::id`]; vectors are compared only with vectors of the same id).
+/// The id of the model in `dir` without loading it: its folder's name and the start of the
+/// SHA-256 of its file and its prompts, if it has any ([`Embedder::id`]; vectors are compared
+/// only with vectors of the same id).
 pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
+    id_of(dir, &Prompts::of_model(dir)?)
+}
+
+fn id_of(dir: &Path, prompts: &Prompts) -> Result<String, EmbedError> {
     let model_file = model_file(dir)?;
     let bytes = std::fs::read(&model_file).map_err(|e| EmbedError::BadFile {
         path: model_file.clone(),
         message: e.to_string(),
     })?;
-    let digest = hex::encode(Sha256::digest(&bytes));
+    let mut hasher = Sha256::new();
+    hasher.update(&bytes);
+    if !prompts.is_empty() {
+        hasher.update(prompts.fingerprint());
+    }
+    let digest = hex::encode(hasher.finalize());
     let name = dir
         .file_name()
         .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
@@ -159,11 +173,13 @@ impl Embedder {
             }
         }
         let token_types = names.contains(&"token_type_ids");
+        let prompts = Prompts::of_model(dir)?;
         let mut embedder = Embedder {
-            id: model_id(dir)?,
+            id: id_of(dir, &prompts)?,
             dims: 0,
             max_tokens,
             pooling: Pooling::of_model(dir),
+            prompts,
             tokenizer,
             token_types,
             passages: Mutex::new(passages),
@@ -181,8 +197,8 @@ impl Embedder {
         Ok(embedder)
     }
 
-    /// Names the model and its exact weights (`dir-name@sha256-prefix`): vectors from different
-    /// ids are not comparable.
+    /// Names the model, its exact weights and its prompts (`dir-name@sha256-prefix`): vectors
+    /// from different ids are not comparable.
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -197,15 +213,19 @@ impl Embedder {
         self.max_tokens
     }
 
-    /// Embeds passages, in length-sorted batches; vectors come back in the order of `texts`,
-    /// each of unit length.
+    /// Embeds passages (after the model's passage prompt), in length-sorted batches; vectors
+    /// come back in the order of `texts`, each of unit length.
     pub fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         // Sorting by length keeps padding (wasted work) small within a batch.
         order.sort_by_key(|&i| texts[i].len());
         let mut out = vec![Vec::new(); texts.len()];
         for batch in order.chunks(BATCH) {
-            let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
+            let prompted: Vec<Cow<'_, str>> = batch
+                .iter()
+                .map(|&i| self.prompts.passage(texts[i]))
+                .collect();
+            let batch_texts: Vec<&str> = prompted.iter().map(AsRef::as_ref).collect();
             for (&i, v) in batch.iter().zip(self.run(&self.passages, &batch_texts)?) {
                 out[i] = v;
             }
@@ -213,20 +233,22 @@ impl Embedder {
         Ok(out)
     }
 
-    /// Embeds `texts` as one batch, in order (no sorting, no splitting): for measuring batch
+    /// Embeds passages as one batch, in order (no sorting, no splitting): for measuring batch
     /// sizes; the sync uses [`Embedder::embed_passages`].
     pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.run(&self.passages, texts)
+        let prompted: Vec<Cow<'_, str>> = texts.iter().map(|t| self.prompts.passage(t)).collect();
+        let texts: Vec<&str> = prompted.iter().map(AsRef::as_ref).collect();
+        self.run(&self.passages, &texts)
     }
 
-    /// Embeds a search query on the query session (never behind an indexing batch); recent
-    /// queries come from a cache.
+    /// Embeds a search query (after the model's query prompt) on the query session (never
+    /// behind an indexing batch); recent queries come from a cache.
     pub fn embed_query(&self, query: &str) -> Result<Arc<Vec<f32>>, EmbedError> {
         if let Some(v) = self.cache.get(query) {
             return Ok(v);
         }
         let vector = self
-            .run(&self.queries, &[query])?
+            .run(&self.queries, &[self.prompts.query(query).as_ref()])?
             .pop()
             .ok_or_else(|| EmbedError::Inference("the model returned no vector".into()))?;
         let vector = Arc::new(vector);
