@@ -45,6 +45,23 @@ pub fn model_dir() -> PathBuf {
     dir
 }
 
+/// The multilingual model folder: `$QUARRY_MULTILINGUAL_MODEL_DIR`, set by the Makefile, or the
+/// repository's `models/multilingual-e5-small`, which `make test` fetches
+/// (`scripts/fetch-model.sh multilingual-e5-small`).
+pub fn multilingual_model_dir() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_MULTILINGUAL_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/multilingual-e5-small")
+        });
+    assert!(
+        dir.join("onnx/model.onnx").is_file(),
+        "no multilingual model in {}: run `make setup MODEL=multilingual-e5-small` (or `make test`, which fetches it)",
+        dir.display()
+    );
+    dir
+}
+
 /// ONNX Runtime's library: `$QUARRY_ORT_LIB`, or the one `make setup` installs in `models/`.
 pub fn ort_lib() -> PathBuf {
     std::env::var_os("QUARRY_ORT_LIB")

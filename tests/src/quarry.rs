@@ -70,8 +70,18 @@ pub struct Quarry {
     honour_permissions: bool,
     /// A command the binary runs through ([`Quarry::run_through`]).
     wrapper: Vec<String>,
-    /// Whether the binary gets the embedding model ([`Quarry::without_model`]).
-    model: bool,
+    /// The embedding model the binary gets ([`Quarry::without_model`], [`Quarry::with_model`]).
+    model: Model,
+}
+
+/// Which embedding model a [`Quarry`] runs with.
+enum Model {
+    /// The default model ([`crate::model_dir`]).
+    Default,
+    /// None: keyword search only.
+    None,
+    /// This model folder.
+    Dir(PathBuf),
 }
 
 /// What a CLI command printed.
@@ -108,13 +118,18 @@ impl Quarry {
             addr: String::new(),
             honour_permissions: false,
             wrapper: Vec::new(),
-            model: true,
+            model: Model::Default,
         }
     }
 
     /// Runs the server and the CLI without the embedding model (keyword search only).
     pub fn without_model(&mut self) {
-        self.model = false;
+        self.model = Model::None;
+    }
+
+    /// Runs the server and the CLI with the model folder `dir` instead of the default model.
+    pub fn with_model(&mut self, dir: PathBuf) {
+        self.model = Model::Dir(dir);
     }
 
     /// Runs the binary through `command` (its arguments first, then the binary's), e.g. in a
@@ -193,10 +208,10 @@ impl Quarry {
             .env("QUARRY_COMPONENT_CACHE", crate::component_cache())
             .env(
                 "QUARRY_MODEL_DIR",
-                if self.model {
-                    crate::model_dir()
-                } else {
-                    PathBuf::from("none")
+                match &self.model {
+                    Model::Default => crate::model_dir(),
+                    Model::None => PathBuf::from("none"),
+                    Model::Dir(dir) => dir.clone(),
                 },
             )
             .env("QUARRY_ORT_LIB", crate::ort_lib())

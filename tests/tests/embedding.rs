@@ -1,8 +1,9 @@
 //! The default model as `make setup` installs it (a graph written from the fp32 weights by
 //! `scripts/bert_onnx.py`), run by the embedder: its vectors are sentence-transformers' own, and
-//! padding in a batch changes nothing.
+//! padding in a batch changes nothing. A model's prompts go before its queries and passages.
 
 use quarry_embed::{EmbedConfig, Embedder};
+use sha2::Digest;
 
 fn embedder() -> Embedder {
     Embedder::load(&EmbedConfig {
@@ -76,4 +77,74 @@ fn a_text_gets_the_same_vector_alone_and_padded_in_a_batch() {
             "{text:?}: cosine {similarity} between its vector alone and in a padded batch"
         );
     }
+}
+
+/// The default model's folder again, with E5-style prompts in `config_sentence_transformers.json`.
+fn prompted_copy_of_default_model() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().expect("temp dir");
+    let source = quarry_tests::model_dir();
+    let dir = root.path().join("prompted-minilm");
+    std::fs::create_dir_all(dir.join("1_Pooling")).expect("model folder");
+    for file in [
+        "tokenizer.json",
+        "config.json",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ] {
+        std::fs::copy(source.join(file), dir.join(file)).expect("copies the model's files");
+    }
+    std::os::unix::fs::symlink(source.join("onnx"), dir.join("onnx")).expect("links the graph");
+    std::fs::write(
+        dir.join("config_sentence_transformers.json"),
+        r#"{"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": null}"#,
+    )
+    .expect("writes the prompts");
+    (root, dir)
+}
+
+#[test]
+fn a_models_prompts_go_before_its_queries_and_passages_and_into_its_id() {
+    let plain = embedder();
+    let (_root, dir) = prompted_copy_of_default_model();
+    let prompted = Embedder::load(&EmbedConfig {
+        model_dir: dir.clone(),
+        runtime_library: quarry_tests::ort_lib(),
+        threads: 2,
+    })
+    .expect("the prompted copy loads");
+
+    let query = prompted.embed_query("dog").expect("embeds a query");
+    let by_hand = plain.embed_passages(&["query: dog"]).expect("embeds");
+    assert!(cosine(&query, &by_hand[0]) > 0.99999);
+    let passage = prompted
+        .embed_passages(&["a dog in the park"])
+        .expect("embeds");
+    let by_hand = plain
+        .embed_passages(&["passage: a dog in the park"])
+        .expect("embeds");
+    assert!(cosine(&passage[0], &by_hand[0]) > 0.99999);
+    let unprompted = plain
+        .embed_passages(&["a dog in the park"])
+        .expect("embeds");
+    assert!(
+        cosine(&passage[0], &unprompted[0]) < 0.999,
+        "the prompt changes the vector"
+    );
+
+    // Same weights, other prompts: vectors that must not be mixed, so another id. The model
+    // without prompts keeps the id it had before prompts were read: its folder's name and its
+    // file's SHA-256.
+    let graph = std::fs::read(quarry_tests::model_dir().join("onnx/model.onnx")).expect("graph");
+    let digest = format!("{:x}", sha2::Sha256::digest(&graph));
+    let name = quarry_tests::model_dir()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    assert_eq!(plain.id(), format!("{name}@{}", &digest[..12]));
+    assert!(
+        prompted.id().starts_with("prompted-minilm@"),
+        "{}",
+        prompted.id()
+    );
+    assert!(!prompted.id().ends_with(&digest[..12]), "{}", prompted.id());
 }
