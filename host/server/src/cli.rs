@@ -41,7 +41,8 @@ pub struct PluginOptions {
 pub struct ModelOptions {
     /// A sentence-embedding model folder (tokenizer.json and onnx/model.onnx), or `none` for
     /// keyword search only [default: the data folder's models/all-MiniLM-L6-v2]; `make setup`
-    /// installs all-MiniLM-L6-v2 into the repository's models/ and `make run` passes it.
+    /// installs all-MiniLM-L6-v2 into the repository's models/ and `make run` passes it, and
+    /// `make setup MODEL=multilingual-e5-small` adds a model for semantic search beyond English.
     #[arg(long, env = "QUARRY_MODEL_DIR", global = true)]
     pub model_dir: Option<PathBuf>,
     /// ONNX Runtime's shared library, which runs the model; it must belong to this user or root
