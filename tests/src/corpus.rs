@@ -15,10 +15,50 @@ pub struct FixtureFile {
     pub mtime_ms: i64,
 }
 
+impl FixtureFile {
+    /// A text file of `text`, modified at `mtime_ms`.
+    pub fn text(path: &'static str, text: &str, mtime_ms: i64) -> FixtureFile {
+        FixtureFile {
+            path,
+            bytes: text.as_bytes().to_vec(),
+            mtime_ms,
+        }
+    }
+}
+
 /// 2026-03-01T00:00:00Z, the report's time; the others follow a month apart.
 pub const MARCH_2026_MS: i64 = 1_772_323_200_000;
 /// 30 days.
 pub const MONTH_MS: i64 = 30 * 86_400_000;
+
+/// Short English notes on unrelated subjects, a month apart, for semantic search: each of the
+/// semantic tests' queries shares no word with its answer.
+pub fn topics() -> Vec<FixtureFile> {
+    let file =
+        |path, text, months| FixtureFile::text(path, text, MARCH_2026_MS + months * MONTH_MS);
+    vec![
+        file(
+            "pets.txt",
+            "My dog loves chasing the ball in the park every morning before breakfast.",
+            0,
+        ),
+        file(
+            "finance.md",
+            "Quarterly revenue grew eight percent while operating costs declined.",
+            1,
+        ),
+        file(
+            "baking.txt",
+            "Preheat the oven, knead the dough and bake the bread for forty minutes.",
+            2,
+        ),
+        file(
+            "travel.txt",
+            "The train to the mountains leaves at dawn; pack warm boots and a rain jacket.",
+            3,
+        ),
+    ]
+}
 
 /// The "Notes" folder: a 3-page PDF, Markdown, text, a Word document, a binary, and a file
 /// whose name is not ASCII.

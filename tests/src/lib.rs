@@ -32,31 +32,33 @@ pub fn plugins_dir() -> PathBuf {
 /// The embedding model folder: `$QUARRY_MODEL_DIR`, set by the Makefile, or the repository's
 /// `models/all-MiniLM-L6-v2`, which `make setup` installs.
 pub fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("QUARRY_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
-        });
-    assert!(
-        dir.join("tokenizer.json").is_file(),
-        "no embedding model in {}: run `make setup` (or `make test`, which runs it)",
-        dir.display()
-    );
-    dir
+    model_folder("QUARRY_MODEL_DIR", "all-MiniLM-L6-v2", "`make setup`")
 }
 
 /// The multilingual model folder: `$QUARRY_MULTILINGUAL_MODEL_DIR`, set by the Makefile, or the
 /// repository's `models/multilingual-e5-small`, which `make test` fetches
 /// (`scripts/fetch-model.sh multilingual-e5-small`).
 pub fn multilingual_model_dir() -> PathBuf {
-    let dir = std::env::var_os("QUARRY_MULTILINGUAL_MODEL_DIR")
+    model_folder(
+        "QUARRY_MULTILINGUAL_MODEL_DIR",
+        "multilingual-e5-small",
+        "`make setup MODEL=multilingual-e5-small`",
+    )
+}
+
+/// The model folder `$variable` names, or `models/<name>` of the repository; it must hold a
+/// model (`how` says how to get one).
+fn model_folder(variable: &str, name: &str, how: &str) -> PathBuf {
+    let dir = std::env::var_os(variable)
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/multilingual-e5-small")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../models")
+                .join(name)
         });
     assert!(
-        dir.join("onnx/model.onnx").is_file(),
-        "no multilingual model in {}: run `make setup MODEL=multilingual-e5-small` (or `make test`, which fetches it)",
+        dir.join("tokenizer.json").is_file(),
+        "no embedding model in {}: run {how} (or `make test`, which does)",
         dir.display()
     );
     dir

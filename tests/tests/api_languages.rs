@@ -9,11 +9,7 @@ use serde_json::{Value, json};
 /// The folder: a Chinese meeting note (wrapped mid-word), the same text in traditional
 /// characters, a Japanese and a Korean note, and an English one.
 fn files() -> Vec<FixtureFile> {
-    let file = |path: &'static str, text: &str| FixtureFile {
-        path,
-        bytes: text.as_bytes().to_vec(),
-        mtime_ms: MARCH_2026_MS,
-    };
+    let file = |path, text| FixtureFile::text(path, text, MARCH_2026_MS);
     vec![
         file(
             "会议记录.md",

@@ -6,47 +6,31 @@
 //! own language: a Chinese note on health outranks the English note on revenue for a Chinese
 //! question on revenue; docs/languages.md has the figures.)
 
-use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS};
+use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS, topics};
 use quarry_tests::quarry::Quarry;
 use serde_json::json;
 
-/// Short notes on unrelated subjects, four in English and three in other languages.
+/// The semantic tests' four English notes and three in other languages.
 fn notes() -> Vec<FixtureFile> {
-    let file = |path: &'static str, text: &str| FixtureFile {
-        path,
-        bytes: text.as_bytes().to_vec(),
-        mtime_ms: MARCH_2026_MS,
-    };
-    vec![
-        file(
-            "pets.txt",
-            "My dog loves chasing the ball in the park every morning before breakfast.",
-        ),
-        file(
-            "finance.md",
-            "Quarterly revenue grew eight percent while operating costs declined.",
-        ),
-        file(
-            "baking.txt",
-            "Preheat the oven, knead the dough and bake the bread for forty minutes.",
-        ),
-        file(
-            "travel.txt",
-            "The train to the mountains leaves at dawn; pack warm boots and a rain jacket.",
-        ),
-        file(
+    let mut notes = topics();
+    notes.extend([
+        FixtureFile::text(
             "wetter.txt",
             "Morgen wird es stürmisch und kalt, mit starkem Schneefall in den Alpen.",
+            MARCH_2026_MS,
         ),
-        file(
+        FixtureFile::text(
             "jardin.txt",
             "Arrosez les tomates le soir et arrachez les mauvaises herbes du potager.",
+            MARCH_2026_MS,
         ),
-        file(
+        FixtureFile::text(
             "건강.txt",
             "매일 충분한 물을 마시고 여덟 시간 잠을 자는 것이 건강에 매우 중요합니다.",
+            MARCH_2026_MS,
         ),
-    ]
+    ]);
+    notes
 }
 
 #[test]

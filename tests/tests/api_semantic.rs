@@ -5,42 +5,11 @@
 
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS, MONTH_MS, set_mtime};
+use quarry_tests::corpus::{MARCH_2026_MS, MONTH_MS, set_mtime, topics};
 use quarry_tests::generated::{text, vocabulary};
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
 use serde_json::{Value, json};
-
-/// Short notes on unrelated subjects; each query below shares no word with its answer.
-fn topics() -> Vec<FixtureFile> {
-    let file = |path: &'static str, text: &str, months: i64| FixtureFile {
-        path,
-        bytes: text.as_bytes().to_vec(),
-        mtime_ms: MARCH_2026_MS + months * MONTH_MS,
-    };
-    vec![
-        file(
-            "pets.txt",
-            "My dog loves chasing the ball in the park every morning before breakfast.",
-            0,
-        ),
-        file(
-            "finance.md",
-            "Quarterly revenue grew eight percent while operating costs declined.",
-            1,
-        ),
-        file(
-            "baking.txt",
-            "Preheat the oven, knead the dough and bake the bread for forty minutes.",
-            2,
-        ),
-        file(
-            "travel.txt",
-            "The train to the mountains leaves at dawn; pack warm boots and a rain jacket.",
-            3,
-        ),
-    ]
-}
 
 fn paths(body: &Value) -> Vec<String> {
     body["results"]
