@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use quarry_embed::{EmbedConfig, Embedder};
+use quarry_embed::Embedder;
 use quarry_index::{Fusion, SearchIndex};
 use serde_json::Value;
 
@@ -63,12 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dir = PathBuf::from(arg);
         }
     }
-    let embedder = Arc::new(Embedder::load(&EmbedConfig {
-        model_dir: quarry_tests::model_dir(),
-        runtime_library: quarry_tests::ort_lib(),
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-    })?);
-    println!("model {} ({} dims)\n", embedder.id(), embedder.dims());
+    let embedder = Arc::new(relevance::embedder()?);
     let mut rows = Vec::new();
     for (name, ref_ndcg, ref_recall) in REFERENCE {
         let collection = load(&dir.join(name))?;

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use quarry_embed::{EmbedConfig, Embedder};
+use quarry_embed::Embedder;
 use quarry_index::{Fusion, SearchIndex};
 
 use crate::manpages::Score;
@@ -68,12 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let embedder = Embedder::load(&EmbedConfig {
-        model_dir: quarry_tests::model_dir(),
-        runtime_library: quarry_tests::ort_lib(),
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-    })?;
-    println!("model {} ({} dims)\n", embedder.id(), embedder.dims());
+    let embedder = relevance::embedder()?;
 
     let english = pages(&dir.join("en"))?;
     let translated: Vec<BTreeMap<String, Page>> = LANGUAGES

@@ -21,7 +21,7 @@
 //! in simplified characters (converted by `fast2s`, by words where it converts by context), as
 //! a reader of simplified Chinese would type them.
 
-use quarry_embed::{EmbedConfig, Embedder};
+use quarry_embed::Embedder;
 use quarry_index::{Fusion, SearchIndex};
 use quarry_tests::rng::Rng;
 use std::path::PathBuf;
@@ -77,13 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .into());
     }
     let embedder = if with_model {
-        let embedder = Embedder::load(&EmbedConfig {
-            model_dir: quarry_tests::model_dir(),
-            runtime_library: quarry_tests::ort_lib(),
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        })?;
-        println!("model {} ({} dims)\n", embedder.id(), embedder.dims());
-        Some(embedder)
+        Some(relevance::embedder()?)
     } else {
         None
     };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_embed::Embedder;
+use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::{
     DocInfo, Fusion, IndexDoc, Ranking, SearchIndex, SearchRequest, SemanticQuery, WriteBatch,
 };
@@ -21,6 +21,18 @@ pub struct Doc {
 /// The one connector every evaluated document belongs to.
 pub fn connector() -> ConnectorId {
     ConnectorId::parse("cn_eval").expect("a valid connector id")
+}
+
+/// The model of `QUARRY_MODEL_DIR` (the default model without it), on every core; prints its
+/// id.
+pub fn embedder() -> Result<Embedder, Box<dyn std::error::Error>> {
+    let embedder = Embedder::load(&EmbedConfig {
+        model_dir: quarry_tests::model_dir(),
+        runtime_library: quarry_tests::ort_lib(),
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    })?;
+    println!("model {} ({} dims)\n", embedder.id(), embedder.dims());
+    Ok(embedder)
 }
 
 /// The index of collection `name` for this model (or for keyword search only, without one) and
