@@ -1,6 +1,6 @@
 //! The texts a model is trained to see before queries and before passages: sentence-transformers'
-//! `prompts` in `config_sentence_transformers.json` (E5 models want `query: ` and `passage: `;
-//! without them their vectors are measurably worse, docs/languages.md).
+//! `prompts` in `config_sentence_transformers.json` (E5 models were trained with `query: ` and
+//! `passage: `; docs/languages.md measures them).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ impl Prompts {
     /// The prompts of the model in `dir`: `prompts.query`, and `prompts.passage` (or
     /// `prompts.document`, the other name sentence-transformers models use). None without the
     /// file; a file that is not JSON of that shape is an error, since vectors made without the
-    /// model's prompts would quietly be worse.
+    /// model's prompts would quietly differ from what the model was trained for.
     pub(crate) fn of_model(dir: &Path) -> Result<Prompts, EmbedError> {
         let path = dir.join(FILE);
         let bytes = match std::fs::read(&path) {
