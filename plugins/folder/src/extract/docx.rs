@@ -1,50 +1,44 @@
 //! Word documents (Office Open XML) to text: paragraphs of the body, then footnotes.
 
-use std::io::{BufReader, Read, Seek};
+use std::io::{Read, Seek};
 
 use quarry_sdk::{Content, Error};
-use quick_xml::Reader;
 use quick_xml::events::Event;
-use zip::ZipArchive;
 
-/// Uncompressed XML read from one part at most; guards against archive bombs.
-const MAX_PART_BYTES: u64 = 64 << 20;
+use super::package::{Package, append_text};
 
-/// Extracts the text of a `.docx` file read from `file`, which is never read whole into memory.
+/// Extracts the text of a `.docx` file read from `file`, which is never read whole into memory;
+/// its parts are read within the bounds of [`Package`].
 pub fn to_content(file: impl Read + Seek) -> Result<Content, Error> {
-    let mut zip =
-        ZipArchive::new(file).map_err(|e| Error::Other(format!("not a readable DOCX: {e}")))?;
-    let mut text = part_text(&mut zip, "word/document.xml")?
+    let mut package = Package::open(file, "DOCX")?;
+    let mut text = part_text(&mut package, "word/document.xml")?
         .ok_or_else(|| Error::Other("not a Word document: word/document.xml is missing".into()))?;
-    if let Some(notes) = part_text(&mut zip, "word/footnotes.xml")?
+    if let Some(notes) = part_text(&mut package, "word/footnotes.xml")?
         && !notes.is_empty()
     {
         text.push_str("\n\n");
         text.push_str(&notes);
     }
     let mut content = Content::text(quarry_sdk::text::tidy(&text));
-    if let Some(title) = core_title(&mut zip) {
+    // A title that cannot be read is left out; the text stands without it.
+    if let Ok(Some(title)) = core_title(&mut package) {
         content = content.with_meta("title", title);
     }
     Ok(content)
 }
 
 /// The text runs of one part (`w:t`), with paragraphs, tabs and breaks; `None` if it is absent.
-fn part_text<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str) -> Result<Option<String>, Error> {
-    let part = match zip.by_name(name) {
-        Ok(part) => part,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(Error::Other(format!("cannot read {name}: {e}"))),
+fn part_text<R: Read + Seek>(
+    package: &mut Package<R>,
+    name: &str,
+) -> Result<Option<String>, Error> {
+    let Some(mut part) = package.xml(name)? else {
+        return Ok(None);
     };
-    let mut reader = Reader::from_reader(BufReader::new(part.take(MAX_PART_BYTES)));
-    let mut buf = Vec::new();
     let mut out = String::new();
     let mut in_text = false;
     loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| Error::Other(format!("malformed {name}: {e}")))?;
-        match event {
+        match part.next()? {
             Event::Start(e) if e.name().as_ref() == b"w:t" => in_text = true,
             Event::End(e) => match e.name().as_ref() {
                 b"w:t" => in_text = false,
@@ -56,45 +50,34 @@ fn part_text<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str) -> Result<Opti
                 b"w:br" | b"w:cr" => out.push('\n'),
                 _ => {}
             },
-            Event::Text(t) if in_text => {
-                let decoded = t
-                    .xml_content()
-                    .map_err(|e| Error::Other(format!("malformed {name}: {e}")))?;
-                out.push_str(&decoded);
-            }
-            Event::GeneralRef(r) if in_text => {
-                out.push_str(&quarry_sdk::html::resolve_xml_entity(
-                    &r.decode().unwrap_or_default(),
-                ));
-            }
             Event::Eof => break,
+            event if in_text => {
+                append_text(&event, &mut out)?;
+            }
             _ => {}
         }
-        buf.clear();
     }
     Ok(Some(out))
 }
 
 /// `dc:title` from `docProps/core.xml`, if set.
-fn core_title<R: Read + Seek>(zip: &mut ZipArchive<R>) -> Option<String> {
-    let part = zip.by_name("docProps/core.xml").ok()?;
-    let mut reader = Reader::from_reader(BufReader::new(part.take(1 << 20)));
-    let mut buf = Vec::new();
+fn core_title<R: Read + Seek>(package: &mut Package<R>) -> Result<Option<String>, Error> {
+    let Some(mut part) = package.xml("docProps/core.xml")? else {
+        return Ok(None);
+    };
     let mut in_title = false;
     let mut title = String::new();
     loop {
-        match reader.read_event_into(&mut buf).ok()? {
+        match part.next()? {
             Event::Start(e) if e.name().as_ref() == b"dc:title" => in_title = true,
             Event::End(e) if e.name().as_ref() == b"dc:title" => break,
-            Event::Text(t) if in_title => title.push_str(&t.xml_content().ok()?),
-            Event::GeneralRef(r) if in_title => {
-                title.push_str(&quarry_sdk::html::resolve_xml_entity(&r.decode().ok()?))
-            }
             Event::Eof => break,
+            event if in_title => {
+                append_text(&event, &mut title)?;
+            }
             _ => {}
         }
-        buf.clear();
     }
     let title = title.trim();
-    (!title.is_empty()).then(|| title.to_owned())
+    Ok((!title.is_empty()).then(|| title.to_owned()))
 }

@@ -4,6 +4,7 @@
 mod delimited;
 mod docx;
 mod json;
+mod package;
 mod pdf;
 pub mod text;
 
