@@ -68,3 +68,15 @@ fn xml(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+/// A `.docx` whose `word/document.xml` is `document` as given (compressed with deflate, as Word
+/// writes it), for documents no well-behaved writer makes.
+pub fn docx_with_document(document: &[u8]) -> Vec<u8> {
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated =
+        SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("word/document.xml", deflated)
+        .expect("writing to memory");
+    zip.write_all(document).expect("writing to memory");
+    zip.finish().expect("writing to memory").into_inner()
+}

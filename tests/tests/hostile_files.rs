@@ -1,12 +1,15 @@
 //! Hostile files, against the real binary: Quarry's own data inside a granted folder is never
-//! indexed or served, and FIFOs, sockets and devices in a granted folder never hang a sync or a
-//! request.
+//! indexed or served, FIFOs, sockets and devices in a granted folder never hang a sync or a
+//! request, and archive bombs and hostile XML fail their own document, with the reason, and
+//! nothing else.
 
 use std::fs;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS};
+use quarry_tests::docx::{docx, docx_with_document};
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
 
@@ -220,4 +223,72 @@ fn quarrys_data_bind_mounted_inside_a_granted_folder_is_out_of_reach() {
     assert!(content.contains("DENIED alias:"), "{content}");
     assert!(!content.contains(&token), "{content}");
     assert!(content.contains("READ notes.md:"), "{content}");
+}
+
+#[test]
+fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
+    let file = |path, bytes| FixtureFile {
+        path,
+        bytes,
+        mtime_ms: MARCH_2026_MS,
+    };
+    // 64 MiB of markup that compresses to about 64 KiB.
+    let bomb = docx_with_document(&vec![b' '; 64 << 20]);
+    assert!(bomb.len() < 256 << 10, "{} bytes", bomb.len());
+    // Under 1 MiB, so read whatever it compresses to: the nesting bound stops it.
+    let depth = 80_000;
+    let deep = format!(
+        "{}deepword{}",
+        "<w:p>".repeat(depth),
+        "</w:p>".repeat(depth)
+    );
+    let laughs = r#"<?xml version="1.0"?>
+<!DOCTYPE d [<!ENTITY a "lollollollollol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>
+<w:document><w:body><w:p><w:r><w:t>&d; laughword</w:t></w:r></w:p></w:body></w:document>"#;
+    let mut q = Quarry::new();
+    q.serve_folders(&[(
+        "Office",
+        vec![
+            file("bomb.docx", bomb),
+            file("deep.docx", docx_with_document(deep.as_bytes())),
+            file("laughs.docx", docx_with_document(laughs.as_bytes())),
+            file(
+                "fine.docx",
+                docx("Fine", &["fineword in a paragraph"], "a note"),
+            ),
+            file("notes.txt", b"plainword".to_vec()),
+        ],
+    )]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+
+    let status = q.cli_json(&["connector", "status", "Office", "--json"]);
+    assert_eq!(
+        status["status"], "idle",
+        "bad files never fail a sync: {status}"
+    );
+    assert_eq!(status["doc_count"], 5, "{status}");
+    let failed = status["failed_documents"].as_array().expect("list");
+    let reason = |path: &str| {
+        failed
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["error"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(failed.len(), 2, "{status}");
+    assert!(reason("bomb.docx").contains("archive bomb"), "{status}");
+    assert!(reason("deep.docx").contains("deeper than 512"), "{status}");
+
+    // Entities are never expanded: the word after them is indexed, the expansion is not.
+    let path = |r: &Value| r["path"].as_str().unwrap_or_default().to_owned();
+    let found =
+        |query: &str| -> Vec<String> { results(&q, &key, query).iter().map(path).collect() };
+    assert_eq!(found("laughword"), ["laughs.docx"]);
+    assert!(found("lollollollollol").is_empty());
+    assert_eq!(found("fineword"), ["fine.docx"]);
+    assert_eq!(found("plainword"), ["notes.txt"]);
+    // Failed documents are still found by name.
+    assert_eq!(found("bomb"), ["bomb.docx"]);
 }
