@@ -18,8 +18,21 @@ pub enum Kind {
     Pdf,
     /// Word document (Office Open XML).
     Docx,
+    /// PowerPoint presentation (Office Open XML): a page per slide.
+    Pptx,
+    /// OpenDocument text (LibreOffice Writer).
+    Odt,
+    /// OpenDocument presentation (LibreOffice Impress): a page per slide.
+    Odp,
     /// No text to extract (images, archives, media, executables).
     Binary,
+}
+
+impl Kind {
+    /// Whether files of this kind are ZIP packages, read part by part through the file.
+    pub fn is_package(self) -> bool {
+        matches!(self, Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp)
+    }
 }
 
 /// Extensions and their kind and MIME type. Extensions not listed are sniffed.
@@ -84,6 +97,17 @@ const TABLE: &[(&str, Kind, &str)] = &[
         Kind::Docx,
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ),
+    (
+        "pptx",
+        Kind::Pptx,
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ),
+    ("odt", Kind::Odt, "application/vnd.oasis.opendocument.text"),
+    (
+        "odp",
+        Kind::Odp,
+        "application/vnd.oasis.opendocument.presentation",
+    ),
     ("png", Kind::Binary, "image/png"),
     ("jpg", Kind::Binary, "image/jpeg"),
     ("jpeg", Kind::Binary, "image/jpeg"),
@@ -147,16 +171,6 @@ const TABLE: &[(&str, Kind, &str)] = &[
         "xlsx",
         Kind::Binary,
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    ),
-    (
-        "pptx",
-        Kind::Binary,
-        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    ),
-    (
-        "odt",
-        Kind::Binary,
-        "application/vnd.oasis.opendocument.text",
     ),
     ("epub", Kind::Binary, "application/epub+zip"),
 ];

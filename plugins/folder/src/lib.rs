@@ -110,10 +110,11 @@ impl Connector for Folder {
         let io = |e: std::io::Error| io_error(&path, &e);
         let unreadable = |e: std::io::Error| self.open_error(&root, &path, &doc.locator, e);
         // Most files are read whole by a first read of their start, which also tells their
-        // size; a kind that is read through the file (Word) is only statted first.
+        // size; a kind that is read through the file (a package: Word, PowerPoint,
+        // OpenDocument) is only statted first.
         let by_name = kinds::by_name(&doc.locator);
         let (head, size) = match by_name {
-            Some((Kind::Docx | Kind::Binary, _)) => {
+            Some((kind, _)) if kind.is_package() || kind == Kind::Binary => {
                 let file = root.open_file(&doc.locator).map_err(unreadable)?;
                 (Vec::new(), file.stat().map_err(io)?.size)
             }

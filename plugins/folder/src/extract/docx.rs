@@ -1,4 +1,5 @@
-//! Word documents (Office Open XML) to text: paragraphs of the body, then footnotes.
+//! Word documents (Office Open XML) to text: paragraphs of the body, then footnotes; title,
+//! author and dates from the core properties.
 
 use std::io::{Read, Seek};
 
@@ -20,9 +21,9 @@ pub fn to_content(file: impl Read + Seek) -> Result<Content, Error> {
         text.push_str(&notes);
     }
     let mut content = Content::text(quarry_sdk::text::tidy(&text));
-    // A title that cannot be read is left out; the text stands without it.
-    if let Ok(Some(title)) = core_title(&mut package) {
-        content = content.with_meta("title", title);
+    // Properties that cannot be read are left out; the text stands without them.
+    for (key, value) in super::ooxml::core_properties(&mut package).unwrap_or_default() {
+        content = content.with_meta(key, value);
     }
     Ok(content)
 }
@@ -58,26 +59,4 @@ fn part_text<R: Read + Seek>(
         }
     }
     Ok(Some(out))
-}
-
-/// `dc:title` from `docProps/core.xml`, if set.
-fn core_title<R: Read + Seek>(package: &mut Package<R>) -> Result<Option<String>, Error> {
-    let Some(mut part) = package.xml("docProps/core.xml")? else {
-        return Ok(None);
-    };
-    let mut in_title = false;
-    let mut title = String::new();
-    loop {
-        match part.next()? {
-            Event::Start(e) if e.name().as_ref() == b"dc:title" => in_title = true,
-            Event::End(e) if e.name().as_ref() == b"dc:title" => break,
-            Event::Eof => break,
-            event if in_title => {
-                append_text(&event, &mut title)?;
-            }
-            _ => {}
-        }
-    }
-    let title = title.trim();
-    Ok((!title.is_empty()).then(|| title.to_owned()))
 }

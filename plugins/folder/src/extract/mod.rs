@@ -4,8 +4,11 @@
 mod delimited;
 mod docx;
 mod json;
+mod ooxml;
+mod opendocument;
 mod package;
 mod pdf;
+mod pptx;
 pub mod text;
 
 use std::io;
@@ -14,6 +17,7 @@ use quarry_sdk::fs::File;
 use quarry_sdk::{Content, Error};
 
 use crate::kinds::Kind;
+use opendocument::Flavour;
 
 /// Why extraction failed: the file could not be read, or its content is not what its kind says.
 pub enum Failure {
@@ -41,9 +45,14 @@ pub fn extract(
     size: u64,
     head: Vec<u8>,
 ) -> Result<Content, Failure> {
-    if kind == Kind::Docx {
-        let file = open().map_err(Failure::Io)?;
-        return Ok(docx::to_content(io::BufReader::new(file))?);
+    // Packages (ZIP files) are read part by part through the file, never whole.
+    let package = || open().map(io::BufReader::new).map_err(Failure::Io);
+    match kind {
+        Kind::Docx => return Ok(docx::to_content(package()?)?),
+        Kind::Pptx => return Ok(pptx::to_content(package()?)?),
+        Kind::Odt => return Ok(opendocument::to_content(package()?, Flavour::Text)?),
+        Kind::Odp => return Ok(opendocument::to_content(package()?, Flavour::Presentation)?),
+        _ => {}
     }
     if kind == Kind::Binary {
         return Ok(Content::text(String::new()));
@@ -74,6 +83,9 @@ pub fn extract(
         Kind::Delimited(delimiter) => {
             Content::text(delimited::to_text(&text::decode(bytes), delimiter))
         }
-        Kind::Text | Kind::Docx | Kind::Binary => Content::text(text::decode(bytes)),
+        // Packages and binary files were handled above.
+        Kind::Text | Kind::Binary | Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp => {
+            Content::text(text::decode(bytes))
+        }
     })
 }

@@ -8,7 +8,7 @@ use std::io::{BufReader, Read, Seek};
 
 use quarry_sdk::Error;
 use quick_xml::Reader;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesStart, Event};
 use zip::ZipArchive;
 use zip::read::ZipFile;
 
@@ -98,6 +98,47 @@ impl<R: Read + Seek> Package<R> {
     }
 }
 
+impl<R: Read + Seek> Package<R> {
+    /// The text of the first element of each name in `fields` in part `name`, under the key it
+    /// is paired with (the first found wins for a key named twice); empty without the part.
+    pub fn fields(
+        &mut self,
+        name: &str,
+        fields: &[(&[u8], &'static str)],
+    ) -> Result<Vec<(&'static str, String)>, Error> {
+        let Some(mut part) = self.xml(name)? else {
+            return Ok(Vec::new());
+        };
+        let mut found: Vec<(&'static str, String)> = Vec::new();
+        let mut current: Option<(&'static str, String)> = None;
+        loop {
+            match part.next()? {
+                Event::Eof => break,
+                Event::Start(e) => {
+                    current = fields
+                        .iter()
+                        .find(|(field, _)| *field == e.name().as_ref())
+                        .map(|(_, key)| (*key, String::new()));
+                }
+                Event::End(_) => {
+                    if let Some((key, value)) = current.take() {
+                        let value = value.trim();
+                        if !value.is_empty() && !found.iter().any(|(k, _)| *k == key) {
+                            found.push((key, value.to_owned()));
+                        }
+                    }
+                }
+                event => {
+                    if let Some((_, value)) = current.as_mut() {
+                        append_text(&event, value)?;
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
 /// The events of one XML part, its nesting bounded by [`MAX_DEPTH`].
 pub struct XmlPart<'a, R: Read> {
     reader: Reader<BufReader<ZipFile<'a, R>>>,
@@ -158,6 +199,36 @@ pub fn append_text(event: &Event<'_>, out: &mut String) -> Result<bool, Error> {
     }
 }
 
+/// The value of attribute `name` of `element`, if it has one that can be read.
+pub fn attribute(element: &BytesStart<'_>, name: &str) -> Option<String> {
+    let value = element
+        .try_get_attribute(name)
+        .ok()??
+        .unescape_value()
+        .ok()?;
+    Some(value.into_owned())
+}
+
+/// The path of a part that a relationship of part `from` targets: relative to `from`'s folder,
+/// or from the package's root when it starts with `/`. `..` climbs; none climbs out of the root.
+pub fn resolve(from: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if !target.starts_with('/') {
+        parts.extend(from.split('/'));
+        parts.pop(); // `from`'s own name
+    }
+    for piece in target.split('/') {
+        match piece {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(piece),
+        }
+    }
+    parts.join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{Cursor, Write};
@@ -195,6 +266,23 @@ mod tests {
             }
             append_text(&event, &mut out).map_err(|e| e.to_string())?;
         }
+    }
+
+    #[test]
+    fn relationship_targets_resolve_from_their_parts_folder() {
+        assert_eq!(
+            resolve("ppt/presentation.xml", "slides/slide1.xml"),
+            "ppt/slides/slide1.xml"
+        );
+        assert_eq!(
+            resolve("ppt/slides/slide1.xml", "../notesSlides/notesSlide1.xml"),
+            "ppt/notesSlides/notesSlide1.xml"
+        );
+        assert_eq!(
+            resolve("ppt/presentation.xml", "/ppt/slides/slide2.xml"),
+            "ppt/slides/slide2.xml"
+        );
+        assert_eq!(resolve("a.xml", "../../../etc/passwd"), "etc/passwd");
     }
 
     #[test]
