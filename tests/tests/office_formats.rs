@@ -1,0 +1,198 @@
+//! Presentations and OpenDocument text through the real server, on files written by real
+//! producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the words of
+//! each file agree with a reference extraction (recall and precision at least 0.98), a slide is
+//! a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that slide with its speaker
+//! notes), and titles and authors come from the files' own metadata.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS};
+use quarry_tests::quarry::Quarry;
+use serde_json::{Value, json};
+
+/// The decks: PowerPoint written by pandoc, OpenDocument by LibreOffice, and PowerPoint written
+/// back by LibreOffice.
+const DECKS: [&str; 3] = ["deck.pptx", "deck.odp", "deck-libreoffice.pptx"];
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/office")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn fixture_text(name: &str) -> String {
+    String::from_utf8(fixture(name)).expect("UTF-8")
+}
+
+/// Words, lowercased, as multiset counts (letters and digits; typographic apostrophes count as
+/// apostrophes, so `person's` is one word in every extractor).
+fn words(text: &str) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    let normalised = text.replace('\u{2019}', "'");
+    for word in normalised
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+    {
+        *counts.entry(word.to_lowercase()).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// Word recall and precision of `got` against `reference`.
+fn recall_precision(got: &str, reference: &str) -> (f64, f64) {
+    let (got, reference) = (words(got), words(reference));
+    let common: usize = reference
+        .iter()
+        .map(|(w, n)| (*n).min(got.get(w).copied().unwrap_or(0)))
+        .sum();
+    let total = |m: &HashMap<String, usize>| m.values().sum::<usize>().max(1) as f64;
+    (
+        common as f64 / total(&reference),
+        common as f64 / total(&got),
+    )
+}
+
+struct Office {
+    q: Quarry,
+    key: String,
+    connector: String,
+}
+
+fn office() -> Office {
+    let file = |path: &'static str| FixtureFile {
+        path,
+        bytes: fixture(path),
+        mtime_ms: MARCH_2026_MS,
+    };
+    let mut q = Quarry::new();
+    q.without_model();
+    let mut files: Vec<FixtureFile> = DECKS.iter().map(|d| file(d)).collect();
+    files.push(file("report.odt"));
+    let connector = q.serve_folders(&[("Office", files)]).remove(0);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    Office { q, key, connector }
+}
+
+impl Office {
+    fn hits(&self, query: &str) -> Vec<Value> {
+        let body = self.q.search_ok(
+            &self.key,
+            json!({"query": query, "semantic_search": false, "limit": 20}),
+        );
+        body["results"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn doc_id(&self, path: &str) -> String {
+        let status = self
+            .q
+            .cli_json(&["connector", "status", "Office", "--json"]);
+        assert_eq!(status["failed_documents"], json!([]), "{status}");
+        self.hits(path.split('.').next().unwrap_or(path))
+            .iter()
+            .find(|h| h["path"] == path)
+            .and_then(|h| h["doc_id"].as_str())
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("{path} is indexed"))
+    }
+
+    fn doc(&self, path: &str, query: &str) -> Value {
+        let id = self.doc_id(path);
+        let url = format!("/api/v1/connectors/{}/docs/{id}{query}", self.connector);
+        let response = self.q.request("GET", &url, Some(&self.key), None);
+        assert_eq!(response.status, 200, "{}", response.text());
+        response.json()
+    }
+}
+
+#[test]
+fn presentations_and_opendocument_text_match_their_reference_text() {
+    let o = office();
+    let pages: Vec<String> = fixture_text("deck.pages.txt")
+        .split('\u{c}')
+        .map(str::to_owned)
+        .collect();
+    for deck in DECKS {
+        let doc = o.doc(deck, "");
+        let text = doc["content"].as_str().unwrap_or_default();
+        let (recall, precision) = recall_precision(text, &pages.concat());
+        eprintln!("{deck}: recall {recall:.3}, precision {precision:.3}");
+        assert!(
+            recall >= 0.98 && precision >= 0.98,
+            "{deck}: recall {recall:.3}, precision {precision:.3}\n{text}"
+        );
+        assert_eq!(doc["page_count"], pages.len(), "{deck}: a page per slide");
+        assert_eq!(
+            doc["metadata"]["title"], "Quarry field notes",
+            "{deck}: {doc}"
+        );
+        assert_eq!(
+            doc["metadata"]["slide_count"],
+            pages.len().to_string(),
+            "{deck}"
+        );
+        // Every slide's page is that slide: its words, its notes, no other slide's.
+        for (n, expected) in pages.iter().enumerate() {
+            let one = o.doc(deck, &format!("?page_start={0}&page_end={0}", n + 1));
+            let got = one["content"].as_str().unwrap_or_default();
+            let (recall, precision) = recall_precision(got, expected);
+            assert!(
+                recall >= 0.98 && precision >= 0.98,
+                "{deck} page {}: recall {recall:.3}, precision {precision:.3}\n{got}\n--- expected ---\n{expected}",
+                n + 1
+            );
+        }
+    }
+
+    let report = o.doc("report.odt", "");
+    let text = report["content"].as_str().unwrap_or_default();
+    let (recall, precision) = recall_precision(text, &fixture_text("report.reference.txt"));
+    eprintln!("report.odt: recall {recall:.3}, precision {precision:.3}");
+    assert!(
+        recall >= 0.98 && precision >= 0.98,
+        "report.odt: recall {recall:.3}, precision {precision:.3}\n{text}"
+    );
+    assert_eq!(
+        report["metadata"]["title"], "Quarry field notes report",
+        "{report}"
+    );
+    assert_eq!(report["metadata"]["author"], "Ada Example", "{report}");
+    assert!(
+        report["metadata"]["created"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("20")),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_word_of_slide_7_is_found_on_page_7_with_its_speaker_notes() {
+    let o = office();
+    for (query, words_on_page) in [
+        ("marmalade", "Marmalade quarterly"),
+        ("heliotrope", "heliotrope example"),
+    ] {
+        let hits = o.hits(query);
+        let mut decks: Vec<&str> = hits.iter().filter_map(|h| h["path"].as_str()).collect();
+        decks.sort_unstable();
+        let mut expected: Vec<&str> = DECKS.to_vec();
+        expected.push("report.odt");
+        expected.sort_unstable();
+        assert_eq!(decks, expected, "{query}: {hits:?}");
+        for hit in hits.iter().filter(|h| h["path"] != "report.odt") {
+            assert_eq!(hit["page"], 7, "{query} in {}: {hit}", hit["path"]);
+            let slide = o.doc(
+                hit["path"].as_str().unwrap_or_default(),
+                "?page_start=7&page_end=7",
+            );
+            let text = slide["content"].as_str().unwrap_or_default();
+            assert!(text.contains(words_on_page), "{text}");
+            assert!(
+                !text.contains("Chapters of a book"),
+                "slide 8 is not on page 7: {text}"
+            );
+        }
+    }
+}
