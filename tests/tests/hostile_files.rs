@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS};
-use quarry_tests::docx::{docx, docx_with_document};
+use quarry_tests::docx::{docx, docx_with_document, package_with_part};
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
 
@@ -258,6 +258,16 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
                 docx("Fine", &["fineword in a paragraph"], "a note"),
             ),
             file("notes.txt", b"plainword".to_vec()),
+            // The same bounds for every package format.
+            file(
+                "bomb.odt",
+                package_with_part("content.xml", &vec![b' '; 64 << 20]),
+            ),
+            file(
+                "deep.pptx",
+                package_with_part("ppt/presentation.xml", deep.as_bytes()),
+            ),
+            file("truncated.odp", truncated_deck()),
         ],
     )]);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
@@ -267,7 +277,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
         status["status"], "idle",
         "bad files never fail a sync: {status}"
     );
-    assert_eq!(status["doc_count"], 5, "{status}");
+    assert_eq!(status["doc_count"], 8, "{status}");
     let failed = status["failed_documents"].as_array().expect("list");
     let reason = |path: &str| {
         failed
@@ -277,9 +287,15 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
             .unwrap_or_default()
             .to_owned()
     };
-    assert_eq!(failed.len(), 2, "{status}");
+    assert_eq!(failed.len(), 5, "{status}");
     assert!(reason("bomb.docx").contains("archive bomb"), "{status}");
     assert!(reason("deep.docx").contains("deeper than 512"), "{status}");
+    assert!(reason("bomb.odt").contains("archive bomb"), "{status}");
+    assert!(reason("deep.pptx").contains("deeper than 512"), "{status}");
+    assert!(
+        reason("truncated.odp").contains("not a readable ODP"),
+        "{status}"
+    );
 
     // Entities are never expanded: the word after them is indexed, the expansion is not.
     let path = |r: &Value| r["path"].as_str().unwrap_or_default().to_owned();
@@ -290,5 +306,15 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
     assert_eq!(found("fineword"), ["fine.docx"]);
     assert_eq!(found("plainword"), ["notes.txt"]);
     // Failed documents are still found by name.
-    assert_eq!(found("bomb"), ["bomb.docx"]);
+    let mut bombs = found("bomb");
+    bombs.sort();
+    assert_eq!(bombs, ["bomb.docx", "bomb.odt"]);
+}
+
+/// The first half of a real presentation (LibreOffice's, from the office fixtures).
+fn truncated_deck() -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/office/deck.odp");
+    let mut bytes = fs::read(&path).expect("the fixture exists");
+    bytes.truncate(bytes.len() / 2);
+    bytes
 }
