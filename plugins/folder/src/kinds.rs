@@ -24,6 +24,10 @@ pub enum Kind {
     Odt,
     /// OpenDocument presentation (LibreOffice Impress): a page per slide.
     Odp,
+    /// Excel workbook (Office Open XML): a page per sheet.
+    Xlsx,
+    /// OpenDocument spreadsheet (LibreOffice Calc): a page per sheet.
+    Ods,
     /// No text to extract (images, archives, media, executables).
     Binary,
 }
@@ -31,7 +35,10 @@ pub enum Kind {
 impl Kind {
     /// Whether files of this kind are ZIP packages, read part by part through the file.
     pub fn is_package(self) -> bool {
-        matches!(self, Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp)
+        matches!(
+            self,
+            Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp | Kind::Xlsx | Kind::Ods
+        )
     }
 }
 
@@ -108,6 +115,16 @@ const TABLE: &[(&str, Kind, &str)] = &[
         Kind::Odp,
         "application/vnd.oasis.opendocument.presentation",
     ),
+    (
+        "xlsx",
+        Kind::Xlsx,
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ),
+    (
+        "ods",
+        Kind::Ods,
+        "application/vnd.oasis.opendocument.spreadsheet",
+    ),
     ("png", Kind::Binary, "image/png"),
     ("jpg", Kind::Binary, "image/jpeg"),
     ("jpeg", Kind::Binary, "image/jpeg"),
@@ -167,11 +184,6 @@ const TABLE: &[(&str, Kind, &str)] = &[
     ("doc", Kind::Binary, "application/msword"),
     ("xls", Kind::Binary, "application/vnd.ms-excel"),
     ("ppt", Kind::Binary, "application/vnd.ms-powerpoint"),
-    (
-        "xlsx",
-        Kind::Binary,
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    ),
     ("epub", Kind::Binary, "application/epub+zip"),
 ];
 

@@ -9,6 +9,7 @@ mod opendocument;
 mod package;
 mod pdf;
 mod pptx;
+mod spreadsheet;
 pub mod text;
 
 use std::io;
@@ -18,6 +19,7 @@ use quarry_sdk::{Content, Error};
 
 use crate::kinds::Kind;
 use opendocument::Flavour;
+use spreadsheet::Book;
 
 /// Why extraction failed: the file could not be read, or its content is not what its kind says.
 pub enum Failure {
@@ -52,6 +54,8 @@ pub fn extract(
         Kind::Pptx => return Ok(pptx::to_content(package()?)?),
         Kind::Odt => return Ok(opendocument::to_content(package()?, Flavour::Text)?),
         Kind::Odp => return Ok(opendocument::to_content(package()?, Flavour::Presentation)?),
+        Kind::Xlsx => return Ok(spreadsheet::to_content(package()?, Book::Xlsx)?),
+        Kind::Ods => return Ok(spreadsheet::to_content(package()?, Book::Ods)?),
         _ => {}
     }
     if kind == Kind::Binary {
@@ -84,8 +88,13 @@ pub fn extract(
             Content::text(delimited::to_text(&text::decode(bytes), delimiter))
         }
         // Packages and binary files were handled above.
-        Kind::Text | Kind::Binary | Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp => {
-            Content::text(text::decode(bytes))
-        }
+        Kind::Text
+        | Kind::Binary
+        | Kind::Docx
+        | Kind::Pptx
+        | Kind::Odt
+        | Kind::Odp
+        | Kind::Xlsx
+        | Kind::Ods => Content::text(text::decode(bytes)),
     })
 }

@@ -128,7 +128,7 @@ fn body_pages<R: Read + Seek>(
 }
 
 /// Title, author, and creation and modification dates from `meta.xml`.
-fn metadata<R: Read + Seek>(
+pub fn metadata<R: Read + Seek>(
     package: &mut Package<R>,
 ) -> Result<Vec<(&'static str, String)>, Error> {
     package.fields(

@@ -51,6 +51,37 @@ impl<R: Read + Seek> Package<R> {
         })
     }
 
+    /// Checks every entry against the bounds parts are read within (its declared size, the
+    /// package's total, its expansion), for a package another library reads whole.
+    pub fn check_all(&mut self) -> Result<(), Error> {
+        let kind = self.kind;
+        let mut total = 0u64;
+        for index in 0..self.zip.len() {
+            let entry = self
+                .zip
+                .by_index_raw(index)
+                .map_err(|e| Error::Other(format!("cannot read this {kind}: {e}")))?;
+            let name = entry
+                .name()
+                .map_or_else(|_| format!("entry {index}"), |n| n.to_string());
+            let size = entry.size();
+            check_part(
+                kind,
+                &name,
+                size,
+                entry.compressed_size(),
+                MAX_TOTAL_BYTES - total,
+            )?;
+            total += size;
+        }
+        Ok(())
+    }
+
+    /// The file, for a library that reads the package itself (after [`Package::check_all`]).
+    pub fn into_inner(self) -> R {
+        self.zip.into_inner()
+    }
+
     /// Part `name` as XML events, or `None` when the package has no such part. Refused when the
     /// part claims more than [`MAX_PART_BYTES`], more than the package has left, or expands more
     /// than [`MAX_RATIO`] times; the reader cannot read past the size the part claims.
@@ -66,27 +97,7 @@ impl<R: Read + Seek> Package<R> {
             }
         };
         let size = part.size();
-        let refuse = |why: String| {
-            Err(Error::Other(format!(
-                "not read: {name} of this {kind} {why}"
-            )))
-        };
-        if size > MAX_PART_BYTES {
-            return refuse(format!(
-                "expands to {size} bytes, more than {MAX_PART_BYTES}"
-            ));
-        }
-        if size > self.budget {
-            return refuse(format!(
-                "would take the package past {MAX_TOTAL_BYTES} bytes of text and markup"
-            ));
-        }
-        let ratio = size / part.compressed_size().max(1);
-        if size > RATIO_FREE_BYTES && ratio > MAX_RATIO {
-            return refuse(format!(
-                "expands {ratio} times (more than {MAX_RATIO}): an archive bomb"
-            ));
-        }
+        check_part(kind, name, size, part.compressed_size(), self.budget)?;
         self.budget -= size;
         Ok(Some(XmlPart {
             reader: Reader::from_reader(BufReader::new(part)),
@@ -137,6 +148,39 @@ impl<R: Read + Seek> Package<R> {
         }
         Ok(found)
     }
+}
+
+/// Refuses part `name` of a `kind` package if it claims more than [`MAX_PART_BYTES`], more than
+/// `budget` (what the package has left), or expands more than [`MAX_RATIO`] times.
+fn check_part(
+    kind: &str,
+    name: &str,
+    size: u64,
+    compressed: u64,
+    budget: u64,
+) -> Result<(), Error> {
+    let refuse = |why: String| {
+        Err(Error::Other(format!(
+            "not read: {name} of this {kind} {why}"
+        )))
+    };
+    if size > MAX_PART_BYTES {
+        return refuse(format!(
+            "expands to {size} bytes, more than {MAX_PART_BYTES}"
+        ));
+    }
+    if size > budget {
+        return refuse(format!(
+            "would take the package past {MAX_TOTAL_BYTES} bytes of text and markup"
+        ));
+    }
+    let ratio = size / compressed.max(1);
+    if size > RATIO_FREE_BYTES && ratio > MAX_RATIO {
+        return refuse(format!(
+            "expands {ratio} times (more than {MAX_RATIO}): an archive bomb"
+        ));
+    }
+    Ok(())
 }
 
 /// The events of one XML part, its nesting bounded by [`MAX_DEPTH`].
