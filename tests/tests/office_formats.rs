@@ -1,8 +1,8 @@
-//! Presentations and OpenDocument text through the real server, on files written by real
-//! producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the words of
-//! each file agree with a reference extraction (recall and precision at least 0.98), a slide is
-//! a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that slide with its speaker
-//! notes), and titles and authors come from the files' own metadata.
+//! Presentations, spreadsheets and OpenDocument text through the real server, on files written
+//! by real producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the
+//! words of each file agree with a reference extraction (recall and precision at least 0.98), a
+//! slide or a sheet is a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that
+//! slide with its speaker notes), and titles and authors come from the files' own metadata.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 /// The decks: PowerPoint written by pandoc, OpenDocument by LibreOffice, and PowerPoint written
 /// back by LibreOffice.
 const DECKS: [&str; 3] = ["deck.pptx", "deck.odp", "deck-libreoffice.pptx"];
+
+/// The workbooks: OpenDocument and Excel, both written by LibreOffice.
+const BOOKS: [&str; 2] = ["book.ods", "book.xlsx"];
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -69,7 +72,7 @@ fn office() -> Office {
     };
     let mut q = Quarry::new();
     q.without_model();
-    let mut files: Vec<FixtureFile> = DECKS.iter().map(|d| file(d)).collect();
+    let mut files: Vec<FixtureFile> = DECKS.iter().chain(&BOOKS).map(|d| file(d)).collect();
     files.push(file("report.odt"));
     let connector = q.serve_folders(&[("Office", files)]).remove(0);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
@@ -107,13 +110,54 @@ impl Office {
     }
 }
 
+/// The pages of a reference file (separated by form feeds).
+fn reference_pages(name: &str) -> Vec<String> {
+    fixture_text(name)
+        .split('\u{c}')
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn spreadsheets_are_a_page_per_sheet_matching_libreoffices_own_export() {
+    let o = office();
+    let sheets = reference_pages("book.sheets.txt");
+    for book in BOOKS {
+        let doc = o.doc(book, "");
+        let text = doc["content"].as_str().unwrap_or_default();
+        let (recall, precision) = recall_precision(text, &sheets.concat());
+        eprintln!("{book}: recall {recall:.3}, precision {precision:.3}");
+        assert!(
+            recall >= 0.98 && precision >= 0.98,
+            "{book}: recall {recall:.3}, precision {precision:.3}\n{text}"
+        );
+        assert_eq!(doc["page_count"], sheets.len(), "{book}: a page per sheet");
+        assert_eq!(
+            doc["metadata"]["sheet_count"],
+            sheets.len().to_string(),
+            "{book}"
+        );
+        assert_eq!(doc["metadata"]["author"], "Ada Example", "{book}: {doc}");
+        for (n, expected) in sheets.iter().enumerate() {
+            let one = o.doc(book, &format!("?page_start={0}&page_end={0}", n + 1));
+            let got = one["content"].as_str().unwrap_or_default();
+            assert_eq!(
+                recall_precision(got, expected),
+                (1.0, 1.0),
+                "{book} sheet {}: {got}",
+                n + 1
+            );
+        }
+    }
+    let hits = o.hits("Calvino");
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits.iter().all(|h| h["page"] == 3), "{hits:?}");
+}
+
 #[test]
 fn presentations_and_opendocument_text_match_their_reference_text() {
     let o = office();
-    let pages: Vec<String> = fixture_text("deck.pages.txt")
-        .split('\u{c}')
-        .map(str::to_owned)
-        .collect();
+    let pages = reference_pages("deck.pages.txt");
     for deck in DECKS {
         let doc = o.doc(deck, "");
         let text = doc["content"].as_str().unwrap_or_default();
@@ -174,14 +218,13 @@ fn a_word_of_slide_7_is_found_on_page_7_with_its_speaker_notes() {
         ("marmalade", "Marmalade quarterly"),
         ("heliotrope", "heliotrope example"),
     ] {
-        let hits = o.hits(query);
-        let mut decks: Vec<&str> = hits.iter().filter_map(|h| h["path"].as_str()).collect();
-        decks.sort_unstable();
-        let mut expected: Vec<&str> = DECKS.to_vec();
-        expected.push("report.odt");
-        expected.sort_unstable();
-        assert_eq!(decks, expected, "{query}: {hits:?}");
-        for hit in hits.iter().filter(|h| h["path"] != "report.odt") {
+        let hits: Vec<Value> = o
+            .hits(query)
+            .into_iter()
+            .filter(|h| DECKS.iter().any(|d| h["path"] == *d))
+            .collect();
+        assert_eq!(hits.len(), DECKS.len(), "{query}: {hits:?}");
+        for hit in &hits {
             assert_eq!(hit["page"], 7, "{query} in {}: {hit}", hit["path"]);
             let slide = o.doc(
                 hit["path"].as_str().unwrap_or_default(),
