@@ -72,16 +72,18 @@ fn xml(s: &str) -> String {
 /// A `.docx` whose `word/document.xml` is `document` as given (compressed with deflate, as Word
 /// writes it), for documents no well-behaved writer makes.
 pub fn docx_with_document(document: &[u8]) -> Vec<u8> {
-    package_with_part("word/document.xml", document)
+    package_with_parts(&[("word/document.xml", document)])
 }
 
-/// A ZIP package of one part, `name`, holding `bytes` (deflated): the main part of a hostile
-/// Word, PowerPoint or OpenDocument file.
-pub fn package_with_part(name: &str, bytes: &[u8]) -> Vec<u8> {
+/// A ZIP package of `parts` (name, bytes; deflated): the parts of a hostile Word, PowerPoint,
+/// Excel or OpenDocument file.
+pub fn package_with_parts(parts: &[(&str, &[u8])]) -> Vec<u8> {
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
     let deflated =
         SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    zip.start_file(name, deflated).expect("writing to memory");
-    zip.write_all(bytes).expect("writing to memory");
+    for (name, bytes) in parts {
+        zip.start_file(*name, deflated).expect("writing to memory");
+        zip.write_all(bytes).expect("writing to memory");
+    }
     zip.finish().expect("writing to memory").into_inner()
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use quarry_tests::corpus::{FixtureFile, MARCH_2026_MS};
-use quarry_tests::docx::{docx, docx_with_document, package_with_part};
+use quarry_tests::docx::{docx, docx_with_document, package_with_parts};
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
 
@@ -261,13 +261,32 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
             // The same bounds for every package format.
             file(
                 "bomb.odt",
-                package_with_part("content.xml", &vec![b' '; 64 << 20]),
+                package_with_parts(&[("content.xml", &vec![b' '; 64 << 20])]),
             ),
             file(
                 "deep.pptx",
-                package_with_part("ppt/presentation.xml", deep.as_bytes()),
+                package_with_parts(&[("ppt/presentation.xml", deep.as_bytes())]),
             ),
             file("truncated.odp", truncated_deck()),
+            file(
+                "bomb.xlsx",
+                package_with_parts(&[("xl/workbook.xml", &vec![b' '; 64 << 20])]),
+            ),
+            file(
+                "repeated.ods",
+                office_fixture_with_part("book.ods", "content.xml", REPEATED_CELLS.as_bytes()),
+            ),
+            file(
+                "repeated-fewer.ods",
+                office_fixture_with_part(
+                    "book.ods",
+                    "content.xml",
+                    REPEATED_CELLS
+                        .replace("1048576", "5000")
+                        .replace("16384", "10000")
+                        .as_bytes(),
+                ),
+            ),
         ],
     )]);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
@@ -277,7 +296,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
         status["status"], "idle",
         "bad files never fail a sync: {status}"
     );
-    assert_eq!(status["doc_count"], 8, "{status}");
+    assert_eq!(status["doc_count"], 11, "{status}");
     let failed = status["failed_documents"].as_array().expect("list");
     let reason = |path: &str| {
         failed
@@ -287,7 +306,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
             .unwrap_or_default()
             .to_owned()
     };
-    assert_eq!(failed.len(), 5, "{status}");
+    assert_eq!(failed.len(), 8, "{status}");
     assert!(reason("bomb.docx").contains("archive bomb"), "{status}");
     assert!(reason("deep.docx").contains("deeper than 512"), "{status}");
     assert!(reason("bomb.odt").contains("archive bomb"), "{status}");
@@ -296,6 +315,15 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
         reason("truncated.odp").contains("not a readable ODP"),
         "{status}"
     );
+    assert!(reason("bomb.xlsx").contains("archive bomb"), "{status}");
+    // calamine refuses more than 100 million cells; under that, the sandbox's memory limit
+    // stops a grid too large for it.
+    assert!(
+        reason("repeated.ods").contains("Cell limit exceeded"),
+        "{status}"
+    );
+    eprintln!("repeated-fewer.ods: {}", reason("repeated-fewer.ods"));
+    assert!(reason("repeated-fewer.ods").contains("memory"), "{status}");
 
     // Entities are never expanded: the word after them is indexed, the expansion is not.
     let path = |r: &Value| r["path"].as_str().unwrap_or_default().to_owned();
@@ -308,13 +336,45 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
     // Failed documents are still found by name.
     let mut bombs = found("bomb");
     bombs.sort();
-    assert_eq!(bombs, ["bomb.docx", "bomb.odt"]);
+    assert_eq!(bombs, ["bomb.docx", "bomb.odt", "bomb.xlsx"]);
+}
+
+/// A sheet of a few hundred bytes whose one cell is repeated over every row and column a sheet
+/// can have (17 billion cells).
+const REPEATED_CELLS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:spreadsheet><table:table table:name="Sheet1"><table:table-row table:number-rows-repeated="1048576"><table:table-cell table:number-columns-repeated="16384" office:value-type="string"><text:p>again</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>"#;
+
+fn office_fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/office")
+        .join(name);
+    fs::read(&path).expect("the fixture exists")
 }
 
 /// The first half of a real presentation (LibreOffice's, from the office fixtures).
 fn truncated_deck() -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/office/deck.odp");
-    let mut bytes = fs::read(&path).expect("the fixture exists");
+    let mut bytes = office_fixture("deck.odp");
     bytes.truncate(bytes.len() / 2);
     bytes
+}
+
+/// Office fixture `name` with its part `part` replaced by `bytes`, every other part as it was.
+fn office_fixture_with_part(name: &str, part: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut source =
+        zip::ZipArchive::new(std::io::Cursor::new(office_fixture(name))).expect("a ZIP file");
+    let mut parts = Vec::new();
+    for index in 0..source.len() {
+        let mut entry = source.by_index(index).expect("an entry");
+        let mut content = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut content).expect("readable");
+        if entry.name() != part && !entry.is_dir() {
+            parts.push((entry.name().to_owned(), content));
+        }
+    }
+    parts.push((part.to_owned(), bytes.to_vec()));
+    let parts: Vec<(&str, &[u8])> = parts
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    package_with_parts(&parts)
 }
