@@ -28,6 +28,8 @@ pub enum Kind {
     Xlsx,
     /// OpenDocument spreadsheet (LibreOffice Calc): a page per sheet.
     Ods,
+    /// E-book: a page per chapter.
+    Epub,
     /// No text to extract (images, archives, media, executables).
     Binary,
 }
@@ -37,7 +39,7 @@ impl Kind {
     pub fn is_package(self) -> bool {
         matches!(
             self,
-            Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp | Kind::Xlsx | Kind::Ods
+            Kind::Docx | Kind::Pptx | Kind::Odt | Kind::Odp | Kind::Xlsx | Kind::Ods | Kind::Epub
         )
     }
 }
@@ -184,7 +186,7 @@ const TABLE: &[(&str, Kind, &str)] = &[
     ("doc", Kind::Binary, "application/msword"),
     ("xls", Kind::Binary, "application/vnd.ms-excel"),
     ("ppt", Kind::Binary, "application/vnd.ms-powerpoint"),
-    ("epub", Kind::Binary, "application/epub+zip"),
+    ("epub", Kind::Epub, "application/epub+zip"),
 ];
 
 /// Bytes looked at to tell text from binary.

@@ -3,6 +3,7 @@
 
 mod delimited;
 mod docx;
+mod epub;
 mod json;
 mod ooxml;
 mod opendocument;
@@ -56,6 +57,7 @@ pub fn extract(
         Kind::Odp => return Ok(opendocument::to_content(package()?, Flavour::Presentation)?),
         Kind::Xlsx => return Ok(spreadsheet::to_content(package()?, Book::Xlsx)?),
         Kind::Ods => return Ok(spreadsheet::to_content(package()?, Book::Ods)?),
+        Kind::Epub => return Ok(epub::to_content(package()?)?),
         _ => {}
     }
     if kind == Kind::Binary {
@@ -95,6 +97,7 @@ pub fn extract(
         | Kind::Odt
         | Kind::Odp
         | Kind::Xlsx
-        | Kind::Ods => Content::text(text::decode(bytes)),
+        | Kind::Ods
+        | Kind::Epub => Content::text(text::decode(bytes)),
     })
 }

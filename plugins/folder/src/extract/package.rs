@@ -82,6 +82,28 @@ impl<R: Read + Seek> Package<R> {
         self.zip.into_inner()
     }
 
+    /// The bytes of part `name` (within the same bounds as [`Package::xml`]), or `None` when
+    /// the package has no such part.
+    pub fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, Error> {
+        let kind = self.kind;
+        let mut part = match self.zip.by_name(name) {
+            Ok(part) => part,
+            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+            Err(e) => {
+                return Err(Error::Other(format!(
+                    "cannot read {name} of this {kind}: {e}"
+                )));
+            }
+        };
+        let size = part.size();
+        check_part(kind, name, size, part.compressed_size(), self.budget)?;
+        self.budget -= size;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        part.read_to_end(&mut bytes)
+            .map_err(|e| Error::Other(format!("cannot read {name} of this {kind}: {e}")))?;
+        Ok(Some(bytes))
+    }
+
     /// Part `name` as XML events, or `None` when the package has no such part. Refused when the
     /// part claims more than [`MAX_PART_BYTES`], more than the package has left, or expands more
     /// than [`MAX_RATIO`] times; the reader cannot read past the size the part claims.
