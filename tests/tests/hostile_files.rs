@@ -277,6 +277,14 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
                 office_fixture_with_part("book.ods", "content.xml", REPEATED_CELLS.as_bytes()),
             ),
             file(
+                "bomb.epub",
+                package_with_parts(&[
+                    ("META-INF/container.xml", BOMB_CONTAINER.as_bytes()),
+                    ("book.opf", BOMB_OPF.as_bytes()),
+                    ("chapter.xhtml", &vec![b' '; 64 << 20]),
+                ]),
+            ),
+            file(
                 "repeated-fewer.ods",
                 office_fixture_with_part(
                     "book.ods",
@@ -296,7 +304,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
         status["status"], "idle",
         "bad files never fail a sync: {status}"
     );
-    assert_eq!(status["doc_count"], 11, "{status}");
+    assert_eq!(status["doc_count"], 12, "{status}");
     let failed = status["failed_documents"].as_array().expect("list");
     let reason = |path: &str| {
         failed
@@ -306,7 +314,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
             .unwrap_or_default()
             .to_owned()
     };
-    assert_eq!(failed.len(), 8, "{status}");
+    assert_eq!(failed.len(), 9, "{status}");
     assert!(reason("bomb.docx").contains("archive bomb"), "{status}");
     assert!(reason("deep.docx").contains("deeper than 512"), "{status}");
     assert!(reason("bomb.odt").contains("archive bomb"), "{status}");
@@ -316,6 +324,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
         "{status}"
     );
     assert!(reason("bomb.xlsx").contains("archive bomb"), "{status}");
+    assert!(reason("bomb.epub").contains("archive bomb"), "{status}");
     // calamine refuses more than 100 million cells; under that, the sandbox's memory limit
     // stops a grid too large for it.
     assert!(
@@ -336,8 +345,12 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
     // Failed documents are still found by name.
     let mut bombs = found("bomb");
     bombs.sort();
-    assert_eq!(bombs, ["bomb.docx", "bomb.odt", "bomb.xlsx"]);
+    assert_eq!(bombs, ["bomb.docx", "bomb.epub", "bomb.odt", "bomb.xlsx"]);
 }
+
+/// An e-book whose one chapter is a bomb: where the book is, and its chapter list.
+const BOMB_CONTAINER: &str = r#"<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="book.opf"/></rootfiles></container>"#;
+const BOMB_OPF: &str = r#"<package xmlns="http://www.idpf.org/2007/opf"><manifest><item id="c" href="chapter.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c"/></spine></package>"#;
 
 /// A sheet of a few hundred bytes whose one cell is repeated over every row and column a sheet
 /// can have (17 billion cells).

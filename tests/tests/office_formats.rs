@@ -1,4 +1,4 @@
-//! Presentations, spreadsheets and OpenDocument text through the real server, on files written
+//! Presentations, spreadsheets, OpenDocument text and e-books through the real server, on files written
 //! by real producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the
 //! words of each file agree with a reference extraction (recall and precision at least 0.98), a
 //! slide or a sheet is a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that
@@ -74,6 +74,7 @@ fn office() -> Office {
     q.without_model();
     let mut files: Vec<FixtureFile> = DECKS.iter().chain(&BOOKS).map(|d| file(d)).collect();
     files.push(file("report.odt"));
+    files.push(file("novel.epub"));
     let connector = q.serve_folders(&[("Office", files)]).remove(0);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     Office { q, key, connector }
@@ -238,4 +239,37 @@ fn a_word_of_slide_7_is_found_on_page_7_with_its_speaker_notes() {
             );
         }
     }
+}
+
+#[test]
+fn an_e_book_is_a_page_per_chapter_after_its_title_page() {
+    let o = office();
+    let doc = o.doc("novel.epub", "");
+    let text = doc["content"].as_str().unwrap_or_default();
+    let (recall, precision) = recall_precision(text, &fixture_text("novel.reference.txt"));
+    eprintln!("novel.epub: recall {recall:.3}, precision {precision:.3}");
+    assert!(
+        recall >= 0.98 && precision >= 0.98,
+        "novel.epub: recall {recall:.3}, precision {precision:.3}\n{text}"
+    );
+    assert_eq!(
+        doc["page_count"], 4,
+        "a title page and three chapters: {doc}"
+    );
+    assert_eq!(doc["metadata"]["title"], "The Ledger", "{doc}");
+    assert_eq!(doc["metadata"]["author"], "Ada Example", "{doc}");
+    assert_eq!(doc["metadata"]["date"], "2026-03-01", "{doc}");
+    let hits = o.hits("oilcloth");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["page"], 4, "the third chapter: {hits:?}");
+    let chapter = o.doc("novel.epub", "?page_start=3&page_end=3");
+    let text = chapter["content"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("The archive") && text.contains("missing ledger"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("lighthouse") && !text.contains("oilcloth"),
+        "{text}"
+    );
 }
