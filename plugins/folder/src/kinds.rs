@@ -30,6 +30,8 @@ pub enum Kind {
     Ods,
     /// E-book: a page per chapter.
     Epub,
+    /// A mail message (RFC 5322, `.eml`): headers, body, attachments' text.
+    Eml,
     /// No text to extract (images, archives, media, executables).
     Binary,
 }
@@ -187,6 +189,7 @@ const TABLE: &[(&str, Kind, &str)] = &[
     ("xls", Kind::Binary, "application/vnd.ms-excel"),
     ("ppt", Kind::Binary, "application/vnd.ms-powerpoint"),
     ("epub", Kind::Epub, "application/epub+zip"),
+    ("eml", Kind::Eml, "message/rfc822"),
 ];
 
 /// Bytes looked at to tell text from binary.

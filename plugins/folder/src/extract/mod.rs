@@ -5,6 +5,7 @@ mod delimited;
 mod docx;
 mod epub;
 mod json;
+mod mail;
 mod ooxml;
 mod opendocument;
 mod package;
@@ -49,16 +50,9 @@ pub fn extract(
     head: Vec<u8>,
 ) -> Result<Content, Failure> {
     // Packages (ZIP files) are read part by part through the file, never whole.
-    let package = || open().map(io::BufReader::new).map_err(Failure::Io);
-    match kind {
-        Kind::Docx => return Ok(docx::to_content(package()?)?),
-        Kind::Pptx => return Ok(pptx::to_content(package()?)?),
-        Kind::Odt => return Ok(opendocument::to_content(package()?, Flavour::Text)?),
-        Kind::Odp => return Ok(opendocument::to_content(package()?, Flavour::Presentation)?),
-        Kind::Xlsx => return Ok(spreadsheet::to_content(package()?, Book::Xlsx)?),
-        Kind::Ods => return Ok(spreadsheet::to_content(package()?, Book::Ods)?),
-        Kind::Epub => return Ok(epub::to_content(package()?)?),
-        _ => {}
+    if kind.is_package() {
+        let file = open().map(io::BufReader::new).map_err(Failure::Io)?;
+        return Ok(package(kind, file)?);
     }
     if kind == Kind::Binary {
         return Ok(Content::text(String::new()));
@@ -72,8 +66,29 @@ pub fn extract(
         bytes.extend(file.read_at(have, size - have).map_err(Failure::Io)?);
     }
     bytes.truncate(usize::try_from(size).unwrap_or(usize::MAX));
+    Ok(from_bytes(kind, bytes)?)
+}
+
+/// The text of a package (a ZIP file) of `kind`, read from `file`.
+fn package<R: io::Read + io::Seek>(kind: Kind, file: R) -> Result<Content, Error> {
+    match kind {
+        Kind::Docx => docx::to_content(file),
+        Kind::Pptx => pptx::to_content(file),
+        Kind::Odt => opendocument::to_content(file, Flavour::Text),
+        Kind::Odp => opendocument::to_content(file, Flavour::Presentation),
+        Kind::Xlsx => spreadsheet::to_content(file, Book::Xlsx),
+        Kind::Ods => spreadsheet::to_content(file, Book::Ods),
+        Kind::Epub => epub::to_content(file),
+        _ => Ok(Content::text(String::new())),
+    }
+}
+
+/// The text of `bytes` as `kind`: a whole file, or an attachment of a mail.
+pub fn from_bytes(kind: Kind, bytes: Vec<u8>) -> Result<Content, Error> {
     Ok(match kind {
-        Kind::Pdf => return Ok(pdf::to_content(&bytes)?),
+        _ if kind.is_package() => return package(kind, io::Cursor::new(bytes)),
+        Kind::Pdf => return pdf::to_content(&bytes),
+        Kind::Eml => return mail::to_content(&bytes),
         Kind::Html => {
             let (text, title) = quarry_sdk::html::to_text(&text::decode(bytes));
             let content = Content::text(text);
@@ -89,15 +104,7 @@ pub fn extract(
         Kind::Delimited(delimiter) => {
             Content::text(delimited::to_text(&text::decode(bytes), delimiter))
         }
-        // Packages and binary files were handled above.
-        Kind::Text
-        | Kind::Binary
-        | Kind::Docx
-        | Kind::Pptx
-        | Kind::Odt
-        | Kind::Odp
-        | Kind::Xlsx
-        | Kind::Ods
-        | Kind::Epub => Content::text(text::decode(bytes)),
+        Kind::Binary => Content::text(String::new()),
+        _ => Content::text(text::decode(bytes)),
     })
 }

@@ -1,0 +1,85 @@
+//! Mail messages (`.eml`, RFC 5322 with MIME) to text with mail-parser: page 1 is the headers a
+//! reader sees (From, To, Cc, Date, Subject) and the text body (or the HTML body as text); each
+//! attachment whose format the folder connector reads is a page of its own, under its name. The
+//! subject is the title; sender, recipients, date and message id are metadata.
+
+use mail_parser::{Address, MessageParser, MimeHeaders};
+use quarry_sdk::{Content, Error};
+
+use crate::kinds::{self, Kind};
+
+/// Attachments whose text is read, at most; the others are listed by name.
+const MAX_ATTACHMENTS: usize = 32;
+
+/// Extracts the text of a mail message.
+pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
+    let message = MessageParser::default()
+        .parse(bytes)
+        .ok_or_else(|| Error::Other("not a mail message: no headers".into()))?;
+    let mut metadata: Vec<(&str, String)> = Vec::new();
+    let mut head = String::new();
+    let mut header = |label: &str, key: &'static str, value: Option<String>| {
+        if let Some(value) = value.filter(|v| !v.is_empty()) {
+            head.push_str(&format!("{label}: {value}\n"));
+            metadata.push((key, value));
+        }
+    };
+    header("From", "from", message.from().map(addresses));
+    header("To", "to", message.to().map(addresses));
+    header("Cc", "cc", message.cc().map(addresses));
+    header("Date", "date", message.date().map(|d| d.to_rfc3339()));
+    header("Subject", "title", message.subject().map(str::to_owned));
+    let body = match message.body_text(0) {
+        Some(text) => text.into_owned(),
+        None => message
+            .body_html(0)
+            .map(|html| quarry_sdk::html::to_text(&html).0)
+            .unwrap_or_default(),
+    };
+    let mut pages = vec![quarry_sdk::text::tidy(&format!("{head}\n{body}"))];
+    let mut unread = Vec::new();
+    for (n, part) in message.attachments().enumerate() {
+        let name = part.attachment_name().unwrap_or("attachment").to_owned();
+        let kind = kinds::by_name(&name).map(|(kind, _)| kind);
+        let text = match kind {
+            // One level of mail: a message attached to this one is not opened in turn.
+            Some(kind) if n < MAX_ATTACHMENTS && kind != Kind::Binary && kind != Kind::Eml => {
+                super::from_bytes(kind, part.contents().to_vec())
+                    .map(|content| content.text)
+                    .unwrap_or_default()
+            }
+            _ => String::new(),
+        };
+        if text.trim().is_empty() {
+            unread.push(name);
+        } else {
+            pages.push(format!("{name}\n\n{}", quarry_sdk::text::tidy(&text)));
+        }
+    }
+    let mut content = Content::pages(&pages);
+    for (key, value) in metadata {
+        content = content.with_meta(key, value);
+    }
+    if let Some(id) = message.message_id() {
+        content = content.with_meta("message_id", id);
+    }
+    if !unread.is_empty() {
+        content = content.with_meta("attachments_by_name_only", unread.join(", "));
+    }
+    Ok(content)
+}
+
+/// Addresses as a reader sees them: `Name <address>`, comma-separated.
+fn addresses(address: &Address<'_>) -> String {
+    address
+        .iter()
+        .map(|a| match (a.name(), a.address()) {
+            (Some(name), Some(address)) => format!("{name} <{address}>"),
+            (Some(name), None) => name.to_owned(),
+            (None, Some(address)) => address.to_owned(),
+            (None, None) => String::new(),
+        })
+        .filter(|a| !a.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
