@@ -1,4 +1,4 @@
-//! Presentations, spreadsheets, OpenDocument text and e-books through the real server, on files written
+//! Presentations, spreadsheets, OpenDocument text, e-books and mail through the real server, on files written
 //! by real producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the
 //! words of each file agree with a reference extraction (recall and precision at least 0.98), a
 //! slide or a sheet is a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that
@@ -75,6 +75,7 @@ fn office() -> Office {
     let mut files: Vec<FixtureFile> = DECKS.iter().chain(&BOOKS).map(|d| file(d)).collect();
     files.push(file("report.odt"));
     files.push(file("novel.epub"));
+    files.push(file("mail.eml"));
     let connector = q.serve_folders(&[("Office", files)]).remove(0);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     Office { q, key, connector }
@@ -271,5 +272,57 @@ fn an_e_book_is_a_page_per_chapter_after_its_title_page() {
     assert!(
         !text.contains("lighthouse") && !text.contains("oilcloth"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_mail_is_its_headers_and_body_then_a_page_per_readable_attachment() {
+    let o = office();
+    let doc = o.doc("mail.eml", "");
+    let meta = &doc["metadata"];
+    assert_eq!(meta["title"], "Quarterly marmalade report", "{doc}");
+    assert_eq!(meta["from"], "Ada Example <ada@example.org>", "{doc}");
+    assert_eq!(meta["to"], "Grace Hopper <grace@example.org>", "{doc}");
+    assert_eq!(meta["message_id"], "report-2026-03@example.org", "{doc}");
+    assert_eq!(meta["attachments_by_name_only"], "chart.png", "{doc}");
+    let date = meta["date"].as_str().unwrap_or_default();
+    assert!(date.starts_with("2026-03-02T09:30:00"), "{doc}");
+    assert_eq!(
+        doc["page_count"], 3,
+        "the message, report.odt and visits.csv: {doc}"
+    );
+
+    let page = |n: usize| -> String {
+        o.doc("mail.eml", &format!("?page_start={n}&page_end={n}"))["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let expected = format!(
+        "From: Ada Example <ada@example.org>\nTo: Grace Hopper <grace@example.org>\nDate: {date}\n\
+         Subject: Quarterly marmalade report\n\nHello Grace,\n\nThe quarterly marmalade figures \
+         are attached, with the field report.\n\nAda"
+    );
+    assert_eq!(
+        recall_precision(&page(1), &expected),
+        (1.0, 1.0),
+        "{}",
+        page(1)
+    );
+    let report = page(2);
+    assert!(report.starts_with("report.odt"), "{report}");
+    let (recall, precision) = recall_precision(&report, &fixture_text("report.reference.txt"));
+    eprintln!("mail.eml, report.odt attached: recall {recall:.3}, precision {precision:.3}");
+    assert!(
+        recall >= 0.98 && precision >= 0.98,
+        "recall {recall:.3}, precision {precision:.3}\n{report}"
+    );
+    assert!(page(3).contains("Lisbon\t3"), "{}", page(3));
+
+    let hits = o.hits("Porto");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(
+        (&hits[0]["path"], &hits[0]["page"]),
+        (&json!("mail.eml"), &json!(3))
     );
 }
