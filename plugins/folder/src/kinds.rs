@@ -32,6 +32,8 @@ pub enum Kind {
     Epub,
     /// A mail message (RFC 5322, `.eml`): headers, body, attachments' text.
     Eml,
+    /// Rich Text Format.
+    Rtf,
     /// No text to extract (images, archives, media, executables).
     Binary,
 }
@@ -57,7 +59,7 @@ const TABLE: &[(&str, Kind, &str)] = &[
     ("org", Kind::Text, "text/x-org"),
     ("adoc", Kind::Text, "text/asciidoc"),
     ("tex", Kind::Text, "text/x-tex"),
-    ("rtf", Kind::Text, "application/rtf"),
+    ("rtf", Kind::Rtf, "application/rtf"),
     ("rs", Kind::Text, "text/x-rust"),
     ("py", Kind::Text, "text/x-python"),
     ("js", Kind::Text, "text/javascript"),

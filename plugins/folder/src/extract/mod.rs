@@ -11,6 +11,7 @@ mod opendocument;
 mod package;
 mod pdf;
 mod pptx;
+mod rtf;
 mod spreadsheet;
 pub mod text;
 
@@ -89,6 +90,7 @@ pub fn from_bytes(kind: Kind, bytes: Vec<u8>) -> Result<Content, Error> {
         _ if kind.is_package() => return package(kind, io::Cursor::new(bytes)),
         Kind::Pdf => return pdf::to_content(&bytes),
         Kind::Eml => return mail::to_content(&bytes),
+        Kind::Rtf => return rtf::to_content(&bytes),
         Kind::Html => {
             let (text, title) = quarry_sdk::html::to_text(&text::decode(bytes));
             let content = Content::text(text);
