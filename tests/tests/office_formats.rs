@@ -1,4 +1,4 @@
-//! Presentations, spreadsheets, OpenDocument text, e-books and mail through the real server, on files written
+//! Presentations, spreadsheets, OpenDocument text, RTF, e-books and mail through the real server, on files written
 //! by real producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the
 //! words of each file agree with a reference extraction (recall and precision at least 0.98), a
 //! slide or a sheet is a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that
@@ -76,6 +76,8 @@ fn office() -> Office {
     files.push(file("report.odt"));
     files.push(file("novel.epub"));
     files.push(file("mail.eml"));
+    files.push(file("report.rtf"));
+    files.push(file("report-pandoc.rtf"));
     let connector = q.serve_folders(&[("Office", files)]).remove(0);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     Office { q, key, connector }
@@ -325,4 +327,30 @@ fn a_mail_is_its_headers_and_body_then_a_page_per_readable_attachment() {
         (&hits[0]["path"], &hits[0]["page"]),
         (&json!("mail.eml"), &json!(3))
     );
+}
+
+#[test]
+fn rtf_from_libreoffice_and_pandoc_matches_libreoffices_own_reading() {
+    let o = office();
+    for rtf in ["report.rtf", "report-pandoc.rtf"] {
+        let doc = o.doc(rtf, "");
+        let text = doc["content"].as_str().unwrap_or_default();
+        let reference = fixture_text(&format!("{rtf}.reference.txt"));
+        let (recall, precision) = recall_precision(text, &reference);
+        eprintln!("{rtf}: recall {recall:.3}, precision {precision:.3}");
+        assert!(
+            recall >= 0.98 && precision >= 0.98,
+            "{rtf}: recall {recall:.3}, precision {precision:.3}\n{text}"
+        );
+        assert!(
+            text.contains("Café notes: a naïve résumé, 東京 in spring, Ελληνικά and Русский."),
+            "{text}"
+        );
+    }
+    let doc = o.doc("report.rtf", "");
+    assert_eq!(
+        doc["metadata"]["title"], "Quarry field notes report",
+        "{doc}"
+    );
+    assert_eq!(doc["metadata"]["author"], "Ada Example", "{doc}");
 }
