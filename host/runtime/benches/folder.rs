@@ -1,9 +1,13 @@
 //! Listing plus text extraction through the sandboxed folder component, beside a native Rust
-//! walk-and-read of the same tree, in the same run. Prints files/s, MB/s and the ratio.
+//! walk-and-read of the same tree, in the same run. Prints files/s, MB/s and the ratio. Then
+//! extraction per file format: each office, e-book and mail fixture of `tests/fixtures/office`
+//! copied into a folder of its own, through the component, beside the report's text as plain
+//! files in the same run.
 //!
 //! Run with `make bench` (or `cargo bench -p quarry-runtime --bench folder`); `QUARRY_BENCH_FILES`
 //! sets the number of files (default 4000 of about 8 KB), `QUARRY_BENCH_ROUNDS` the measured rounds
-//! (default 3; each side's best round is reported).
+//! (default 3; each side's best round is reported), `QUARRY_BENCH_COPIES` the copies of each
+//! format's file (default 200).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -88,6 +92,68 @@ fn main() {
         "ratio sandboxed / native time: {:.2}x",
         s.elapsed.as_secs_f64() / n.elapsed.as_secs_f64()
     );
+    formats(&plugin, tmp.path(), rounds.max(1));
+}
+
+/// The formats measured: a name, the fixture, and the extension its copies get.
+const FORMATS: [(&str, &str, &str); 12] = [
+    (
+        "plain text (the report's text)",
+        "report.reference.txt",
+        "txt",
+    ),
+    ("ODT (LibreOffice)", "report.odt", "odt"),
+    ("RTF (LibreOffice)", "report.rtf", "rtf"),
+    ("RTF (pandoc)", "report-pandoc.rtf", "rtf"),
+    ("PPTX (pandoc)", "deck.pptx", "pptx"),
+    ("PPTX (LibreOffice)", "deck-libreoffice.pptx", "pptx"),
+    ("ODP (LibreOffice)", "deck.odp", "odp"),
+    ("XLSX (LibreOffice)", "book.xlsx", "xlsx"),
+    ("ODS (LibreOffice)", "book.ods", "ods"),
+    ("EPUB (pandoc)", "novel.epub", "epub"),
+    ("EML with attachments", "mail.eml", "eml"),
+    ("DOCX (generated)", "", "docx"),
+];
+
+/// Extraction per format, each format's copies in a folder of their own, best of `rounds`.
+fn formats(plugin: &quarry_runtime::Plugin, tmp: &Path, rounds: usize) {
+    let copies: usize = quarry_tests::bench::env_or("QUARRY_BENCH_COPIES", 200);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/office");
+    let report = fs::read_to_string(fixtures.join("report.reference.txt")).expect("fixture");
+    let paragraphs: Vec<&str> = report.split("\n\n").collect();
+    println!("\nextraction per format, {copies} copies of each file, through the component");
+    println!(
+        "{:<32} {:>9} {:>10} {:>10} {:>12} {:>10}",
+        "format", "KB/file", "files/s", "MB/s in", "text KB/file", "vs text"
+    );
+    let mut baseline = None;
+    for (name, fixture, extension) in FORMATS {
+        let bytes = if fixture.is_empty() {
+            quarry_tests::docx::docx("Quarry field notes report", &paragraphs, "")
+        } else {
+            fs::read(fixtures.join(fixture)).expect("fixture")
+        };
+        let dir = tmp.join(format!("format-{extension}-{}", fixture.replace('.', "-")));
+        fs::create_dir_all(&dir).expect("mkdir");
+        for i in 0..copies {
+            fs::write(dir.join(format!("f{i:04}.{extension}")), &bytes).expect("write");
+        }
+        sandboxed(plugin, &dir);
+        let best = (0..rounds)
+            .map(|_| sandboxed(plugin, &dir))
+            .min_by_key(|pass| pass.elapsed)
+            .expect("a round");
+        let per_file = best.elapsed.as_secs_f64() / best.files.max(1) as f64;
+        let base = *baseline.get_or_insert(per_file);
+        println!(
+            "{name:<32} {:>9.1} {:>10.0} {:>10.1} {:>12.1} {:>9.2}x",
+            bytes.len() as f64 / 1e3,
+            best.files_per_s(),
+            (bytes.len() * best.files) as f64 / 1e6 / best.elapsed.as_secs_f64(),
+            best.bytes as f64 / 1e3 / best.files.max(1) as f64,
+            per_file / base
+        );
+    }
 }
 
 /// Writes `files` text files of about 8 KB in sub-folders of 50; returns the bytes written.
