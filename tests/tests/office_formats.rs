@@ -1,4 +1,5 @@
-//! Presentations, spreadsheets, OpenDocument text, RTF, e-books and mail through the real server, on files written
+//! Presentations, spreadsheets, OpenDocument text, RTF, Word, e-books and mail through the real
+//! server, on files written
 //! by real producers (`tests/fixtures/office/make_fixtures.py`: pandoc and LibreOffice): the
 //! words of each file agree with a reference extraction (recall and precision at least 0.98), a
 //! slide or a sheet is a page (a word of slide 7 is found on page 7, and pages 7 to 7 are that
@@ -78,6 +79,7 @@ fn office() -> Office {
     files.push(file("mail.eml"));
     files.push(file("report.rtf"));
     files.push(file("report-pandoc.rtf"));
+    files.push(file("report.docx"));
     let connector = q.serve_folders(&[("Office", files)]).remove(0);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     Office { q, key, connector }
@@ -330,9 +332,9 @@ fn a_mail_is_its_headers_and_body_then_a_page_per_readable_attachment() {
 }
 
 #[test]
-fn rtf_from_libreoffice_and_pandoc_matches_libreoffices_own_reading() {
+fn rtf_and_word_files_match_libreoffices_own_reading() {
     let o = office();
-    for rtf in ["report.rtf", "report-pandoc.rtf"] {
+    for rtf in ["report.rtf", "report-pandoc.rtf", "report.docx"] {
         let doc = o.doc(rtf, "");
         let text = doc["content"].as_str().unwrap_or_default();
         let reference = fixture_text(&format!("{rtf}.reference.txt"));
