@@ -37,12 +37,13 @@ impl Content {
         }
     }
 
-    /// Text made of pages, joined with blank lines; `page_starts` is filled in.
+    /// Text made of pages, joined with blank lines; `page_starts` is filled in. Empty pages keep
+    /// their place (a blank slide is still a page), so the starts always increase.
     pub fn pages<S: AsRef<str>>(pages: impl IntoIterator<Item = S>) -> Self {
         let mut text = String::new();
         let mut page_starts = Vec::new();
         for page in pages {
-            if !text.is_empty() {
+            if !page_starts.is_empty() {
                 text.push_str("\n\n");
             }
             page_starts.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
@@ -59,5 +60,22 @@ impl Content {
     pub fn with_meta(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.push((key.into(), value.into()));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_pages_keep_their_place_and_starts_increase() {
+        let content = Content::pages(["", "two", ""]);
+        assert_eq!(content.text, "\n\ntwo\n\n");
+        assert_eq!(content.page_starts, [0, 2, 7]);
+        let one = Content::pages(["only"]);
+        assert_eq!(
+            (one.text.as_str(), one.page_starts.as_slice()),
+            ("only", &[0u32][..])
+        );
     }
 }
