@@ -36,6 +36,9 @@ pub struct CatalogDoc {
     pub has_text: bool,
     /// Why its text could not be extracted, if it could not.
     pub error: Option<String>,
+    /// Why it has no text though it may hold some (a scanned PDF, an image), if so: it is found
+    /// by name only.
+    pub no_text: Option<String>,
 }
 
 /// One batch of a sync, to commit after the index holds it.
@@ -61,13 +64,13 @@ pub struct CommitBatch {
 
 /// A document of the catalog whose text could not be extracted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailedDoc {
+pub struct NotedDoc {
     /// Its id.
     pub doc_id: DocId,
     /// Its path (or title, when it has no path).
     pub path: String,
-    /// Why.
-    pub error: String,
+    /// What its user is told: why its text could not be extracted, or why it has none.
+    pub note: String,
 }
 
 impl Store {
@@ -160,25 +163,68 @@ impl Store {
         &self,
         connector: &ConnectorId,
         limit: u32,
-    ) -> Result<Vec<FailedDoc>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT doc_id, coalesce(path, title) AS shown, error FROM documents
+    ) -> Result<Vec<NotedDoc>, StoreError> {
+        self.noted_docs(
+            "SELECT doc_id, coalesce(path, title) AS shown, error AS note FROM documents
              WHERE connector_id = ? AND error IS NOT NULL ORDER BY shown LIMIT ?",
+            connector,
+            limit,
+        )
+        .await
+    }
+
+    /// Documents of the connector that have no text though they may hold some (scanned PDFs,
+    /// images), with why, by path; at most `limit`.
+    pub async fn docs_without_text(
+        &self,
+        connector: &ConnectorId,
+        limit: u32,
+    ) -> Result<Vec<NotedDoc>, StoreError> {
+        self.noted_docs(
+            "SELECT doc_id, coalesce(path, title) AS shown, no_text AS note FROM documents
+             WHERE connector_id = ? AND no_text IS NOT NULL ORDER BY shown LIMIT ?",
+            connector,
+            limit,
+        )
+        .await
+    }
+
+    /// How many documents of the connector have no text though they may hold some.
+    pub async fn count_docs_without_text(
+        &self,
+        connector: &ConnectorId,
+    ) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM documents WHERE connector_id = ? AND no_text IS NOT NULL",
         )
         .bind(connector.as_str())
-        .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_one(&self.pool)
         .await?;
-        let mut failed = Vec::with_capacity(rows.len());
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// The documents `sql` selects (`doc_id`, `shown`, `note`, for a connector and a limit).
+    async fn noted_docs(
+        &self,
+        sql: &'static str,
+        connector: &ConnectorId,
+        limit: u32,
+    ) -> Result<Vec<NotedDoc>, StoreError> {
+        let rows = sqlx::query(sql)
+            .bind(connector.as_str())
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut noted = Vec::with_capacity(rows.len());
         for row in rows {
             let id: String = row.try_get("doc_id")?;
-            failed.push(FailedDoc {
+            noted.push(NotedDoc {
                 doc_id: DocId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
                 path: row.try_get("shown")?,
-                error: row.try_get("error")?,
+                note: row.try_get("note")?,
             });
         }
-        Ok(failed)
+        Ok(noted)
     }
 
     /// One document of the catalog.
@@ -329,14 +375,18 @@ async fn insert_docs(
     for chunk in docs.chunks(ROWS_PER_INSERT) {
         let mut query: QueryBuilder<Sqlite> = QueryBuilder::new(
             "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url, \
-             mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error) ",
+             mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error, \
+             no_text) ",
         );
         query.push_values(chunk, |mut values, doc| {
-            let (version, generation, error) = match row {
-                Row::Prepared => ("", 0, None),
-                Row::Committed { generation } => {
-                    (doc.version.as_str(), generation, doc.error.as_deref())
-                }
+            let (version, generation, error, no_text) = match row {
+                Row::Prepared => ("", 0, None, None),
+                Row::Committed { generation } => (
+                    doc.version.as_str(),
+                    generation,
+                    doc.error.as_deref(),
+                    doc.no_text.as_deref(),
+                ),
             };
             values
                 .push_bind(connector.as_str())
@@ -352,7 +402,8 @@ async fn insert_docs(
                 .push_bind(doc.has_text)
                 .push_bind(generation)
                 .push_bind(now_ms)
-                .push_bind(error);
+                .push_bind(error)
+                .push_bind(no_text);
         });
         query.push(match row {
             Row::Prepared => " ON CONFLICT (connector_id, doc_id) DO NOTHING",
@@ -363,7 +414,7 @@ async fn insert_docs(
                  mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, \
                  update_time_ms = excluded.update_time_ms, has_text = excluded.has_text, \
                  generation = excluded.generation, indexed_ms = excluded.indexed_ms, \
-                 error = excluded.error"
+                 error = excluded.error, no_text = excluded.no_text"
             }
         });
         written += query.build().execute(&mut *conn).await?.rows_affected();
@@ -419,5 +470,6 @@ fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
         },
         has_text: row.try_get("has_text")?,
         error: row.try_get("error")?,
+        no_text: row.try_get("no_text")?,
     })
 }

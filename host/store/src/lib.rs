@@ -33,7 +33,7 @@ use crate::secrets::SecretBox;
 
 pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
-pub use catalog::{CatalogDoc, CommitBatch, FailedDoc};
+pub use catalog::{CatalogDoc, CommitBatch, NotedDoc};
 pub use connectors::{
     Connector, ConnectorGrant, ConnectorStatus, ListingState, NewConnector, PluginUsage, Schedule,
     SyncFailure, SyncProgress,

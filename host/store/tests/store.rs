@@ -45,6 +45,7 @@ fn doc(id: &str, version: &str) -> CatalogDoc {
         },
         has_text: true,
         error: None,
+        no_text: None,
     }
 }
 
@@ -438,5 +439,42 @@ async fn secret_settings_never_reach_the_database_file_in_clear() -> Result<(), 
     let store = open(&dir).await;
     let feed = store.connector(&added.id).await?.expect("listed still");
     assert!(!feed.config.contains_key("password"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn documents_without_text_are_listed_with_why_and_counted() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let c = store.add_connector(&folder("Scans"), NOW).await?;
+    let mut scan = doc("scan", "v1");
+    scan.no_text = Some("no page has a text layer".into());
+    let mut broken = doc("broken", "v1");
+    broken.error = Some("not a readable PDF".into());
+    let batch = CommitBatch {
+        generation: 1,
+        changed: vec![doc("text", "v1"), scan, broken],
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &batch, NOW).await?;
+    assert_eq!(store.count_docs_without_text(&c.id).await?, 1);
+    let without = store.docs_without_text(&c.id, 10).await?;
+    let shown: Vec<(&str, &str)> = without
+        .iter()
+        .map(|d| (d.path.as_str(), d.note.as_str()))
+        .collect();
+    assert_eq!(shown, [("scan.txt", "no page has a text layer")]);
+    let failed = store.failed_docs(&c.id, 10).await?;
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].note, "not a readable PDF");
+
+    // A new version with text clears the mark.
+    let batch = CommitBatch {
+        generation: 2,
+        changed: vec![doc("scan", "v2")],
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &batch, NOW).await?;
+    assert_eq!(store.count_docs_without_text(&c.id).await?, 0);
     Ok(())
 }
