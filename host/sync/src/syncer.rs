@@ -508,6 +508,7 @@ impl Syncer {
                 (ExtractedText::default(), Some(e.to_string()))
             }
         };
+        let no_text = no_text(&doc, &content);
         let index_doc = IndexDoc {
             info: DocInfo {
                 connector: connector.id.clone(),
@@ -526,6 +527,7 @@ impl Syncer {
             meta: doc.meta,
             has_text: doc.has_text,
             error,
+            no_text,
         };
         (index_doc, catalog_doc)
     }
@@ -568,7 +570,24 @@ fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
         meta: doc.meta.clone(),
         has_text: doc.has_text,
         error: None,
+        no_text: None,
     }
+}
+
+/// The metadata key a connector sets on a document with no text layer (a scanned PDF), its
+/// value saying why.
+const NO_TEXT_LAYER: &str = "no_text_layer";
+
+/// Why `doc` has no text though it may hold some, for `connector status`: what its connector
+/// says ([`NO_TEXT_LAYER`]), or, for an image without text, that it is one. Nothing reads text
+/// from images yet, so both are found by name only.
+fn no_text(doc: &SourceDoc, content: &ExtractedText) -> Option<String> {
+    if let Some((_, why)) = content.metadata.iter().find(|(k, _)| k == NO_TEXT_LAYER) {
+        return Some(why.clone());
+    }
+    let image = doc.meta.mime_type.starts_with("image/") && doc.meta.mime_type != "image/svg+xml";
+    (image && content.text.trim().is_empty())
+        .then(|| "an image: no text layer, found by name only".to_owned())
 }
 
 /// Fetched documents not yet written to the index, and the bytes of their texts.

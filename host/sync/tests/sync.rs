@@ -300,6 +300,7 @@ fn cut_short(w: &World, doc_id: &DocId, path: &str, text: &str) {
         meta: meta.clone(),
         has_text: true,
         error: None,
+        no_text: None,
     };
     w.rt.block_on(
         w.store
