@@ -16,7 +16,7 @@ use quarry_core::times::rfc3339;
 use quarry_index::{DocInfo, Hit, IndexError, SearchIndex};
 use quarry_runtime::{FieldKind, Plugin};
 use quarry_store::{
-    AuditEntry, Connector, FailedDoc, Integration, IntegrationSummary, Quota, Sharing,
+    AuditEntry, Connector, Integration, IntegrationSummary, NotedDoc, Quota, Sharing,
 };
 use serde::{Serialize, Serializer};
 
@@ -645,8 +645,41 @@ pub struct ConnectorStatusView {
     pub connector: ConnectorView,
     /// When its last full listing ended (RFC 3339).
     pub last_full_sync_time: Option<String>,
-    /// Documents found by title and path only.
+    /// Documents whose text could not be extracted: found by title and path only.
     pub failed_documents: Vec<FailedDocView>,
+    /// Documents that have no text layer (scanned PDFs, images): found by title and path only.
+    pub no_text_layer: NoTextView,
+}
+
+/// Documents without a text layer: how many, and the first of them with why.
+#[derive(Debug, Serialize)]
+pub struct NoTextView {
+    /// How many the connector has.
+    pub count: u64,
+    /// The first of them, by path.
+    pub documents: Vec<NoTextDocView>,
+}
+
+/// A document without a text layer.
+#[derive(Debug, Serialize)]
+pub struct NoTextDocView {
+    /// Its id.
+    pub doc_id: String,
+    /// Its path.
+    pub path: String,
+    /// Why it has no text.
+    pub reason: String,
+}
+
+impl NoTextDocView {
+    /// `d`.
+    pub fn new(d: &NotedDoc) -> NoTextDocView {
+        NoTextDocView {
+            doc_id: d.doc_id.to_string(),
+            path: d.path.clone(),
+            reason: d.note.clone(),
+        }
+    }
 }
 
 /// A document whose text could not be extracted.
@@ -662,11 +695,11 @@ pub struct FailedDocView {
 
 impl FailedDocView {
     /// `f`.
-    pub fn new(f: &FailedDoc) -> FailedDocView {
+    pub fn new(f: &NotedDoc) -> FailedDocView {
         FailedDocView {
             doc_id: f.doc_id.to_string(),
             path: f.path.clone(),
-            error: f.error.clone(),
+            error: f.note.clone(),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use quarry_api::views::{
     ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, NamedConnector,
+    NoTextDocView, NoTextView,
 };
 use quarry_core::ConnectorId;
 use quarry_core::times::rfc3339;
@@ -342,11 +343,17 @@ async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Res
 async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let c = store.connector_by_name(name).await?;
     let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
+    let no_text = store.docs_without_text(&c.id, FAILED_SHOWN).await?;
+    let no_text_count = store.count_docs_without_text(&c.id).await?;
     if json {
         let answer = ConnectorStatusView {
             connector: ConnectorView::for_user(&c),
             last_full_sync_time: c.listing.last_full_ms.map(rfc3339),
             failed_documents: failed.iter().map(FailedDocView::new).collect(),
+            no_text_layer: NoTextView {
+                count: no_text_count,
+                documents: no_text.iter().map(NoTextDocView::new).collect(),
+            },
         };
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());
@@ -376,13 +383,25 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     if !failed.is_empty() {
         println!("  text not extracted (found by title and path only):");
         for f in &failed {
-            println!("    {}: {}", f.path, f.error);
+            println!("    {}: {}", f.path, f.note);
+        }
+    }
+    if no_text_count > 0 {
+        println!(
+            "  no text layer, found by title and path only ({no_text_count}; scanned pages and \
+             images are not read yet):"
+        );
+        for d in &no_text {
+            println!("    {}: {}", d.path, d.note);
+        }
+        if no_text_count > no_text.len() as u64 {
+            println!("    and {} more", no_text_count - no_text.len() as u64);
         }
     }
     Ok(())
 }
 
-/// Failed documents `connector status` shows at most.
+/// Failed documents, and documents without a text layer, `connector status` shows at most.
 const FAILED_SHOWN: u32 = 100;
 
 /// Adds a connector and says what it was granted (or prints its id and name as JSON).
