@@ -6,7 +6,8 @@ use quarry_sdk::{Content, Error};
 
 /// The text of every page, with page boundaries, plus the title and author when the document
 /// states them. A page that cannot be read gives empty text; a document with no readable page is
-/// an error.
+/// an error. Pages without a word are counted (`pages_without_text`); when no page has one, the
+/// document is marked `no_text_layer`, which `connector status` shows.
 pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
     let mut doc =
         Document::load_mem(bytes).map_err(|e| Error::Other(format!("not a readable PDF: {e}")))?;
@@ -38,6 +39,20 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
     let mut content = Content::pages(&pages).with_meta("page_count", numbers.len().to_string());
     if failed > 0 {
         content = content.with_meta("unreadable_pages", failed.to_string());
+    }
+    // Pages read without a word: scanned pages (images of text), which no OCR reads here yet.
+    let blank = pages
+        .iter()
+        .filter(|p| p.trim().is_empty())
+        .count()
+        .saturating_sub(failed);
+    if blank > 0 && blank + failed == numbers.len() {
+        content = content.with_meta(
+            "no_text_layer",
+            "no page has a text layer (scanned pages?): found by name only",
+        );
+    } else if blank > 0 {
+        content = content.with_meta("pages_without_text", blank.to_string());
     }
     for (key, name) in [(b"Title".as_slice(), "title"), (b"Author", "author")] {
         if let Some(value) = info_string(&doc, key) {
