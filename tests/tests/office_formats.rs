@@ -356,3 +356,76 @@ fn rtf_and_word_files_match_libreoffices_own_reading() {
     );
     assert_eq!(doc["metadata"]["author"], "Ada Example", "{doc}");
 }
+
+#[test]
+fn scanned_pages_and_images_are_marked_no_text_layer_in_connector_status() {
+    let file = |path, bytes| FixtureFile {
+        path,
+        bytes,
+        mtime_ms: MARCH_2026_MS,
+    };
+    let mut q = Quarry::new();
+    q.without_model();
+    q.serve_folders(&[(
+        "Scans",
+        vec![
+            // A scanner's PDF: pages, and no text on any of them.
+            file(
+                "scan.pdf",
+                quarry_tests::pdf::pdf("Scan", &[&[], &[]], false),
+            ),
+            file("photo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
+            file(
+                "mixed.pdf",
+                quarry_tests::pdf::pdf("Mixed", &[&["typed words"], &[]], false),
+            ),
+            file("notes.txt", b"plain words".to_vec()),
+        ],
+    )]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+
+    let status = q.cli_json(&["connector", "status", "Scans", "--json"]);
+    assert_eq!(status["failed_documents"], json!([]), "{status}");
+    let no_text = &status["no_text_layer"];
+    assert_eq!(no_text["count"], 2, "{status}");
+    let reasons: Vec<(&str, &str)> = no_text["documents"]
+        .as_array()
+        .expect("documents")
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap_or_default(),
+                d["reason"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "{status}");
+    assert_eq!(reasons[0].0, "photo.png");
+    assert!(reasons[0].1.contains("image"), "{status}");
+    assert_eq!(reasons[1].0, "scan.pdf");
+    assert!(
+        reasons[1].1.contains("no page has a text layer"),
+        "{status}"
+    );
+    let text = q.cli_ok(&["connector", "status", "Scans"]);
+    assert!(
+        text.contains("no text layer, found by title and path only (2;"),
+        "{text}"
+    );
+
+    // Found by name; a PDF with some text says how many pages have none.
+    let found = |query: &str| -> Vec<String> {
+        q.search_ok(&key, json!({"query": query, "semantic_search": false}))["results"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter_map(|h| h["path"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(found("scan"), ["scan.pdf"]);
+    assert_eq!(found("photo"), ["photo.png"]);
+    let mixed = found("typed");
+    assert_eq!(mixed, ["mixed.pdf"]);
+}
