@@ -82,45 +82,42 @@ impl<R: Read + Seek> Package<R> {
         self.zip.into_inner()
     }
 
-    /// The bytes of part `name` (within the same bounds as [`Package::xml`]), or `None` when
-    /// the package has no such part.
-    pub fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, Error> {
-        let kind = self.kind;
-        let mut part = match self.zip.by_name(name) {
-            Ok(part) => part,
-            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => {
-                return Err(Error::Other(format!(
-                    "cannot read {name} of this {kind}: {e}"
-                )));
-            }
-        };
-        let size = part.size();
-        check_part(kind, name, size, part.compressed_size(), self.budget)?;
-        self.budget -= size;
-        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        part.read_to_end(&mut bytes)
-            .map_err(|e| Error::Other(format!("cannot read {name} of this {kind}: {e}")))?;
-        Ok(Some(bytes))
-    }
-
-    /// Part `name` as XML events, or `None` when the package has no such part. Refused when the
-    /// part claims more than [`MAX_PART_BYTES`], more than the package has left, or expands more
-    /// than [`MAX_RATIO`] times; the reader cannot read past the size the part claims.
-    pub fn xml(&mut self, name: &str) -> Result<Option<XmlPart<'_, R>>, Error> {
+    /// Part `name`, or `None` when the package has no such part. Refused when the part claims
+    /// more than [`MAX_PART_BYTES`], more than the package has left, or expands more than
+    /// [`MAX_RATIO`] times; the reader cannot read past the size the part claims.
+    fn part(&mut self, name: &str) -> Result<Option<ZipFile<'_, R>>, Error> {
         let kind = self.kind;
         let part = match self.zip.by_name(name) {
             Ok(part) => part,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => {
-                return Err(Error::Other(format!(
-                    "cannot read {name} of this {kind}: {e}"
-                )));
-            }
+            Err(e) => return Err(unreadable(kind, name, &e)),
         };
         let size = part.size();
         check_part(kind, name, size, part.compressed_size(), self.budget)?;
         self.budget -= size;
+        Ok(Some(part))
+    }
+
+    /// The bytes of part `name` (within the bounds of [`Package::xml`]), or `None` when the
+    /// package has no such part.
+    pub fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, Error> {
+        let kind = self.kind;
+        let Some(mut part) = self.part(name)? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::with_capacity(usize::try_from(part.size()).unwrap_or(0));
+        part.read_to_end(&mut bytes)
+            .map_err(|e| unreadable(kind, name, &e))?;
+        Ok(Some(bytes))
+    }
+
+    /// Part `name` as XML events, or `None` when the package has no such part; within the
+    /// bounds of [`Package::part`].
+    pub fn xml(&mut self, name: &str) -> Result<Option<XmlPart<'_, R>>, Error> {
+        let kind = self.kind;
+        let Some(part) = self.part(name)? else {
+            return Ok(None);
+        };
         Ok(Some(XmlPart {
             reader: Reader::from_reader(BufReader::new(part)),
             buf: Vec::new(),
@@ -129,6 +126,11 @@ impl<R: Read + Seek> Package<R> {
             kind,
         }))
     }
+}
+
+/// The error for part `name` of a `kind` package that could not be read.
+fn unreadable(kind: &str, name: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::Other(format!("cannot read {name} of this {kind}: {e}"))
 }
 
 impl<R: Read + Seek> Package<R> {
