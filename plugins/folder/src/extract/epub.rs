@@ -1,6 +1,7 @@
 //! E-books (EPUB 2 and 3) to text: one page per chapter in reading order (the spine), each
 //! chapter's XHTML as text; title, author and date from the package document's metadata.
 
+use std::collections::HashMap;
 use std::io::{Read, Seek};
 
 use quarry_sdk::{Content, Error};
@@ -18,11 +19,7 @@ pub fn to_content(file: impl Read + Seek) -> Result<Content, Error> {
     let (items, spine) = manifest_and_spine(&mut package, &opf)?;
     let mut pages = Vec::with_capacity(spine.len());
     for idref in &spine {
-        let Some((href, media_type)) = items
-            .iter()
-            .find(|(id, _, _)| id == idref)
-            .map(|(_, h, m)| (h, m))
-        else {
+        let Some((href, media_type)) = items.get(idref) else {
             continue;
         };
         if !media_type.contains("html") {
@@ -70,8 +67,8 @@ fn package_document<R: Read + Seek>(package: &mut Package<R>) -> Result<String, 
     }
 }
 
-/// The manifest's items (id, href, media type) and the spine's item ids, in reading order.
-type ManifestAndSpine = (Vec<(String, String, String)>, Vec<String>);
+/// The manifest's items (id to href and media type) and the spine's item ids, in reading order.
+type ManifestAndSpine = (HashMap<String, (String, String)>, Vec<String>);
 
 fn manifest_and_spine<R: Read + Seek>(
     package: &mut Package<R>,
@@ -80,14 +77,15 @@ fn manifest_and_spine<R: Read + Seek>(
     let Some(mut part) = package.xml(opf)? else {
         return Err(Error::Other(format!("not an EPUB: {opf} is missing")));
     };
-    let (mut items, mut spine) = (Vec::new(), Vec::new());
+    let (mut items, mut spine) = (HashMap::new(), Vec::new());
     loop {
         match part.next()? {
             Event::Eof => break,
             Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
                 b"item" => {
                     if let (Some(id), Some(href)) = (attribute(&e, "id"), attribute(&e, "href")) {
-                        items.push((id, href, attribute(&e, "media-type").unwrap_or_default()));
+                        let media_type = attribute(&e, "media-type").unwrap_or_default();
+                        items.entry(id).or_insert((href, media_type));
                     }
                 }
                 b"itemref" => spine.extend(attribute(&e, "idref")),

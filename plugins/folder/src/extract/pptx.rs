@@ -2,6 +2,7 @@
 //! presentation's order, each slide's speaker notes after its text; title, author and dates
 //! from the core properties.
 
+use std::collections::HashMap;
 use std::io::{Read, Seek};
 
 use quarry_sdk::{Content, Error};
@@ -59,11 +60,14 @@ fn slide_parts<R: Read + Seek>(package: &mut Package<R>) -> Result<Vec<String>, 
             }
         }
     }
-    let targets = relationships(package, PRESENTATION)?;
+    let slides: HashMap<String, String> = relationships(package, PRESENTATION)?
+        .into_iter()
+        .filter(|r| r.kind == "slide")
+        .map(|r| (r.id, r.target))
+        .collect();
     Ok(ids
         .iter()
-        .filter_map(|id| targets.iter().find(|r| &r.id == id && r.kind == "slide"))
-        .map(|r| r.target.clone())
+        .filter_map(|id| slides.get(id).cloned())
         .collect())
 }
 
