@@ -83,3 +83,47 @@ fn addresses(address: &Address<'_>) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mail_with_attachments(n: usize) -> String {
+        let mut mail = String::from(
+            "From: a@example.org\r\nSubject: many\r\nMIME-Version: 1.0\r\n\
+             Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+             --b\r\nContent-Type: text/plain\r\n\r\nbody words\r\n",
+        );
+        for i in 0..n {
+            mail.push_str(&format!(
+                "--b\r\nContent-Type: text/plain\r\n\
+                 Content-Disposition: attachment; filename=\"note{i}.txt\"\r\n\r\nword{i}\r\n"
+            ));
+        }
+        mail.push_str("--b--\r\n");
+        mail
+    }
+
+    #[test]
+    fn attachments_past_the_bound_are_listed_by_name_only() -> Result<(), Error> {
+        let content = to_content(mail_with_attachments(MAX_ATTACHMENTS + 8).as_bytes())?;
+        assert_eq!(content.page_starts.len(), 1 + MAX_ATTACHMENTS);
+        assert!(content.text.contains("word31") && !content.text.contains("word32"));
+        let by_name = content
+            .metadata
+            .iter()
+            .find(|(k, _)| k == "attachments_by_name_only")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert!(
+            by_name.starts_with("note32.txt, ") && by_name.ends_with("note39.txt"),
+            "{by_name}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn text_without_headers_is_not_a_mail() {
+        assert!(to_content(b"").is_err());
+    }
+}
