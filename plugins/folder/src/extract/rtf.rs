@@ -161,6 +161,7 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
                         }
                     }
                     Control::Symbol(c) => out.push(group.destination, c),
+                    Control::Nothing => {}
                     Control::Ignorable => {
                         // `{\*\name ...}`: a destination this reader need not know.
                         if group.destination == Destination::Text {
@@ -211,9 +212,10 @@ enum Control<'a> {
     Word(&'a str, Option<i64>),
     /// `\'hh`: a byte in the document's code page.
     Hex(u8),
-    /// An escaped or special character (`\\`, `\{`, `\~`...); `\-` and unknown symbols give
-    /// nothing.
+    /// An escaped or special character (`\\`, `\{`, `\~`...).
     Symbol(char),
+    /// A symbol that stands for nothing in plain text (`\-`, an optional hyphen; unknown ones).
+    Nothing,
     /// `\*`: the group is a destination that may be skipped.
     Ignorable,
     /// `\binN`: N bytes of binary data to skip.
@@ -223,7 +225,7 @@ enum Control<'a> {
 /// The control starting at `at` (just after its backslash), and where reading goes on.
 fn control(bytes: &[u8], at: usize) -> (Control<'_>, usize) {
     let Some(&first) = bytes.get(at) else {
-        return (Control::Symbol('\u{0}'), at);
+        return (Control::Nothing, at);
     };
     if !first.is_ascii_alphabetic() {
         return match first {
@@ -233,7 +235,7 @@ fn control(bytes: &[u8], at: usize) -> (Control<'_>, usize) {
                     .and_then(|h| std::str::from_utf8(h).ok());
                 match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                     Some(b) => (Control::Hex(b), at + 3),
-                    None => (Control::Symbol('\u{0}'), at + 1),
+                    None => (Control::Nothing, at + 1),
                 }
             }
             b'*' => (Control::Ignorable, at + 1),
@@ -241,7 +243,7 @@ fn control(bytes: &[u8], at: usize) -> (Control<'_>, usize) {
             b'_' => (Control::Symbol('-'), at + 1),
             b'\n' | b'\r' => (Control::Word("par", None), at + 1),
             b'\\' | b'{' | b'}' => (Control::Symbol(char::from(first)), at + 1),
-            _ => (Control::Symbol('\u{0}'), at + 1),
+            _ => (Control::Nothing, at + 1),
         };
     }
     let mut end = at;
@@ -359,7 +361,7 @@ mod tests {
 
     #[test]
     fn text_paragraphs_and_escapes_are_read_and_tables_skipped() {
-        let rtf = r"{\rtf1\ansi{\fonttbl{\f0 Times;}}{\colortbl;\red0;}\f0 Caf\'e9 \{ok\}\par second\tab cell\line end}";
+        let rtf = r"{\rtf1\ansi{\fonttbl{\f0 Times;}}{\colortbl;\red0;}\f0 Caf\'e9 \{ok\}\par sec\-ond\tab cell\line end}";
         assert_eq!(text(rtf), "Café {ok}\nsecond\tcell\nend");
     }
 
