@@ -306,14 +306,7 @@ fn archive_bombs_and_endless_xml_fail_their_own_document_with_the_reason() {
     );
     assert_eq!(status["doc_count"], 12, "{status}");
     let failed = status["failed_documents"].as_array().expect("list");
-    let reason = |path: &str| {
-        failed
-            .iter()
-            .find(|f| f["path"] == path)
-            .and_then(|f| f["error"].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let reason = |path: &str| failure_reason(&status, path);
     assert_eq!(failed.len(), 9, "{status}");
     assert!(reason("bomb.docx").contains("archive bomb"), "{status}");
     assert!(reason("deep.docx").contains("deeper than 512"), "{status}");
@@ -390,4 +383,97 @@ fn office_fixture_with_part(name: &str, part: &str, bytes: &[u8]) -> Vec<u8> {
         .map(|(n, b)| (n.as_str(), b.as_slice()))
         .collect();
     package_with_parts(&parts)
+}
+
+/// Why document `path` failed, in `status` (`connector status --json`); empty if it did not.
+fn failure_reason(status: &Value, path: &str) -> String {
+    status["failed_documents"]
+        .as_array()
+        .and_then(|failed| failed.iter().find(|f| f["path"] == path))
+        .and_then(|f| f["error"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Every package format: its fixture, and the part its reader starts from.
+const PACKAGES: [(&str, &str, &str); 7] = [
+    ("docx", "report.docx", "word/document.xml"),
+    ("pptx", "deck.pptx", "ppt/presentation.xml"),
+    ("odt", "report.odt", "content.xml"),
+    ("odp", "deck.odp", "content.xml"),
+    ("xlsx", "book.xlsx", "xl/workbook.xml"),
+    ("ods", "book.ods", "content.xml"),
+    ("epub", "novel.epub", "META-INF/container.xml"),
+];
+
+#[test]
+fn every_new_format_survives_truncation_bombs_entities_and_nesting() {
+    let depth = 80_000;
+    let deep = format!("{}x{}", "<a>".repeat(depth), "</a>".repeat(depth));
+    let laughs = r#"<?xml version="1.0"?>
+<!DOCTYPE d [<!ENTITY a "lollollollollol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>
+<root>&d;</root>"#;
+    let bomb = vec![b' '; 64 << 20];
+    let mut q = Quarry::new();
+    q.without_model();
+    let dir = q.scratch("hostile");
+    for (extension, fixture, main) in PACKAGES {
+        let mut truncated = office_fixture(fixture);
+        truncated.truncate(truncated.len() / 2);
+        fs::write(dir.join(format!("truncated.{extension}")), truncated).expect("write");
+        for (what, bytes) in [
+            ("bomb", &bomb[..]),
+            ("deep", deep.as_bytes()),
+            ("laughs", laughs.as_bytes()),
+        ] {
+            let file = office_fixture_with_part(fixture, main, bytes);
+            fs::write(dir.join(format!("{what}.{extension}")), file).expect("write");
+        }
+    }
+    // The two formats that are not packages: RTF groups and MIME parts nested without end.
+    let rtf = format!(r"{{\rtf1 {}x{}}}", "{".repeat(depth), "}".repeat(depth));
+    fs::write(dir.join("deep.rtf"), rtf).expect("write");
+    let mut mail = String::from("From: a@example.org\r\nSubject: nested\r\nMIME-Version: 1.0\r\n");
+    for level in 0..2_000 {
+        mail.push_str(&format!(
+            "Content-Type: multipart/mixed; boundary=\"b{level}\"\r\n\r\n--b{level}\r\n"
+        ));
+    }
+    mail.push_str("Content-Type: text/plain\r\n\r\nnestedword\r\n");
+    fs::write(dir.join("nested.eml"), mail).expect("write");
+    q.add_folder("Hostile", &dir);
+    q.start();
+    q.wait_synced();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+
+    let status = q.cli_json(&["connector", "status", "Hostile", "--json"]);
+    assert_eq!(
+        status["status"], "idle",
+        "bad files never fail a sync: {status}"
+    );
+    assert_eq!(status["doc_count"], 4 * PACKAGES.len() + 2, "{status}");
+    let reason = |path: &str| failure_reason(&status, path);
+    assert!(reason("deep.rtf").contains("deeper than 512"), "{status}");
+    for (extension, _, _) in PACKAGES {
+        assert!(
+            !reason(&format!("truncated.{extension}")).is_empty(),
+            "{extension}: {status}"
+        );
+        assert!(
+            reason(&format!("bomb.{extension}")).contains("archive bomb"),
+            "{extension}: {status}"
+        );
+        // calamine reads spreadsheets' XML itself; the other readers bound the nesting.
+        if !matches!(extension, "xlsx" | "ods") {
+            assert!(
+                reason(&format!("deep.{extension}")).contains("deeper than 512"),
+                "{extension}: {status}"
+            );
+        }
+    }
+    assert!(
+        results(&q, &key, "lollollollollol").is_empty(),
+        "entities are never expanded"
+    );
 }
