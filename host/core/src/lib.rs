@@ -1,6 +1,7 @@
 //! Quarry's shared vocabulary: identifiers, the documents connectors produce, the table of API
-//! error codes and which script a character is in; and two small checks on the process and its
-//! files (thread priority, whether a file may be trusted). No other I/O.
+//! error codes, which script a character is in, and outside text made safe for a terminal; and
+//! two small checks on the process and its files (thread priority, whether a file may be
+//! trusted). No other I/O.
 //!
 //! Every other host crate depends on this one; it depends on nothing of ours.
 
@@ -12,6 +13,7 @@ mod ids;
 pub mod priority;
 pub mod script;
 mod source;
+pub mod terminal;
 pub mod times;
 pub mod trust;
 
