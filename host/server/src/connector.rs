@@ -13,6 +13,7 @@ use quarry_api::views::{
     NoTextDocView, NoTextView,
 };
 use quarry_core::ConnectorId;
+use quarry_core::terminal::printable;
 use quarry_core::times::rfc3339;
 use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
@@ -126,7 +127,7 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
     for (c, embedding) in connectors.iter().zip(embedding) {
         println!(
             "{:<20} {:<9} {:>8} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
-            c.name,
+            printable(&c.name),
             c.status.as_str(),
             c.doc_count,
             match embedding {
@@ -139,7 +140,7 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
             c.usage.calls,
             format!("{:.1} s", c.usage.cpu_us as f64 / 1e6),
             format!("{:.1} MiB", c.usage.peak_memory_bytes as f64 / 1048576.0),
-            c.last_error.as_deref().unwrap_or("")
+            printable(c.last_error.as_deref().unwrap_or(""))
         );
     }
     Ok(())
@@ -358,7 +359,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());
     }
-    println!("{} ({}), {}", c.name, c.id, c.status.as_str());
+    println!("{} ({}), {}", printable(&c.name), c.id, c.status.as_str());
     println!("  documents:  {}", c.doc_count);
     println!(
         "  last sync:  {}",
@@ -378,12 +379,12 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
             .map_or(String::new(), |r| format!(", about {r} to go"))
     );
     if let Some(error) = &c.last_error {
-        println!("  last error: {error}");
+        println!("  last error: {}", printable(error));
     }
     if !failed.is_empty() {
         println!("  text not extracted (found by title and path only):");
         for f in &failed {
-            println!("    {}: {}", f.path, f.note);
+            println!("    {}: {}", printable(&f.path), printable(&f.note));
         }
     }
     if no_text_count > 0 {
@@ -392,7 +393,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
              images are not read yet):"
         );
         for d in &no_text {
-            println!("    {}: {}", d.path, d.note);
+            println!("    {}: {}", printable(&d.path), printable(&d.note));
         }
         if no_text_count > no_text.len() as u64 {
             println!("    and {} more", no_text_count - no_text.len() as u64);

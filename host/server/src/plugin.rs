@@ -5,6 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, bail};
 use quarry_api::views::PluginView;
+use quarry_core::terminal::printable;
 use quarry_runtime::{MANIFEST_FILE, Manifest, Plugin};
 
 use crate::cli::PluginCommand;
@@ -55,11 +56,17 @@ pub async fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
 
 fn describe(plugin: &Plugin, from: &std::path::Path) {
     let m = plugin.manifest();
-    println!("{} {} ({}, WIT {})", m.name, m.version, m.id, m.wit);
-    println!("  {}", m.description);
-    println!("  from {}", from.display());
+    println!(
+        "{} {} ({}, WIT {})",
+        printable(&m.name),
+        printable(&m.version),
+        printable(&m.id),
+        printable(&m.wit)
+    );
+    println!("  {}", printable(&m.description));
+    println!("  from {}", printable(&from.display().to_string()));
     for ask in plugin.requested_capabilities() {
-        println!("  - {ask}");
+        println!("  - {}", printable(&ask.to_string()));
     }
 }
 

@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use quarry_api::views::{HitView, SearchAnswer};
+use quarry_core::terminal::printable;
 use quarry_index::{Fusion, Ranking, SearchRequest, SemanticQuery};
 use quarry_store::{ConnectorStatus, Store};
 
@@ -53,7 +54,7 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
         return Ok(());
     }
     for warning in &results.warnings {
-        eprintln!("note: {warning}");
+        eprintln!("note: {}", printable(warning));
     }
     if args.semantic {
         println!(
@@ -70,13 +71,14 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
             .map_or("?", |c| c.name.as_str());
         println!();
         println!(
-            "{:>2}. {}  [{connector}] {}",
+            "{:>2}. {}  [{}] {}",
             i + 1,
-            hit.info.meta.title,
-            hit.info.meta.path.as_deref().unwrap_or("")
+            printable(&hit.info.meta.title),
+            printable(connector),
+            printable(hit.info.meta.path.as_deref().unwrap_or(""))
         );
         if !hit.snippet.text.is_empty() {
-            println!("    {}", hit.snippet.text);
+            println!("    {}", printable(&hit.snippet.text));
         }
     }
     Ok(())
