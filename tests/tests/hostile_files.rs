@@ -477,3 +477,33 @@ fn every_new_format_survives_truncation_bombs_entities_and_nesting() {
         "entities are never expanded"
     );
 }
+
+#[test]
+fn escape_sequences_in_file_names_and_text_never_reach_the_terminal() {
+    let mut q = Quarry::new();
+    q.without_model();
+    let dir = q.scratch("evil");
+    // A name that would clear the screen, a text that would retitle the terminal, and a PDF
+    // that fails under a name that would turn the rest of the output red.
+    fs::write(
+        dir.join("evil\u{1b}[2J.txt"),
+        "escapeword \u{1b}]0;owned\u{7} and \u{202e}txt.exe",
+    )
+    .expect("write");
+    fs::write(dir.join("broken\u{1b}[31m.pdf"), b"%PDF-1.7 not really").expect("write");
+    q.add_folder("Evil", &dir);
+    q.start();
+    q.wait_synced();
+
+    let search = q.cli_ok(&["search", "escapeword"]);
+    let status = q.cli_ok(&["connector", "status", "Evil"]);
+    let list = q.cli_ok(&["connector", "list"]);
+    for (what, output) in [("search", &search), ("status", &status), ("list", &list)] {
+        assert!(
+            !output.contains('\u{1b}') && !output.contains('\u{7}') && !output.contains('\u{202e}'),
+            "{what} printed a control character: {output:?}"
+        );
+    }
+    assert!(search.contains("evil\\u{1b}[2J.txt"), "{search}");
+    assert!(status.contains("broken\\u{1b}[31m.pdf"), "{status}");
+}
