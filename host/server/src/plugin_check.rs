@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
+use quarry_core::terminal::printable;
 use quarry_runtime::{FieldKind, Grant, Limits, Plugin, SUPPORTED_WIT_VERSIONS, ToFetch};
 
 use crate::connector::read_settings;
@@ -30,26 +31,26 @@ pub async fn check(
     let m = plugin.manifest();
     println!(
         "Plugin     {} {} ({}), from {}",
-        m.name,
-        m.version,
-        m.id,
-        folder.display()
+        printable(&m.name),
+        printable(&m.version),
+        printable(&m.id),
+        printable(&folder.display().to_string())
     );
     println!(
         "WIT        quarry:connector@{} (this host runs {}); compiled and linked in {:.1} s",
-        m.wit,
+        printable(&m.wit),
         SUPPORTED_WIT_VERSIONS.join(", "),
         started.elapsed().as_secs_f64()
     );
     println!(
         "Exports    quarry:connector/source@{}: {}",
-        m.wit,
+        printable(&m.wit),
         quarry_runtime::source_functions(&m.wit).join(", ")
     );
     println!("Imports    {}", packages(plugin.imports()));
     println!("Asks for");
     for ask in plugin.requested_capabilities() {
-        println!("  - {ask}");
+        println!("  - {}", printable(&ask.to_string()));
     }
 
     let mut values = read_settings(settings)?;
@@ -77,7 +78,10 @@ pub async fn check(
     let summary = tokio::task::spawn_blocking(move || dry_run(&plugin, &values, max_docs))
         .await
         .context("the dry run stopped")??;
-    print!("{summary}");
+    // The summary quotes what the plugin listed and extracted: each line is shown, not acted on.
+    for line in summary.lines() {
+        println!("{}", printable(line));
+    }
     Ok(())
 }
 
