@@ -62,7 +62,8 @@ pub struct CommitBatch {
     pub progress: SyncProgress,
 }
 
-/// A document of the catalog whose text could not be extracted.
+/// A document of the catalog with a word for its user: why its text could not be extracted, or
+/// why it has none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotedDoc {
     /// Its id.

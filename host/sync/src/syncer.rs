@@ -508,7 +508,7 @@ impl Syncer {
                 (ExtractedText::default(), Some(e.to_string()))
             }
         };
-        let no_text = no_text(&doc, &content);
+        let without_text = no_text(&doc, &content);
         let index_doc = IndexDoc {
             info: DocInfo {
                 connector: connector.id.clone(),
@@ -527,7 +527,7 @@ impl Syncer {
             meta: doc.meta,
             has_text: doc.has_text,
             error,
-            no_text,
+            no_text: without_text,
         };
         (index_doc, catalog_doc)
     }
