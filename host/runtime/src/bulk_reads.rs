@@ -150,9 +150,10 @@ fn open_guarded(state: &mut HostState, path: &str) -> Result<(std::fs::File, Met
     if state
         .sandbox
         .protected
-        .refuses(&opened, Some(real), &meta, &mut state.clear)
+        .refuses(&opened, Some(&real), &meta, &mut state.clear)
     {
         tracing::debug!(plugin = %state.sandbox.plugin, path, "refused: one of Quarry's own folders");
+        state.refused_own(Some(real));
         return Err(ReadError::Refused);
     }
     if !(meta.is_file() || meta.is_dir()) {

@@ -4,15 +4,18 @@
 //!   opened object itself is checked, so a FIFO (whose open waits for a writer), a socket or a
 //!   device never blocks a call and is refused without being read; a file swapped for a FIFO
 //!   after it was listed is refused the same way.
-//! - Quarry's own folders (data folder, component cache, model, plugin folders) are out of reach
-//!   wherever they sit inside a granted folder: what an open reaches is checked by its real path
-//!   (and a folder also by its device and inode), and a path through one of them is not statted.
+//! - Quarry's own folders (data folder, component cache, model, plugin folders, keys) are out of
+//!   reach wherever they sit inside a granted folder: what an open reaches is checked by its real
+//!   path (and a folder also by its device and inode), and a path through one of them is not
+//!   statted. A hard link to one of their files, and any copy of a data folder (known by what it
+//!   holds), are refused the same way (`own_files`).
 //!
 //! wasmtime-wasi's `open-at` and `stat-at` are replaced in the linker by the versions here; the
 //! other functions of `wasi:filesystem` act on descriptors that passed through them. `read` is
 //! replaced too, for speed alone: it reads on the calling thread, up to 1 MiB at a time, and
 //! says when it met the end of the file.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::Metadata;
 use std::os::fd::AsRawFd;
@@ -39,6 +42,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 use wasmtime_wasi::runtime::in_tokio;
 
 use crate::host_state::HostState;
+use crate::own_files::{OwnFiles, is_data_folder};
 
 /// The `wasi:filesystem/types` instance whose functions are replaced (any 0.2.x a guest imports
 /// resolves to it).
@@ -52,6 +56,8 @@ pub struct ProtectedPaths {
     /// Device and inode of those that exist: the same folder reached under another name (a bind
     /// mount) is recognised too.
     ids: Vec<(u64, u64)>,
+    /// Their files by device and inode: a hard link to one is recognised too.
+    own: Arc<OwnFiles>,
 }
 
 impl ProtectedPaths {
@@ -67,6 +73,7 @@ impl ProtectedPaths {
                 protected.paths.push(real);
             }
         }
+        protected.own = Arc::new(OwnFiles::new(protected.paths.clone()));
         protected
     }
 
@@ -81,15 +88,16 @@ impl ProtectedPaths {
     }
 
     /// Whether the folder `dir` is, or lies inside, a protected folder: by its real path, or
-    /// because it or a folder above it is one of them under another name (a bind mount).
+    /// because it or a folder above it is one of them under another name (a bind mount, a second
+    /// mount of the same file system), or is a Quarry data folder (a copy of one).
     pub fn covers_folder(&self, dir: &Path) -> bool {
         let Ok(real) = dir.canonicalize() else {
             return false;
         };
         self.covers(&real)
-            || real
-                .ancestors()
-                .any(|a| std::fs::metadata(a).is_ok_and(|m| self.is_protected_dir(&m)))
+            || real.ancestors().any(|a| {
+                std::fs::metadata(a).is_ok_and(|m| self.is_protected_dir(&m)) || is_data_folder(a)
+            })
     }
 
     /// The protected folders inside the real folder `dir` (not `dir` itself): what granting it
@@ -114,28 +122,30 @@ impl ProtectedPaths {
     /// kernel's name for the open file, whatever links led to it), then the folders on that path
     /// up to one already known to be clear (`clear` remembers them; it starts with the sandbox's
     /// mounts), each by device and inode, so that a protected folder reached under another name
-    /// (a bind mount) is recognised too. Where the check cannot be made, the open is refused.
+    /// (a bind mount) is recognised too, and each by what it holds, so that a copy of a data
+    /// folder is too. A file that is a protected file under another name (a hard link) is
+    /// refused. Where the check cannot be made, the open is refused.
     ///
     /// `known` is the object's real path when the open already told it (see [`MountDirs`]);
     /// otherwise the kernel is asked.
     pub(crate) fn refuses(
         &self,
         file: &std::fs::File,
-        known: Option<PathBuf>,
+        known: Option<&Path>,
         meta: &Metadata,
         clear: &mut ClearFolders,
     ) -> bool {
         if self.is_empty() {
             return false;
         }
-        if self.is_protected_dir(meta) {
+        if self.is_protected_dir(meta) || self.own.is_linked(meta) {
             return true;
         }
         let real = match known {
-            Some(real) => real,
-            None => match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-                Ok(real) => real,
-                Err(_) => return true,
+            Some(real) => Cow::Borrowed(real),
+            None => match real_path(file) {
+                Some(real) => Cow::Owned(real),
+                None => return true,
             },
         };
         if self.covers(&real) {
@@ -150,12 +160,19 @@ impl ProtectedPaths {
                 return false;
             }
             match std::fs::metadata(folder) {
-                Ok(meta) if !self.is_protected_dir(&meta) => checked.push(folder.to_owned()),
+                Ok(meta) if !self.is_protected_dir(&meta) && !is_data_folder(folder) => {
+                    checked.push(folder.to_owned());
+                }
                 _ => return true,
             }
         }
         true // above every mount: not where a sandbox's file can be
     }
+}
+
+/// The kernel's name for an open file (whatever links led to it).
+pub(crate) fn real_path(file: &std::fs::File) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
 }
 
 /// Folders known not to be, nor to lie inside, one of Quarry's own: the sandbox's mounts, and
@@ -249,6 +266,14 @@ impl MountDirs {
             .iter()
             .find(|mount| mount.handle == handle)
             .map(|mount| mount.real.as_path())
+    }
+
+    /// `real` (a host path) relative to the mount it lies in, as UTF-8.
+    pub(crate) fn relative<'p>(&self, real: &'p Path) -> Option<&'p str> {
+        self.dirs
+            .iter()
+            .find_map(|mount| real.strip_prefix(&mount.real).ok())
+            .and_then(Path::to_str)
     }
 
     /// The mount a sandbox path lies in (the longest whose guest path prefixes it, by whole
@@ -451,9 +476,10 @@ fn open(
     if state
         .sandbox
         .protected
-        .refuses(&file, real, &meta, &mut state.clear)
+        .refuses(&file, real.as_deref(), &meta, &mut state.clear)
     {
         tracing::debug!(plugin = %state.sandbox.plugin, path, "refused: one of Quarry's own folders");
+        state.refused_own(real.or_else(|| real_path(&file)));
         return Ok(Err(Denied::Protected));
     }
     if !(meta.is_file() || meta.is_dir()) {

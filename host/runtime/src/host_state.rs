@@ -46,10 +46,15 @@ pub struct HostState {
     pub(crate) mounts: MountDirs,
     /// The size of each file opened, as it was when it was opened.
     pub(crate) opened: OpenedSizes,
+    /// Files refused as Quarry's own since the session last asked, relative to their mount.
+    refused_own: Vec<String>,
     /// When the running call must end.
     deadline: CallDeadline,
     log_lines: u32,
 }
+
+/// Refused files an instance remembers at most between two looks.
+const MAX_REFUSED_OWN: usize = 1024;
 
 /// What a sandbox is made of, besides its WASI context.
 pub(crate) struct Sandbox {
@@ -78,6 +83,7 @@ impl HostState {
             clear: ClearFolders::new(mounts),
             mounts: MountDirs::default(),
             opened: OpenedSizes::default(),
+            refused_own: Vec::new(),
             deadline: CallDeadline::default(),
             log_lines: 0,
         }
@@ -99,6 +105,26 @@ impl HostState {
             start += 1;
         }
         output[start..].to_owned()
+    }
+
+    /// Notes that the file at host path `real` was refused as one of Quarry's own (a hard link
+    /// to one, a copy of a data folder): the sync leaves its document out instead of counting a
+    /// failure. Kept as the path relative to its mount.
+    pub(crate) fn refused_own(&mut self, real: Option<std::path::PathBuf>) {
+        let Some(real) = real else {
+            return;
+        };
+        let relative = self.mounts.relative(&real).map(str::to_owned);
+        if let Some(relative) = relative
+            && self.refused_own.len() < MAX_REFUSED_OWN
+        {
+            self.refused_own.push(relative);
+        }
+    }
+
+    /// The files refused as Quarry's own since the last look (see [`HostState::refused_own`]).
+    pub(crate) fn take_refused_own(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.refused_own)
     }
 
     /// Time left before the running call's deadline.

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::error::{RuntimeError, RuntimeErrorKind};
 use crate::network::{check_host_entry, entry_for_url};
+use crate::plugin_files::{MAX_MANIFEST_BYTES, read_bounded_text};
 use crate::wit::SUPPORTED_WIT_VERSIONS;
 
 /// File name of a manifest, next to the component it describes.
@@ -133,7 +134,7 @@ pub struct Capabilities {
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest, RuntimeError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_bounded_text(path, MAX_MANIFEST_BYTES).map_err(|e| {
             RuntimeError::from(RuntimeErrorKind::Manifest {
                 path: path.to_owned(),
                 message: format!("cannot read it: {e}"),

@@ -22,6 +22,7 @@ use crate::host_state::{HostState, MemoryLimiter, ProgressFn, Sandbox};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::network::{HostGrant, NetworkGate};
+use crate::plugin_files::{MAX_COMPONENT_BYTES, read_bounded};
 use crate::settings::{Grant, SandboxSetup, resolve};
 use crate::stdio::TailCapture;
 use crate::usage::{Usage, thread_cpu_time};
@@ -71,7 +72,7 @@ impl Runtime {
             ));
         }
         let path = manifest.component_path(dir);
-        let bytes = std::fs::read(&path).map_err(|e| {
+        let bytes = read_bounded(&path, MAX_COMPONENT_BYTES).map_err(|e| {
             RuntimeError::of(
                 &*id,
                 RuntimeErrorKind::Component {
@@ -170,6 +171,7 @@ impl Plugin {
             progress,
             live: None,
             usage: Usage::default(),
+            refused_own: Vec::new(),
         })
     }
 
@@ -237,6 +239,8 @@ pub struct Session {
     progress: Option<ProgressFn>,
     live: Option<Live>,
     usage: Usage,
+    /// Files the sandbox refused as Quarry's own since [`Session::take_refused_own`].
+    refused_own: Vec<String>,
 }
 
 struct Live {
@@ -253,6 +257,12 @@ impl Session {
     /// What this session's calls have cost so far.
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// The files (paths relative to their granted folder) the sandbox refused as Quarry's own
+    /// since the last look: hard links to Quarry's files, files of a copy of a data folder.
+    pub fn take_refused_own(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.refused_own)
     }
 
     /// Lists one batch (WIT `list-docs`).
@@ -444,6 +454,8 @@ impl Session {
         live.store.data_mut().begin_call();
         let result = f(&live.instance, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
+        self.refused_own
+            .extend(live.store.data_mut().take_refused_own());
         let state = live.store.data();
         self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.sandbox.limiter.used);
         let refused = state.sandbox.gate.take_refused();

@@ -206,12 +206,11 @@ fn granted_folder(
             host.display()
         ));
     }
-    if host
-        .canonicalize()
-        .is_ok_and(|real| protected.covers(&real))
-    {
+    // By real path, and by device and inode up the path: a bind mount or a second mount of one
+    // of Quarry's folders is the folder itself; a copy of a data folder holds the same data.
+    if protected.covers_folder(&host) {
         return Err(format!(
-            "`{key}`: {} is one of Quarry's own folders (or inside one), which no plugin may read",
+            "`{key}`: {} is one of Quarry's own folders (or inside one, or another name for one, or a copy of a Quarry data folder), which no plugin may read",
             host.display()
         ));
     }
