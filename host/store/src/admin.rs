@@ -1,11 +1,12 @@
-//! Admin access to the settings page: sessions (a cookie's secret and the page's CSRF token)
-//! and one-time login links. Only SHA-256 hashes of the secrets are stored; a secret is found by
-//! its hash, so no comparison of secrets happens outside the database's index lookup.
+//! Admin access to the settings page: the admin token, sessions (a cookie's secret and the
+//! page's CSRF token) and one-time login links. Only SHA-256 hashes of the secrets are stored (a
+//! copy of the data folder signs nobody in); a session or link is found by its hash, and the
+//! token's hash is compared in constant time.
 
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use crate::keys::random_secret;
+use crate::keys::{hashes_equal, random_secret};
 use crate::{Store, StoreError};
 
 /// A signed-in admin session.
@@ -112,6 +113,40 @@ impl Store {
         Ok(code)
     }
 
+    /// Makes a new admin token, replacing the old one (which stops working at once). Only its
+    /// hash is kept: the token is returned to be shown once.
+    pub async fn new_admin_token(&self, now_ms: i64) -> Result<String, StoreError> {
+        let token = random_secret()?;
+        let _turn = self.write_turn().await;
+        sqlx::query(
+            "INSERT INTO admin_token (id, token_hash, created_ms) VALUES (1, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash,
+                                            created_ms = excluded.created_ms",
+        )
+        .bind(hash(&token))
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(token)
+    }
+
+    /// Whether an admin token was made.
+    pub async fn has_admin_token(&self) -> Result<bool, StoreError> {
+        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM admin_token WHERE id = 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(found.is_some())
+    }
+
+    /// Whether `candidate` is the admin token (hashes compared in constant time).
+    pub async fn is_admin_token(&self, candidate: &str) -> Result<bool, StoreError> {
+        let stored: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT token_hash FROM admin_token WHERE id = 1")
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(stored.is_some_and(|stored| hashes_equal(&stored, &hash(candidate.trim()))))
+    }
+
     /// Uses up a login link code: true if it existed and had not expired. A code works once.
     pub async fn redeem_login_link(&self, code: &str, now_ms: i64) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
@@ -130,7 +165,9 @@ mod tests {
 
     async fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::open(&dir.path().join("q.db")).await.expect("open");
+        let store = Store::open(&dir.path().join("q.db"), &dir.path().join("keys"))
+            .await
+            .expect("open");
         (dir, store)
     }
 
@@ -149,6 +186,27 @@ mod tests {
         store.end_admin_session(&other.secret).await?;
         assert_eq!(store.admin_session(&other.secret, 2_100).await?, None);
         assert!(!format!("{other:?}").contains(&other.secret));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn only_the_newest_admin_token_signs_in_and_only_its_hash_is_kept()
+    -> Result<(), StoreError> {
+        let (dir, store) = store().await;
+        assert!(!store.has_admin_token().await?);
+        assert!(!store.is_admin_token("").await?);
+        let first = store.new_admin_token(1).await?;
+        assert!(store.is_admin_token(&first).await?);
+        assert!(store.is_admin_token(&format!(" {first}\n")).await?);
+        let second = store.new_admin_token(2).await?;
+        assert!(!store.is_admin_token(&first).await?, "replaced");
+        assert!(store.is_admin_token(&second).await?);
+        store.close().await;
+        let db = std::fs::read(dir.path().join("q.db")).expect("database");
+        let wal = std::fs::read(dir.path().join("q.db-wal")).unwrap_or_default();
+        for bytes in [db, wal] {
+            assert!(!bytes.windows(second.len()).any(|w| w == second.as_bytes()));
+        }
         Ok(())
     }
 

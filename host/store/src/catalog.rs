@@ -39,6 +39,11 @@ pub struct CatalogDoc {
     /// Why it has no text though it may hold some (a scanned PDF, an image), if so: it is found
     /// by name only.
     pub no_text: Option<String>,
+    /// Why it is held back from the index (a credential, a link to Quarry's own data), if it
+    /// is: then it is not searchable, readable or downloadable.
+    pub held_back: Option<String>,
+    /// True when its text is indexed with its secrets replaced: its original file is not served.
+    pub redacted: bool,
 }
 
 /// One batch of a sync, to commit after the index holds it.
@@ -204,6 +209,110 @@ impl Store {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
+    /// Documents of the connector held back from the index, with why, by path; at most `limit`.
+    pub async fn held_back_docs(
+        &self,
+        connector: &ConnectorId,
+        limit: u32,
+    ) -> Result<Vec<NotedDoc>, StoreError> {
+        self.noted_docs(
+            "SELECT doc_id, coalesce(path, title) AS shown, held_back AS note FROM documents
+             WHERE connector_id = ? AND held_back IS NOT NULL ORDER BY shown LIMIT ?",
+            connector,
+            limit,
+        )
+        .await
+    }
+
+    /// How many documents of the connector are indexed with their secrets redacted.
+    pub async fn count_redacted(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM documents WHERE connector_id = ? AND redacted != 0",
+        )
+        .bind(connector.as_str())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// The documents of the connector that are in the index with their text (not held back),
+    /// with their paths: what a check of the index for credentials reads.
+    pub async fn indexed_docs(
+        &self,
+        connector: &ConnectorId,
+    ) -> Result<Vec<(DocId, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT doc_id, coalesce(path, title) AS shown FROM documents
+             WHERE connector_id = ? AND held_back IS NULL AND version != ''",
+        )
+        .bind(connector.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        let mut docs = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Ok(id) = DocId::parse(row.try_get::<String, _>("doc_id")?) {
+                docs.push((id, row.try_get("shown")?));
+            }
+        }
+        Ok(docs)
+    }
+
+    /// Marks documents as held back (`why`) once the index no longer holds them.
+    pub async fn hold_back(
+        &self,
+        connector: &ConnectorId,
+        held: &[(DocId, String)],
+    ) -> Result<(), StoreError> {
+        for chunk in held.chunks(ROWS_PER_TX) {
+            let mut tx = self.write_tx().await?;
+            for (id, why) in chunk {
+                sqlx::query(
+                    "UPDATE documents SET held_back = ?, redacted = 0
+                     WHERE connector_id = ? AND doc_id = ?",
+                )
+                .bind(why)
+                .bind(connector.as_str())
+                .bind(id.as_str())
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// Makes the next sync fetch again every document of the connector that is held back or
+    /// redacted (its credential settings changed, or files were released). Returns how many.
+    pub async fn refetch_judged(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
+        let _turn = self.write_turn().await;
+        let done = sqlx::query(
+            "UPDATE documents SET version = ''
+             WHERE connector_id = ? AND (held_back IS NOT NULL OR redacted != 0)",
+        )
+        .bind(connector.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Makes the next sync fetch `ids` of the connector again.
+    pub async fn refetch(&self, connector: &ConnectorId, ids: &[DocId]) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        forget_versions(&mut tx, connector, ids).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Makes the next sync fetch again every document of the connector.
+    pub async fn refetch_all(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
+        let _turn = self.write_turn().await;
+        let done = sqlx::query("UPDATE documents SET version = '' WHERE connector_id = ?")
+            .bind(connector.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
     /// The documents `sql` selects (`doc_id`, `shown`, `note`, for a connector and a limit).
     async fn noted_docs(
         &self,
@@ -314,7 +423,7 @@ impl Store {
     }
 }
 
-/// Rows per multi-row insert (14 values each, well under SQLite's limit of bound values).
+/// Rows per multi-row insert (17 values each, well under SQLite's limit of bound values).
 const ROWS_PER_INSERT: usize = 64;
 
 /// Catalog rows written per transaction: a few milliseconds of SQLite's write lock.
@@ -377,16 +486,18 @@ async fn insert_docs(
         let mut query: QueryBuilder<Sqlite> = QueryBuilder::new(
             "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url, \
              mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error, \
-             no_text) ",
+             no_text, held_back, redacted) ",
         );
         query.push_values(chunk, |mut values, doc| {
-            let (version, generation, error, no_text) = match row {
-                Row::Prepared => ("", 0, None, None),
+            let (version, generation, error, no_text, held_back, redacted) = match row {
+                Row::Prepared => ("", 0, None, None, None, false),
                 Row::Committed { generation } => (
                     doc.version.as_str(),
                     generation,
                     doc.error.as_deref(),
                     doc.no_text.as_deref(),
+                    doc.held_back.as_deref(),
+                    doc.redacted,
                 ),
             };
             values
@@ -404,7 +515,9 @@ async fn insert_docs(
                 .push_bind(generation)
                 .push_bind(now_ms)
                 .push_bind(error)
-                .push_bind(no_text);
+                .push_bind(no_text)
+                .push_bind(held_back)
+                .push_bind(redacted);
         });
         query.push(match row {
             Row::Prepared => " ON CONFLICT (connector_id, doc_id) DO NOTHING",
@@ -415,7 +528,8 @@ async fn insert_docs(
                  mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, \
                  update_time_ms = excluded.update_time_ms, has_text = excluded.has_text, \
                  generation = excluded.generation, indexed_ms = excluded.indexed_ms, \
-                 error = excluded.error, no_text = excluded.no_text"
+                 error = excluded.error, no_text = excluded.no_text, \
+                 held_back = excluded.held_back, redacted = excluded.redacted"
             }
         });
         written += query.build().execute(&mut *conn).await?.rows_affected();
@@ -472,5 +586,7 @@ fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
         has_text: row.try_get("has_text")?,
         error: row.try_get("error")?,
         no_text: row.try_get("no_text")?,
+        held_back: row.try_get("held_back")?,
+        redacted: row.try_get("redacted")?,
     })
 }

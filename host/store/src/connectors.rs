@@ -45,6 +45,63 @@ impl ConnectorStatus {
     }
 }
 
+/// A query of connectors' rows, each with the count of its held-back documents (cheap: they
+/// have an index of their own), followed by `$rest` (`WHERE ...`).
+macro_rules! select_connector {
+    ($rest:literal) => {
+        concat!(
+            "SELECT c.*, (SELECT count(*) FROM documents d
+                 WHERE d.connector_id = c.id AND d.held_back IS NOT NULL) AS held_back_count
+             FROM connectors c ",
+            $rest
+        )
+    };
+}
+
+/// What a connector does with a document that holds credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CredentialMode {
+    /// Held back: not indexed, searchable, readable or downloadable (the default).
+    #[default]
+    Hold,
+    /// Indexed with each secret replaced by a marker; the original file is not served. Files
+    /// that are credentials as a whole (keys, keystores, password exports) are still held back.
+    Redact,
+    /// Indexed and served as they are.
+    Off,
+}
+
+impl CredentialMode {
+    /// The mode as the CLI, the API and the database name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredentialMode::Hold => "hold",
+            CredentialMode::Redact => "redact",
+            CredentialMode::Off => "off",
+        }
+    }
+
+    /// The mode named `name`; `None` for an unknown name.
+    pub fn parse(name: &str) -> Option<CredentialMode> {
+        match name {
+            "hold" => Some(CredentialMode::Hold),
+            "redact" => Some(CredentialMode::Redact),
+            "off" => Some(CredentialMode::Off),
+            _ => None,
+        }
+    }
+}
+
+/// A connector's choices about credentials: the mode, and the files the user released (paths
+/// relative to the source, or patterns with `*`, `**` and `?`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CredentialPolicy {
+    /// What is done with documents holding credentials.
+    pub mode: CredentialMode,
+    /// Paths or patterns indexed as they are, whatever they hold.
+    pub released: Vec<String>,
+}
+
 /// Counts of the sync in progress, or of the last one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncProgress {
@@ -154,6 +211,10 @@ pub struct Connector {
     pub progress: SyncProgress,
     /// Documents in the catalog.
     pub doc_count: u64,
+    /// Documents held back from the index (credentials, links to Quarry's own data).
+    pub held_back_count: u64,
+    /// What it does with credentials.
+    pub credentials: CredentialPolicy,
     pub listing: ListingState,
     pub schedule: Schedule,
 }
@@ -251,7 +312,7 @@ impl Store {
 
     /// Every connector (not removed), by name.
     pub async fn connectors(&self) -> Result<Vec<Connector>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM connectors WHERE removed_ms IS NULL ORDER BY name")
+        let rows = sqlx::query(select_connector!("WHERE removed_ms IS NULL ORDER BY name"))
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
@@ -261,7 +322,7 @@ impl Store {
 
     /// The connector with this id, unless it does not exist or was removed.
     pub async fn connector(&self, id: &ConnectorId) -> Result<Option<Connector>, StoreError> {
-        let row = sqlx::query("SELECT * FROM connectors WHERE id = ? AND removed_ms IS NULL")
+        let row = sqlx::query(select_connector!("WHERE id = ? AND removed_ms IS NULL"))
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
@@ -272,7 +333,7 @@ impl Store {
 
     /// The connector named `name` (without regard to case); the error lists the known names.
     pub async fn connector_by_name(&self, name: &str) -> Result<Connector, StoreError> {
-        let row = sqlx::query("SELECT * FROM connectors WHERE name = ? AND removed_ms IS NULL")
+        let row = sqlx::query(select_connector!("WHERE name = ? AND removed_ms IS NULL"))
             .bind(name.trim())
             .fetch_optional(&self.pool)
             .await?;
@@ -487,6 +548,103 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Sets what the connector named `name` does with credentials. Documents judged under the
+    /// old mode are fetched again at the next sync (all of them when the check was off), which
+    /// is requested.
+    pub async fn set_credential_mode(
+        &self,
+        name: &str,
+        mode: CredentialMode,
+        now_ms: i64,
+    ) -> Result<Connector, StoreError> {
+        let connector = self.connector_by_name(name).await?;
+        if connector.credentials.mode == mode {
+            return Ok(connector);
+        }
+        sqlx::query("UPDATE connectors SET credentials = ? WHERE id = ?")
+            .bind(mode.as_str())
+            .bind(connector.id.as_str())
+            .execute(&self.pool)
+            .await?;
+        self.judge_again(
+            &connector,
+            connector.credentials.mode == CredentialMode::Off,
+            now_ms,
+        )
+        .await?;
+        self.connector_by_name(name).await
+    }
+
+    /// Adds (`release`) or removes a path or pattern of files the connector named `name`
+    /// indexes whatever they hold. Affected documents are fetched again at the next sync, which
+    /// is requested.
+    pub async fn set_released(
+        &self,
+        name: &str,
+        pattern: &str,
+        release: bool,
+        now_ms: i64,
+    ) -> Result<Connector, StoreError> {
+        let pattern = pattern.trim().trim_start_matches("./");
+        if pattern.is_empty() || pattern.len() > 1024 || pattern.contains(char::is_control) {
+            return Err(StoreError::Invalid(
+                "a released path or pattern must be 1 to 1024 characters, without control characters"
+                    .to_owned(),
+            ));
+        }
+        let connector = self.connector_by_name(name).await?;
+        let mut released = connector.credentials.released.clone();
+        let known = released.iter().any(|p| p == pattern);
+        match (release, known) {
+            (true, false) => released.push(pattern.to_owned()),
+            (false, true) => released.retain(|p| p != pattern),
+            (true, true) => return Ok(connector),
+            (false, false) => {
+                return Err(StoreError::Invalid(format!(
+                    "{pattern:?} is not released for connector {:?}; released: {}",
+                    connector.name,
+                    if released.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        released.join(", ")
+                    }
+                )));
+            }
+        }
+        if released.len() > 1000 {
+            return Err(StoreError::Invalid(
+                "a connector releases at most 1000 paths or patterns; release a pattern such as `notes/**` instead"
+                    .to_owned(),
+            ));
+        }
+        sqlx::query("UPDATE connectors SET released = ? WHERE id = ?")
+            .bind(to_json(&released)?)
+            .bind(connector.id.as_str())
+            .execute(&self.pool)
+            .await?;
+        // A release needs only the held-back documents again; taking one back needs every one.
+        self.judge_again(&connector, !release, now_ms).await?;
+        self.connector_by_name(name).await
+    }
+
+    /// Makes the next sync fetch again what a change of credential settings affects, and
+    /// requests it: the held-back and redacted documents, or with `all` every document.
+    async fn judge_again(
+        &self,
+        connector: &Connector,
+        all: bool,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        if all {
+            self.refetch_all(&connector.id).await?;
+        } else {
+            self.refetch_judged(&connector.id).await?;
+        }
+        self.request_sync(&connector.id, now_ms).await
+    }
+}
+
 pub(crate) fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -585,6 +743,8 @@ impl Store {
             last_error_public: row.try_get("last_error_public")?,
             progress: SyncProgress::from_row(row, status)?,
             doc_count: to_u64(row.try_get("doc_count")?),
+            held_back_count: to_u64(row.try_get("held_back_count")?),
+            credentials: CredentialPolicy::from_row(row)?,
             listing: ListingState::from_row(row)?,
             schedule: Schedule::from_row(row)?,
         })
@@ -651,6 +811,17 @@ impl SyncProgress {
             remaining: expected
                 .filter(|_| status == ConnectorStatus::Syncing)
                 .map(|e| to_u64(e).saturating_sub(listed)),
+        })
+    }
+}
+
+impl CredentialPolicy {
+    fn from_row(row: &SqliteRow) -> Result<CredentialPolicy, StoreError> {
+        let mode: String = row.try_get("credentials")?;
+        Ok(CredentialPolicy {
+            mode: CredentialMode::parse(&mode)
+                .ok_or_else(|| StoreError::Db(format!("connectors.credentials holds {mode:?}")))?,
+            released: from_json(row, "released")?,
         })
     }
 }

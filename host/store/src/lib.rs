@@ -10,6 +10,7 @@ mod admin;
 mod audit;
 mod catalog;
 mod connectors;
+mod data_folder;
 mod error;
 mod integrations;
 mod keys;
@@ -35,14 +36,14 @@ pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, NotedDoc};
 pub use connectors::{
-    Connector, ConnectorGrant, ConnectorStatus, ListingState, NewConnector, PluginUsage, Schedule,
-    SyncFailure, SyncProgress,
+    Connector, ConnectorGrant, ConnectorStatus, CredentialMode, CredentialPolicy, ListingState,
+    NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
 };
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
 pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};
 pub use month::UsageMonth;
-pub use secrets::KEY_FILE;
+pub use secrets::LEGACY_KEY_FILE;
 
 /// The database file inside a data folder.
 pub const DB_FILE: &str = "quarry.db";
@@ -56,7 +57,7 @@ pub struct Store {
     /// a request counting itself could wait tens of milliseconds behind a sync's back-to-back
     /// transactions; in this queue it waits for the one transaction ahead of it.
     write_turn: Arc<Mutex<()>>,
-    /// The key that seals secret settings (kept beside the database, not in it).
+    /// The key that seals secret settings (kept outside the data folder).
     secrets: Arc<SecretBox>,
 }
 
@@ -90,10 +91,10 @@ impl DerefMut for WriteTx {
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. The
-    /// key that seals secret settings is [`KEY_FILE`] beside it (created if needed).
-    pub async fn open(path: &Path) -> Result<Store, StoreError> {
-        let key = path.with_file_name(KEY_FILE);
-        let secrets = Arc::new(SecretBox::open_or_create(&key)?);
+    /// key that seals secret settings lives in `keys_dir`, outside the data folder, named by the
+    /// data folder's id (created if needed): a copy of the data folder does not carry it. A key
+    /// an older Quarry kept beside the database ([`LEGACY_KEY_FILE`]) is moved there.
+    pub async fn open(path: &Path, keys_dir: &Path) -> Result<Store, StoreError> {
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(StoreError::Sql)?
             .filename(path)
@@ -119,6 +120,12 @@ impl Store {
                 path: path.to_owned(),
                 message: format!("migrating the schema: {e}"),
             })?;
+        let id = data_folder::id(&pool).await?;
+        let secrets = Arc::new(SecretBox::open_for(
+            keys_dir,
+            &id,
+            &path.with_file_name(LEGACY_KEY_FILE),
+        )?);
         Ok(Store {
             pool,
             write_turn: Arc::default(),

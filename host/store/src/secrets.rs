@@ -1,23 +1,26 @@
 //! Password settings are encrypted at rest: ChaCha20-Poly1305 (ring) under a 256-bit key kept in
-//! its own file beside the database (`secret.key`, readable by this user only), never in it. A
-//! copy of the database alone (a backup, a file a plugin or an integration got hold of) reveals
-//! none of them. Each value is sealed with a fresh random nonce and bound to its connector and
-//! setting, so a sealed value moved to another place does not open.
+//! its own file outside the data folder (`<keys folder>/<data folder id>.key`, the keys folder
+//! and the file readable by this user only), never in the database nor beside it. A copy of the
+//! data folder (a backup, a folder a plugin or an integration got hold of) reveals none of them.
+//! Each value is sealed with a fresh random nonce and bound to its connector and setting, so a
+//! sealed value moved to another place does not open.
 
 use std::collections::HashSet;
 use std::fs;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use quarry_core::trust::create_private_once;
+use quarry_core::trust::{create_private_once, owned_and_guarded};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 
 use crate::StoreError;
 
-/// The key file, beside the database.
-pub const KEY_FILE: &str = "secret.key";
+/// The key file an older Quarry kept beside the database; moved to the keys folder at the next
+/// open.
+pub const LEGACY_KEY_FILE: &str = "secret.key";
 /// What starts a sealed value (its format's version).
 const SEALED: &str = "sealed:v1:";
 
@@ -30,6 +33,20 @@ pub(crate) struct SecretBox {
 }
 
 impl SecretBox {
+    /// The sealing key of the data folder `id`, in `keys_dir` (created private to this user;
+    /// refused when another user may write to it). A key an older Quarry kept at `legacy`
+    /// (beside the database) is moved there first.
+    pub(crate) fn open_for(
+        keys_dir: &Path,
+        id: &str,
+        legacy: &Path,
+    ) -> Result<SecretBox, StoreError> {
+        prepare_keys_dir(keys_dir)?;
+        let path = keys_dir.join(format!("{id}.key"));
+        adopt_legacy(legacy, &path)?;
+        SecretBox::open_or_create(&path)
+    }
+
     /// The key in `path`, created (random, mode 0600) when there is none. Two processes
     /// opening a new data folder at once agree on one key.
     pub(crate) fn open_or_create(path: &Path) -> Result<SecretBox, StoreError> {
@@ -115,6 +132,62 @@ impl SecretBox {
     }
 }
 
+/// Creates the keys folder (mode 0700) if needed, takes others' permissions away from it, and
+/// refuses one that another user owns or may write to.
+fn prepare_keys_dir(dir: &Path) -> Result<(), StoreError> {
+    let failed = |message: String| StoreError::Open {
+        path: dir.to_owned(),
+        message,
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| failed(format!("cannot create the keys folder: {e}")))?;
+    let meta = fs::metadata(dir).map_err(|e| failed(e.to_string()))?;
+    if !meta.is_dir() {
+        return Err(failed("the keys folder is not a folder".to_owned()));
+    }
+    owned_and_guarded(dir, &meta).map_err(failed)?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| failed(format!("cannot make the keys folder private: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Moves a key an older Quarry kept at `legacy` to `path`: written there (unless a key is there
+/// already), then removed from the data folder once both hold the same key. A different key at
+/// `path` wins; the old file is left, with a warning, for the user to delete.
+fn adopt_legacy(legacy: &Path, path: &Path) -> Result<(), StoreError> {
+    let Ok(old) = fs::read_to_string(legacy) else {
+        return Ok(());
+    };
+    let failed = |message: String| StoreError::Open {
+        path: path.to_owned(),
+        message,
+    };
+    create_private_once(path, old.trim().as_bytes())
+        .map_err(|e| failed(format!("cannot move the sealing key: {e}")))?;
+    let current =
+        fs::read_to_string(path).map_err(|e| failed(format!("cannot read the key: {e}")))?;
+    if current.trim() == old.trim() {
+        fs::remove_file(legacy)
+            .map_err(|e| failed(format!("cannot remove {}: {e}", legacy.display())))?;
+        tracing::info!(
+            "the sealing key moved out of the data folder, to {}",
+            path.display()
+        );
+    } else {
+        tracing::warn!(
+            "{} is not the sealing key in use ({}); it is not used and can be deleted",
+            legacy.display(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +195,7 @@ mod tests {
     #[test]
     fn sealed_values_open_only_in_their_place_and_with_their_key() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join(KEY_FILE);
+        let path = dir.path().join("df.key");
         let secrets = SecretBox::open_or_create(&path).expect("key created");
         let sealed = secrets.seal("cn_a/password", "hunter2").expect("sealed");
         assert!(sealed.starts_with(SEALED));
@@ -148,5 +221,23 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_key_beside_the_database_moves_to_the_keys_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let legacy = dir.path().join(LEGACY_KEY_FILE);
+        let old = SecretBox::open_or_create(&legacy).expect("old key");
+        let sealed = old.seal("cn_a/password", "hunter2").expect("sealed");
+        let keys = dir.path().join("config/keys");
+        let moved = SecretBox::open_for(&keys, "df_1", &legacy).expect("moved");
+        assert_eq!(
+            moved.open("cn_a/password", &sealed).expect("opens"),
+            "hunter2"
+        );
+        assert!(!legacy.exists(), "no key is left in the data folder");
+        assert!(keys.join("df_1.key").is_file());
+        let mode = fs::metadata(&keys).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
     }
 }

@@ -5,13 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use quarry_core::{DocId, DocMeta};
 use quarry_store::{
     AuditEntry, AuditFilter, CatalogDoc, CommitBatch, ConnectorGrant, ConnectorStatus,
-    NewConnector, Quota, Sharing, Store, StoreError, SyncFailure, SyncProgress, UsageMonth,
+    CredentialMode, NewConnector, Quota, Sharing, Store, StoreError, SyncFailure, SyncProgress,
+    UsageMonth,
 };
 
 const NOW: i64 = 1_795_359_600_000; // 2026-11-22T15:00:00Z
 
 async fn open(dir: &tempfile::TempDir) -> Store {
-    Store::open(&dir.path().join("quarry.db"))
+    Store::open(&dir.path().join("quarry.db"), &dir.path().join("keys"))
         .await
         .expect("store opens")
 }
@@ -46,6 +47,8 @@ fn doc(id: &str, version: &str) -> CatalogDoc {
         has_text: true,
         error: None,
         no_text: None,
+        held_back: None,
+        redacted: false,
     }
 }
 
@@ -434,8 +437,9 @@ async fn secret_settings_never_reach_the_database_file_in_clear() -> Result<(), 
     assert!(text.contains("/data/notes"), "the test reads the real file");
     assert!(!text.contains(secret) && !text.contains("old-clear-token-0815"));
 
-    // Without its key, the database alone opens no secret.
-    std::fs::remove_file(dir.path().join(quarry_store::KEY_FILE)).expect("remove the key");
+    // The key is not in the data folder: a copy of the folder opens no secret.
+    assert!(!dir.path().join(quarry_store::LEGACY_KEY_FILE).exists());
+    std::fs::remove_dir_all(dir.path().join("keys")).expect("the keys folder goes");
     let store = open(&dir).await;
     let feed = store.connector(&added.id).await?.expect("listed still");
     assert!(!feed.config.contains_key("password"));
@@ -476,5 +480,85 @@ async fn documents_without_text_are_listed_with_why_and_counted() -> Result<(), 
     };
     store.commit_batch(&c.id, &batch, NOW).await?;
     assert_eq!(store.count_docs_without_text(&c.id).await?, 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn held_back_documents_are_counted_listed_and_judged_again_when_the_policy_changes()
+-> Result<(), StoreError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let c = store.add_connector(&folder("Shared"), NOW).await?;
+    assert_eq!(
+        c.credentials.mode,
+        CredentialMode::Hold,
+        "held back by default"
+    );
+    let mut key = doc("key", "v1");
+    key.held_back = Some("a credential: a private key".into());
+    let mut note = doc("note", "v1");
+    note.redacted = true;
+    let batch = CommitBatch {
+        generation: 1,
+        changed: vec![doc("plain", "v1"), key, note],
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &batch, NOW).await?;
+    let listed = store.connector(&c.id).await?.expect("connector");
+    assert_eq!((listed.doc_count, listed.held_back_count), (3, 1));
+    let held = store.held_back_docs(&c.id, 10).await?;
+    assert_eq!(held.len(), 1);
+    assert_eq!(
+        (held[0].path.as_str(), held[0].note.as_str()),
+        ("key.txt", "a credential: a private key")
+    );
+    assert_eq!(store.count_redacted(&c.id).await?, 1);
+    let indexed: Vec<String> = store
+        .indexed_docs(&c.id)
+        .await?
+        .into_iter()
+        .map(|(id, _)| id.to_string())
+        .collect();
+    assert_eq!(indexed, ["note", "plain"]);
+
+    // Releasing a file has the held-back and redacted documents fetched again, and a sync asked.
+    let released = store.set_released("Shared", "key.txt", true, NOW).await?;
+    assert_eq!(released.credentials.released, ["key.txt"]);
+    assert!(released.schedule.sync_requested_ms.is_some());
+    let versions = store.all_versions(&c.id).await?;
+    let version = |id: &str| versions[&DocId::parse(id).expect("id")].clone();
+    assert_eq!(
+        (version("key"), version("note"), version("plain")),
+        (String::new(), String::new(), "v1".to_owned())
+    );
+    let err = store
+        .set_released("Shared", "other.txt", false, NOW)
+        .await
+        .expect_err("not released");
+    assert!(err.to_string().contains("key.txt"), "{err}");
+
+    // Turning the check back on after it was off has every document judged again.
+    store
+        .set_credential_mode("Shared", CredentialMode::Off, NOW)
+        .await?;
+    store
+        .commit_batch(
+            &c.id,
+            &CommitBatch {
+                generation: 2,
+                changed: vec![doc("plain", "v1")],
+                ..CommitBatch::default()
+            },
+            NOW,
+        )
+        .await?;
+    let on = store
+        .set_credential_mode("Shared", CredentialMode::Redact, NOW)
+        .await?;
+    assert_eq!(on.credentials.mode, CredentialMode::Redact);
+    assert_eq!(
+        store.all_versions(&c.id).await?[&DocId::parse("plain").expect("id")],
+        ""
+    );
     Ok(())
 }
