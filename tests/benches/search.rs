@@ -203,7 +203,7 @@ fn prepare(q: &Quarry, folder: &std::path::Path) -> String {
     let runtime = tokio::runtime::Runtime::new().expect("tokio");
     runtime.block_on(async {
         std::fs::create_dir_all(q.data_dir()).expect("data dir");
-        let store = Store::open(&q.data_dir().join("quarry.db"))
+        let store = Store::open(&q.data_dir().join("quarry.db"), &q.keys_dir())
             .await
             .expect("store");
         let connector = store

@@ -72,6 +72,8 @@ pub struct Quarry {
     wrapper: Vec<String>,
     /// The embedding model the binary gets ([`Quarry::without_model`], [`Quarry::with_model`]).
     model: Model,
+    /// The admin token, once made by [`Quarry::admin_token`] (Quarry keeps only its hash).
+    admin_token: std::sync::OnceLock<String>,
 }
 
 /// Which embedding model a [`Quarry`] runs with.
@@ -119,6 +121,7 @@ impl Quarry {
             honour_permissions: false,
             wrapper: Vec::new(),
             model: Model::Default,
+            admin_token: std::sync::OnceLock::new(),
         }
     }
 
@@ -155,6 +158,11 @@ impl Quarry {
     /// The data folder.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// The folder of the key that seals password settings (outside the data folder).
+    pub fn keys_dir(&self) -> PathBuf {
+        self.dir.path().join("keys")
     }
 
     /// The running server's base URL (`http://127.0.0.1:PORT`).
@@ -215,6 +223,7 @@ impl Quarry {
                 },
             )
             .env("QUARRY_ORT_LIB", crate::ort_lib())
+            .env("QUARRY_KEYS_DIR", self.keys_dir())
             .env_remove("QUARRY_DATA_DIR")
             .env_remove("QUARRY_LISTEN")
             .stdin(Stdio::null());
@@ -410,12 +419,24 @@ impl Quarry {
         std::fs::read_to_string(self.dir.path().join("server.out")).unwrap_or_default()
     }
 
-    /// The admin token of the settings page (created by the server's first start).
+    /// An admin token of the settings page: the one the server's first start printed, else
+    /// one made by `quarry admin token` (which replaces any other); then the same for this
+    /// Quarry.
     pub fn admin_token(&self) -> String {
-        std::fs::read_to_string(self.data_dir.join("admin-token"))
-            .expect("the server wrote its admin token")
-            .trim()
-            .to_owned()
+        self.admin_token
+            .get_or_init(|| {
+                self.printed_admin_token()
+                    .unwrap_or_else(|| self.cli_ok(&["admin", "token"]).trim().to_owned())
+            })
+            .clone()
+    }
+
+    /// The admin token the server printed at its first start, if it did.
+    pub fn printed_admin_token(&self) -> Option<String> {
+        self.stdout().lines().find_map(|line| {
+            let rest = line.strip_prefix("admin token: ")?;
+            Some(rest.split_whitespace().next()?.to_owned())
+        })
     }
 
     /// Sends raw bytes to the server.

@@ -83,26 +83,33 @@ fn an_existing_data_folder_and_its_files_are_made_the_users_alone() {
     for path in [q.data_dir().to_path_buf(), q.data_dir().join("index")] {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    fs::write(q.data_dir().join("admin-token"), "0123456789abcdef\n").expect("token");
-    for file in ["quarry.db", "admin-token"] {
+    fs::write(q.data_dir().join("server-url"), "http://127.0.0.1:4747\n").expect("write");
+    for file in ["quarry.db", "server-url"] {
         fs::set_permissions(q.data_dir().join(file), fs::Permissions::from_mode(0o644))
             .expect("chmod");
     }
+    fs::set_permissions(q.keys_dir(), fs::Permissions::from_mode(0o755)).expect("chmod");
     q.cli_ok(&["integration", "list"]);
     assert_eq!(mode(q.data_dir()), 0o700);
     assert_eq!(mode(&q.data_dir().join("index")), 0o700);
-    for file in ["quarry.db", "admin-token", "secret.key"] {
+    for file in ["quarry.db", "server-url"] {
         assert_eq!(mode(&q.data_dir().join(file)), 0o600, "{file}");
+    }
+    // The sealing key lives outside the data folder, in a folder of the user's alone.
+    assert!(!q.data_dir().join("secret.key").exists());
+    assert_eq!(mode(&q.keys_dir()), 0o700);
+    for key in fs::read_dir(q.keys_dir()).expect("keys") {
+        assert_eq!(mode(&key.expect("key").path()), 0o600);
     }
 }
 
 #[test]
-fn the_admin_token_is_printed_at_the_first_start_only() {
+fn the_admin_token_is_printed_at_the_first_start_only_and_kept_nowhere() {
     let mut q = Quarry::new();
     q.start();
-    let token = q.admin_token();
-    assert!(q.stdout().contains(&token), "the first start shows it");
+    let token = q.printed_admin_token().expect("the first start shows it");
     assert!(q.stdout().contains("one-time sign-in link"));
+    assert_eq!(sign_in(&q, &token), 200, "it signs in");
     q.stop();
     q.start();
     let later = q.stdout(); // this start's output only
@@ -110,12 +117,85 @@ fn the_admin_token_is_printed_at_the_first_start_only() {
     assert!(!later.contains("/settings/login?code="), "{later}");
     assert!(later.contains("quarry admin link"), "{later}");
     assert!(!q.log().contains(&token));
-    // On request, both are there.
-    assert_eq!(q.cli_ok(&["admin", "token"]).trim(), token);
+    // Quarry keeps only its hash: the token is in no file of the data folder or the keys.
+    for folder in [q.data_dir().to_path_buf(), q.keys_dir()] {
+        for file in walk(&folder) {
+            let bytes = fs::read(&file).unwrap_or_default();
+            assert!(
+                !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
+                "{} holds the token",
+                file.display()
+            );
+        }
+    }
+    // On request: a new token (the old one stops signing in), and a one-time link.
+    let new = q.cli_ok(&["admin", "token"]).trim().to_owned();
+    assert_ne!(new, token);
+    assert_eq!(sign_in(&q, &token), 401);
+    assert_eq!(sign_in(&q, &new), 200);
     assert!(
         q.cli_ok(&["admin", "link"])
             .contains("/settings/login?code=")
     );
+}
+
+#[test]
+fn a_data_folder_of_an_older_quarry_loses_its_clear_token_and_key_at_the_next_start() {
+    let mut q = Quarry::new();
+    q.cli_ok(&["integration", "list"]);
+    // As an older Quarry left it: the admin token and the sealing key in clear beside the
+    // database.
+    let old_token = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    fs::write(q.data_dir().join("admin-token"), format!("{old_token}\n")).expect("token");
+    let keys: Vec<_> = fs::read_dir(q.keys_dir())
+        .expect("keys")
+        .flatten()
+        .collect();
+    assert_eq!(keys.len(), 1);
+    fs::rename(keys[0].path(), q.data_dir().join("secret.key")).expect("move the key back");
+    q.start();
+    assert!(!q.data_dir().join("admin-token").exists());
+    assert!(!q.data_dir().join("secret.key").exists());
+    assert_eq!(
+        fs::read_dir(q.keys_dir()).expect("keys").count(),
+        1,
+        "the key moved"
+    );
+    assert_eq!(sign_in(&q, old_token), 401, "the old token signs nobody in");
+    assert!(
+        q.log().contains("no longer kept in the data folder"),
+        "{}",
+        q.log()
+    );
+    let token = q.printed_admin_token().expect("a new token is shown once");
+    assert_eq!(sign_in(&q, &token), 200);
+}
+
+/// Posts the sign-in form with `token`; returns the status (200 signs in, 401 does not).
+fn sign_in(q: &Quarry, token: &str) -> u16 {
+    let body = format!("token={token}");
+    let response = q.raw(&quarry_tests::http::build(
+        "POST",
+        "/settings/login",
+        &q.addr,
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        body.as_bytes(),
+    ));
+    response.status
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[test]

@@ -6,7 +6,7 @@ const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const baseUrl = document.querySelector('meta[name="base-url"]').content;
 const $ = (selector) => document.querySelector(selector);
 
-const state = { integrations: [], connectors: [], plugins: [], stageId: null, pollTimer: null };
+const state = { integrations: [], connectors: [], plugins: [], stageId: null, pollTimer: null, held: null };
 
 // --- helpers ---------------------------------------------------------------------------------
 
@@ -351,8 +351,12 @@ function renderConnectors() {
     const cost = el("small", { class: "counts", dataset: { usage: "" } },
       `${u.calls.toLocaleString()} plugin calls, ${(u.cpu_ms / 1000).toFixed(1)} s CPU, peak ${(u.peak_memory_bytes / 1048576).toFixed(1)} MiB`);
     const disabled = c.status === "disabled";
+    const credentials = el("small", { class: c.credentials.mode === "off" ? "error-text" : "counts", dataset: { credentials: c.credentials.mode } },
+      credentialsText(c), " ",
+      el("button", { type: "button", class: "link", dataset: { action: "credentials" }, onclick: () => openHeld(c) },
+        c.held_back_count ? `Held back: ${c.held_back_count.toLocaleString()}` : "Credentials…"));
     body.append(el("tr", { dataset: { name: c.name, id: c.connector_id, status: c.status } },
-      el("td", {}, el("strong", {}, c.name), where, cost),
+      el("td", {}, el("strong", {}, c.name), where, cost, credentials),
       el("td", {}, c.plugin_name || c.plugin, el("small", {}, c.plugin)),
       statusCell(c),
       el("td", { class: "num" }, c.doc_count.toLocaleString()),
@@ -365,6 +369,89 @@ function renderConnectors() {
         el("button", { type: "button", class: "danger", dataset: { action: "remove" }, onclick: () => removeConnector(c) }, "Remove"))));
   }
   $("#no-connectors").hidden = state.connectors.length > 0;
+}
+
+// --- credentials ------------------------------------------------------------------------------
+
+const MODE_WORDS = {
+  hold: "credentials held back",
+  redact: "credentials redacted",
+  off: "credentials NOT checked",
+};
+const MODE_WARNINGS = {
+  redact: "Redacting indexes the text of files that hold secrets with each secret replaced by a marker and never serves their files; keys, keystores and password exports stay held back. A secret the rules do not know stays in the text.",
+  off: "Off indexes private keys, tokens and passwords in this connector's files as they are: every integration it is shared with can find them by search, read them and download the files.",
+};
+
+function credentialsText(c) {
+  const released = c.credentials.released.length ? `, ${c.credentials.released.length} released` : "";
+  return MODE_WORDS[c.credentials.mode] + released + ".";
+}
+
+async function openHeld(connector) {
+  state.held = connector;
+  $("#held-title").textContent = `Credentials in “${connector.name}”`;
+  $("#held-mode").value = connector.credentials.mode;
+  showModeWarning();
+  $("#held-list").replaceChildren();
+  $("#held-summary").textContent = "Loading…";
+  $("#held-dialog").showModal();
+  await loadHeld();
+}
+
+async function loadHeld() {
+  const c = state.held;
+  try {
+    const data = await api("GET", `/admin/v1/connectors/${c.connector_id}/held-back`);
+    $("#held-summary").textContent = (data.count
+      ? `${data.count.toLocaleString()} file(s) held back${data.documents.length < data.count ? ` (the first ${data.documents.length} shown)` : ""}.`
+      : "Nothing is held back.") +
+      (data.redacted_count ? ` ${data.redacted_count.toLocaleString()} file(s) indexed with their secrets redacted.` : "");
+    $("#held-list").replaceChildren(...data.documents.map((d) => el("li", { dataset: { path: d.path } },
+      el("span", {}, el("code", {}, d.path), " ", el("small", {}, d.reason)),
+      el("button", { type: "button", dataset: { action: "release" }, onclick: () => releasePath(d.path, false) }, "Release"))));
+    $("#held-released").replaceChildren(...data.credentials.released.map((path) => el("li", {},
+      el("code", {}, path),
+      el("button", { type: "button", onclick: () => releasePath(path, true) }, "Hold back again"))));
+  } catch (error) { $("#held-summary").textContent = error.message; }
+}
+
+function showModeWarning() {
+  const warning = MODE_WARNINGS[$("#held-mode").value];
+  $("#held-warning").textContent = warning || "";
+  $("#held-warning").hidden = !warning;
+}
+
+async function applyMode() {
+  const c = state.held;
+  const mode = $("#held-mode").value;
+  if (mode === c.credentials.mode) return;
+  if (mode === "off") {
+    const ok = await ask("Turn the credential check off?", MODE_WARNINGS.off, { okLabel: "Turn off", danger: true });
+    if (!ok) { $("#held-mode").value = c.credentials.mode; showModeWarning(); return; }
+  }
+  try {
+    const data = await api("PUT", `/admin/v1/connectors/${c.connector_id}/credentials`, { mode });
+    state.held = data.connector;
+    toast(`“${c.name}”: ${MODE_WORDS[mode]}; its files are judged again now.`);
+    await Promise.all([loadHeld(), loadConnectors()]);
+  } catch (error) { toast(error.message); }
+}
+
+async function releasePath(path, undo) {
+  const c = state.held;
+  if (!undo) {
+    const ok = await ask(`Release ${path}?`,
+      "It is indexed as it is, whatever it holds: every integration this connector is shared with can find, read and download it.",
+      { okLabel: "Release", danger: true });
+    if (!ok) return;
+  }
+  try {
+    const data = await api("POST", `/admin/v1/connectors/${c.connector_id}/release`, { path, undo });
+    state.held = data.connector;
+    toast(undo ? `${path} is held back again.` : `${path} released; it is indexed now.`);
+    await Promise.all([loadHeld(), loadConnectors()]);
+  } catch (error) { toast(error.message); }
 }
 
 async function connectorAction(connector, action, done) {
@@ -559,9 +646,12 @@ async function loadActivity(event) {
   const lost = data.lost_entries
     ? ` ${data.lost_entries.toLocaleString()} request(s) could not be recorded (the log's queue overflowed or the database failed; see the server's log).`
     : "";
+  const held = data.held_back.length
+    ? ` Held back from every integration: ${data.held_back.map((h) => `${h.count.toLocaleString()} file(s) in ${h.connector}`).join(", ")} (Connectors → Held back says which and why).`
+    : "";
   $("#activity-summary").textContent = (data.entries.length
     ? `${data.entries.length} request(s), ${bytes.toLocaleString()} bytes sent${data.entries.length >= 200 ? " (the newest 200)" : ""}.`
-    : "") + lost;
+    : "") + lost + held;
   $("#no-activity").hidden = data.entries.length > 0;
 }
 
@@ -588,6 +678,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#plugin-install").addEventListener("click", () => answerPlugin(true));
   $("#plugin-cancel").addEventListener("click", () => answerPlugin(false));
   $("#activity-form").addEventListener("submit", (e) => loadActivity(e).catch((err) => toast(err.message)));
+  $("#held-mode").addEventListener("change", showModeWarning);
+  $("#held-apply").addEventListener("click", applyMode);
   $("#sign-out").addEventListener("click", signOut);
   window.addEventListener("hashchange", showTab);
   try {

@@ -170,7 +170,7 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn entries_a_full_queue_refuses_are_counted_and_old_ones_pruned() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(&dir.path().join("quarry.db"))
+        let store = Store::open(&dir.path().join("quarry.db"), &dir.path().join("keys"))
             .await
             .expect("store");
         let old = now_ms() - 100 * 86_400_000;

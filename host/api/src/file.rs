@@ -98,16 +98,25 @@ async fn lookup(
     doc_id: &DocId,
 ) -> Result<(Connector, CatalogDoc), ApiError> {
     let connector = served_connector(state, connector_id).await?;
+    let missing = || {
+        ApiError::new(
+            ErrorKind::NotFound,
+            format!("connector {connector_id} has no document with id {doc_id}"),
+        )
+    };
+    // A held-back document is, for integrations, one that does not exist.
     let doc = state
         .store
         .catalog_doc(connector_id, doc_id)
         .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::NotFound,
-                format!("connector {connector_id} has no document with id {doc_id}"),
-            )
-        })?;
+        .filter(|doc| doc.held_back.is_none())
+        .ok_or_else(missing)?;
+    if doc.redacted {
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
+            "this document's original file is not served: it holds credentials, which its indexed text has redacted (read the text with GET .../docs/{doc_id})",
+        ));
+    }
     Ok((connector, doc))
 }
 

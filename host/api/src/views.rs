@@ -165,8 +165,11 @@ pub struct ConnectorView {
     pub plugin: String,
     /// `idle`, `syncing`, `error` or `disabled`.
     pub status: &'static str,
-    /// Documents in its catalog.
+    /// Documents in its catalog (those held back included).
     pub doc_count: u64,
+    /// Documents held back from the index (credentials, links to Quarry's own data): how many
+    /// only; which and why is the user's to see.
+    pub held_back_count: u64,
     /// When its last sync ended (RFC 3339).
     pub last_sync_time: Option<String>,
     /// Why its last sync failed: the kind of failure for integrations, in full for the user.
@@ -179,6 +182,18 @@ pub struct ConnectorView {
     /// What its plugin calls have cost (the user's view only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin_usage: Option<PluginUsageView>,
+    /// What it does with credentials (the user's view only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<CredentialsView>,
+}
+
+/// A connector's choices about credentials, for its user.
+#[derive(Debug, Serialize)]
+pub struct CredentialsView {
+    /// `hold` (the default), `redact` or `off`.
+    pub mode: &'static str,
+    /// Paths and patterns indexed whatever they hold.
+    pub released: Vec<String>,
 }
 
 /// Counts of a sync.
@@ -247,6 +262,7 @@ impl ConnectorView {
             plugin: format!("{}@{}", c.plugin_id, c.plugin_version),
             status: c.status.as_str(),
             doc_count: c.doc_count,
+            held_back_count: c.held_back_count,
             last_sync_time: c.last_sync_ms.map(rfc3339),
             // A failure recorded before failures had public words is named without detail.
             last_error: c.last_error_public.clone().or_else(|| {
@@ -262,6 +278,7 @@ impl ConnectorView {
             },
             embedding: None,
             plugin_usage: None,
+            credentials: None,
         }
     }
 
@@ -274,6 +291,10 @@ impl ConnectorView {
                 failed_calls: c.usage.failed_calls,
                 cpu_ms: c.usage.cpu_us / 1000,
                 peak_memory_bytes: c.usage.peak_memory_bytes,
+            }),
+            credentials: Some(CredentialsView {
+                mode: c.credentials.mode.as_str(),
+                released: c.credentials.released.clone(),
             }),
             ..ConnectorView::public(c)
         }
@@ -649,6 +670,19 @@ pub struct ConnectorStatusView {
     pub failed_documents: Vec<FailedDocView>,
     /// Documents that have no text layer (scanned PDFs, images): found by title and path only.
     pub no_text_layer: NoTextView,
+    /// Documents held back from the index, with why.
+    pub held_back: HeldBackView,
+    /// Documents indexed with their secrets redacted (their files are not served).
+    pub redacted_count: u64,
+}
+
+/// Documents held back from the index: how many, and the first of them with why.
+#[derive(Debug, Serialize)]
+pub struct HeldBackView {
+    /// How many the connector has.
+    pub count: u64,
+    /// The first of them, by path.
+    pub documents: Vec<NotedDocView>,
 }
 
 /// Documents without a text layer: how many, and the first of them with why.
@@ -657,24 +691,24 @@ pub struct NoTextView {
     /// How many the connector has.
     pub count: u64,
     /// The first of them, by path.
-    pub documents: Vec<NoTextDocView>,
+    pub documents: Vec<NotedDocView>,
 }
 
-/// A document without a text layer.
+/// A document with a word for its user: why it has no text layer, or why it is held back.
 #[derive(Debug, Serialize)]
-pub struct NoTextDocView {
+pub struct NotedDocView {
     /// Its id.
     pub doc_id: String,
     /// Its path.
     pub path: String,
-    /// Why it has no text.
+    /// Why it has no text, or is held back.
     pub reason: String,
 }
 
-impl NoTextDocView {
+impl NotedDocView {
     /// `d`.
-    pub fn new(d: &NotedDoc) -> NoTextDocView {
-        NoTextDocView {
+    pub fn new(d: &NotedDoc) -> NotedDocView {
+        NotedDocView {
             doc_id: d.doc_id.to_string(),
             path: d.path.clone(),
             reason: d.note.clone(),

@@ -28,13 +28,12 @@ const HOST: &str = "127.0.0.1:4747";
 
 async fn service() -> Service {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().join("quarry.db"))
+    let store = Store::open(&dir.path().join("quarry.db"), &dir.path().join("keys"))
         .await
         .expect("store");
     let index = SearchIndex::open(&dir.path().join("index"), true).expect("index");
     let runtime = Arc::new(Runtime::new(RuntimeConfig::default()).expect("runtime"));
     let admin = AdminConfig {
-        token: "admin-token-for-tests".to_owned(),
         plugins_dir: dir.path().join("plugins"),
         staging_dir: dir.path().join("staging"),
         runtime,

@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use quarry_api::views::AuditEntryView;
+use quarry_core::terminal::printable;
 use quarry_core::times::parse_instant;
 use quarry_store::{AuditFilter, Store, now_ms};
 
@@ -36,6 +37,18 @@ pub async fn run(store: &Store, args: &ActivityArgs) -> anyhow::Result<()> {
     if lost > 0 {
         eprintln!(
             "note: {lost} request(s) could not be recorded in this log (its queue overflowed or the database failed; see the server's log)"
+        );
+    }
+    // What integrations never got to read: the files held back from the index.
+    let held: Vec<String> = connectors
+        .iter()
+        .filter(|c| c.held_back_count > 0)
+        .map(|c| format!("{} in {}", c.held_back_count, printable(&c.name)))
+        .collect();
+    if !held.is_empty() && !args.json {
+        println!(
+            "Held back from the index (credentials, links to Quarry's own data; no integration can read them): {}. `quarry connector status NAME` says which and why.",
+            held.join(", ")
         );
     }
     let rows: Vec<AuditEntryView> = entries

@@ -1,9 +1,7 @@
-//! Admin access to the settings page from the terminal: the admin token (created at the first
-//! `quarry serve`, kept in the data folder with mode 0600) and one-time login links.
+//! Admin access to the settings page from the terminal: the admin token (Quarry keeps only its
+//! hash, so it is shown once, when made) and one-time sign-in links.
 
-use anyhow::Context;
 use quarry_api::LOGIN_LINK_MS;
-use quarry_core::trust::create_private_once;
 use quarry_store::{Store, now_ms};
 
 use crate::cli::AdminCommand;
@@ -12,25 +10,23 @@ use crate::setup::Paths;
 /// The file where a running server notes the URL it serves, for `quarry admin link`.
 const SERVER_URL_FILE: &str = "server-url";
 
-/// The admin token, and whether it was created (256 random bits, hex) just now. Of two
-/// processes making it at once, one wins and both return its token.
-pub fn admin_token(paths: &Paths) -> anyhow::Result<(String, bool)> {
-    let path = paths.admin_token();
-    let mut random = [0u8; 32];
-    getrandom::fill(&mut random).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-    let created = create_private_once(&path, format!("{}\n", hex::encode(random)).as_bytes())
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    let token = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .trim()
-        .to_owned();
-    if token.is_empty() {
-        anyhow::bail!(
-            "{} is empty; delete it and start Quarry again for a new admin token",
-            path.display()
+/// The admin token made at the first start, to show once; `None` when one exists. A token an
+/// older Quarry kept in clear in the data folder is deleted, not carried over: a copy of that
+/// file (a backup, a folder a plugin reached) must sign nobody in.
+pub async fn first_admin_token(paths: &Paths, store: &Store) -> anyhow::Result<Option<String>> {
+    let legacy = paths.legacy_admin_token();
+    if legacy.symlink_metadata().is_ok() {
+        std::fs::remove_file(&legacy)
+            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", legacy.display()))?;
+        tracing::warn!(
+            "the admin token is no longer kept in the data folder: the old one no longer signs in \
+             (`quarry admin link` prints a sign-in link, `quarry admin token` a new token)"
         );
     }
-    Ok((token, created))
+    if store.has_admin_token().await? {
+        return Ok(None);
+    }
+    Ok(Some(store.new_admin_token(now_ms()).await?))
 }
 
 /// Notes the URL a server serves (for `quarry admin link`).
@@ -68,7 +64,12 @@ pub async fn run(paths: &Paths, store: &Store, command: AdminCommand) -> anyhow:
             println!("  {link}");
         }
         AdminCommand::Token => {
-            println!("{}", admin_token(paths)?.0);
+            let token = store.new_admin_token(now_ms()).await?;
+            eprintln!(
+                "A new admin token; the old one no longer signs in. Quarry keeps only its hash: \
+                 this is the only time it is shown."
+            );
+            println!("{token}");
         }
     }
     Ok(())

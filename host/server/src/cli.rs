@@ -14,6 +14,11 @@ pub struct Cli {
     /// ~/.local/share/quarry].
     #[arg(long, env = "QUARRY_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
+    /// Where Quarry keeps the key that seals password settings, outside the data folder so that
+    /// a copy of the data folder opens none of them [default: the platform's config folder,
+    /// e.g. ~/.config/quarry/keys].
+    #[arg(long, env = "QUARRY_KEYS_DIR", global = true)]
+    pub keys_dir: Option<PathBuf>,
     #[command(flatten)]
     pub plugins: PluginOptions,
     #[command(flatten)]
@@ -149,7 +154,8 @@ pub enum AdminCommand {
         #[arg(long)]
         url: Option<String>,
     },
-    /// Print the admin token (created at the first `quarry serve`).
+    /// Make a new admin token and print it, once: the old one stops working (Quarry keeps
+    /// only a hash of it).
     Token,
 }
 
@@ -315,13 +321,38 @@ pub enum ConnectorCommand {
         #[arg(long)]
         full: bool,
     },
-    /// Show a connector's sync state and the documents whose text could not be extracted.
+    /// Show a connector's sync state, the documents whose text could not be extracted, and
+    /// those held back (credentials, links to Quarry's own data) with why.
     Status {
         /// The connector's name.
         name: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Choose what a connector does with files that hold credentials (private keys, tokens,
+    /// passwords): hold them back (the default), index them with each secret redacted, or
+    /// index them as they are (off).
+    Credentials {
+        /// The connector's name.
+        name: String,
+        /// hold, redact or off.
+        #[arg(value_parser = ["hold", "redact", "off"])]
+        mode: String,
+        /// Turn the check off without asking (scripts).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Index a held-back file as it is, whatever it holds: a path from `connector status`,
+    /// a folder's path ending in `/`, or a pattern (`*.pem`, `fixtures/**`).
+    Release {
+        /// The connector's name.
+        name: String,
+        /// The path or pattern, relative to the connector's source.
+        path: String,
+        /// Hold the file (or pattern) back again.
+        #[arg(long)]
+        undo: bool,
     },
     /// Set how often a connector syncs (a running server also syncs watched folders as soon
     /// as they change).

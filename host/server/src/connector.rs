@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use quarry_api::views::{
-    ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, NamedConnector,
-    NoTextDocView, NoTextView,
+    ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, HeldBackView, NamedConnector,
+    NoTextView, NotedDocView,
 };
 use quarry_core::ConnectorId;
 use quarry_core::terminal::printable;
@@ -18,7 +18,7 @@ use quarry_core::times::rfc3339;
 use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::PluginSet;
-use quarry_store::{Connector, ConnectorStatus, Store, now_ms};
+use quarry_store::{Connector, ConnectorStatus, CredentialMode, Store, now_ms};
 use quarry_sync::{ConnectorRequest, Syncer, add_connector, embed_all_pending, own_folders_inside};
 
 use crate::cli::{AddConnector, ConnectorCommand};
@@ -73,6 +73,26 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
         ConnectorCommand::Remove { name } => remove(paths, store, &name).await,
         ConnectorCommand::Sync { name, wait, full } => sync(paths, store, &name, wait, full).await,
         ConnectorCommand::Status { name, json } => status(store, &name, json).await,
+        ConnectorCommand::Credentials { name, mode, yes } => {
+            credentials(store, &name, &mode, yes).await
+        }
+        ConnectorCommand::Release { name, path, undo } => {
+            let connector = store.set_released(&name, &path, !undo, now_ms()).await?;
+            if undo {
+                println!(
+                    "{} is held back again when it holds credentials; a running server checks {:?} again now.",
+                    printable(&path),
+                    connector.name
+                );
+            } else {
+                println!(
+                    "Released {} in {:?}: it is indexed as it is, whatever it holds, and every integration this connector is shared with can read it. A running server indexes it now.",
+                    printable(&path),
+                    connector.name
+                );
+            }
+            Ok(())
+        }
         ConnectorCommand::Schedule {
             name,
             every,
@@ -346,6 +366,8 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
     let no_text = store.docs_without_text(&c.id, FAILED_SHOWN).await?;
     let no_text_count = store.count_docs_without_text(&c.id).await?;
+    let held_back = store.held_back_docs(&c.id, FAILED_SHOWN).await?;
+    let redacted = store.count_redacted(&c.id).await?;
     if json {
         let answer = ConnectorStatusView {
             connector: ConnectorView::for_user(&c),
@@ -353,8 +375,13 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
             failed_documents: failed.iter().map(FailedDocView::new).collect(),
             no_text_layer: NoTextView {
                 count: no_text_count,
-                documents: no_text.iter().map(NoTextDocView::new).collect(),
+                documents: no_text.iter().map(NotedDocView::new).collect(),
             },
+            held_back: HeldBackView {
+                count: c.held_back_count,
+                documents: held_back.iter().map(NotedDocView::new).collect(),
+            },
+            redacted_count: redacted,
         };
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());
@@ -381,6 +408,30 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     if let Some(error) = &c.last_error {
         println!("  last error: {}", printable(error));
     }
+    println!("  credentials: {}", credential_words(c.credentials.mode));
+    for pattern in &c.credentials.released {
+        println!("    released: {}", printable(pattern));
+    }
+    if redacted > 0 {
+        println!(
+            "  redacted: {redacted} document(s) indexed with their secrets replaced (their files are not served)"
+        );
+    }
+    if c.held_back_count > 0 {
+        println!(
+            "  held back, not searchable, readable or downloadable ({}; `quarry connector release {:?} PATH` indexes one as it is):",
+            c.held_back_count, c.name
+        );
+        for d in &held_back {
+            println!("    {}: {}", printable(&d.path), printable(&d.note));
+        }
+        if c.held_back_count > held_back.len() as u64 {
+            println!(
+                "    and {} more",
+                c.held_back_count - held_back.len() as u64
+            );
+        }
+    }
     if !failed.is_empty() {
         println!("  text not extracted (found by title and path only):");
         for f in &failed {
@@ -400,6 +451,63 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What a credential mode means, in a line.
+fn credential_words(mode: CredentialMode) -> &'static str {
+    match mode {
+        CredentialMode::Hold => "held back (files that are or hold credentials are not indexed)",
+        CredentialMode::Redact => {
+            "redacted (secrets replaced in the text; credential files and originals not served)"
+        }
+        CredentialMode::Off => "NOT checked (credentials are indexed and served as they are)",
+    }
+}
+
+/// What turning the credential check off or to redaction means, before it is done.
+const OFF_WARNING: &str = "Turning the credential check off indexes private keys, tokens and \
+passwords in this connector's files as they are: every integration it is shared with can find \
+them by search, read them and download the files.";
+const REDACT_NOTE: &str = "Redacting indexes the text of files that hold secrets with each \
+secret replaced by a marker, and never serves their original files; files that are credentials \
+as a whole (keys, keystores, password exports) stay held back. A secret the rules do not know \
+stays in the text.";
+
+/// `quarry connector credentials NAME hold|redact|off`.
+async fn credentials(store: &Store, name: &str, mode: &str, yes: bool) -> anyhow::Result<()> {
+    let Some(mode) = CredentialMode::parse(mode) else {
+        bail!("{mode:?}: choose hold, redact or off");
+    };
+    match mode {
+        CredentialMode::Off => {
+            eprintln!("{OFF_WARNING}");
+            if !yes && !confirm("Turn the check off?")? {
+                bail!("left as it was (pass --yes to turn it off without this question)");
+            }
+        }
+        CredentialMode::Redact => eprintln!("{REDACT_NOTE}"),
+        CredentialMode::Hold => {}
+    }
+    let connector = store.set_credential_mode(name, mode, now_ms()).await?;
+    println!(
+        "{:?}: credentials {}. A running server judges its documents again now.",
+        connector.name,
+        credential_words(mode)
+    );
+    Ok(())
+}
+
+/// Asks a yes/no question on the terminal; false when there is none to ask on.
+fn confirm(question: &str) -> anyhow::Result<bool> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() {
+        return Ok(false);
+    }
+    eprint!("{question} [y/N] ");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 /// Failed documents, and documents without a text layer, `connector status` shows at most.

@@ -72,10 +72,7 @@ async fn serve_here(paths: &Paths, key: &str) -> anyhow::Result<()> {
     // No HTTP here: the address and admin settings are never used, and no plugin is called
     // (original files are served by a running server only).
     let unused = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    let mut token = [0u8; 32];
-    getrandom::fill(&mut token).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
     let admin = AdminConfig {
-        token: hex::encode(token),
         plugins_dir: paths.installed_plugins(),
         staging_dir: paths.plugin_staging(),
         runtime: Arc::new(plugin_runtime(paths)?),

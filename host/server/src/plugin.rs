@@ -6,7 +6,10 @@ use std::io::{BufRead, IsTerminal, Write};
 use anyhow::{Context, bail};
 use quarry_api::views::PluginView;
 use quarry_core::terminal::printable;
-use quarry_runtime::{MANIFEST_FILE, Manifest, Plugin};
+use quarry_runtime::{
+    MANIFEST_FILE, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Manifest, Plugin, read_bounded,
+    read_bounded_text,
+};
 
 use crate::cli::PluginCommand;
 use crate::setup::{Paths, load_plugins, load_plugins_with, open_store, plugin_runtime};
@@ -72,12 +75,12 @@ fn describe(plugin: &Plugin, from: &std::path::Path) {
 
 fn install(paths: &Paths, folder: &std::path::Path, yes: bool) -> anyhow::Result<()> {
     let manifest_path = folder.join(MANIFEST_FILE);
-    let manifest_text = std::fs::read_to_string(&manifest_path)
+    let manifest_text = read_bounded_text(&manifest_path, MAX_MANIFEST_BYTES)
         .with_context(|| format!("cannot read {}", manifest_path.display()))?;
     let manifest = Manifest::parse(&manifest_text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", manifest_path.display()))?;
     let component_path = manifest.component_path(folder);
-    let component = std::fs::read(&component_path)
+    let component = read_bounded(&component_path, MAX_COMPONENT_BYTES)
         .with_context(|| format!("cannot read {}", component_path.display()))?;
     let runtime = plugin_runtime(paths)?;
     load_plugins_with(&runtime, paths)?

@@ -13,7 +13,7 @@ use quarry_sync::{EmbeddingQueue, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::admin::{admin_token, login_link, note_server_url};
+use crate::admin::{first_admin_token, login_link, note_server_url};
 use crate::cli::ServeArgs;
 use crate::setup::{
     Paths, load_embedder, load_plugins_with, open_index, open_store, runtime_config,
@@ -36,6 +36,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         ..runtime_config(paths)
     })?);
     let plugins = load_plugins_with(&runtime, paths)?;
+    let rechecked = recheck_for_credentials(&store, &index).await?;
     let sealed = quarry_sync::seal_stored_secrets(&store, &plugins).await?;
     if sealed > 0 {
         tracing::info!("sealed the secret settings of {sealed} connector(s) stored in clear");
@@ -64,9 +65,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     let config = ApiConfig::new(address, args.public_url.as_deref())
         .with_stdio_command(crate::mcp::stdio_command(paths));
-    let (token, first_start) = admin_token(paths)?;
+    let first_token = first_admin_token(paths, &store).await?;
     let admin = AdminConfig {
-        token: token.clone(),
         plugins_dir: paths.installed_plugins(),
         staging_dir: paths.plugin_staging(),
         runtime,
@@ -81,9 +81,41 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         limits,
     );
     note_server_url(paths, &config.public_url);
-    let first_token = first_start.then_some(token.as_str());
-    announce(paths, &store, &config.public_url, first_token).await?;
+    announce(paths, &store, &config.public_url, first_token.as_deref()).await?;
+    if let Some(held) = rechecked {
+        println!("{held}");
+    }
     serve_until_stopped(listener, state, scheduler, store).await
+}
+
+/// Checks the documents already indexed with the credential rules, unless this index was checked
+/// with them: those that would now be held back leave the index before anything is served.
+/// Returns the line that reports it, once, when some did.
+async fn recheck_for_credentials(
+    store: &Store,
+    index: &Arc<SearchIndex>,
+) -> anyhow::Result<Option<String>> {
+    let (store, index) = (store.clone(), index.clone());
+    let handle = tokio::runtime::Handle::current();
+    let report =
+        tokio::task::spawn_blocking(move || quarry_sync::recheck_index(&store, &index, &handle))
+            .await
+            .context("checking the index for credentials")??;
+    let Some(report) = report.filter(|r| !r.held_back.is_empty()) else {
+        return Ok(None);
+    };
+    let listed: Vec<String> = report
+        .held_back
+        .iter()
+        .map(|(name, n)| format!("{n} in {name}"))
+        .collect();
+    let line = format!(
+        "credentials: {} document(s) already indexed hold credentials and were removed from the index ({}); `quarry connector status NAME` lists them",
+        report.held_back.iter().map(|(_, n)| n).sum::<u64>(),
+        listed.join(", ")
+    );
+    tracing::warn!("{line}");
+    Ok(Some(line))
 }
 
 /// The index, opened for writing; one of an older layout is rebuilt from the sources.
@@ -111,9 +143,10 @@ async fn open_or_rebuild_index(paths: &Paths, store: &Store) -> anyhow::Result<A
     }
 }
 
-/// Prints where the service is. Secrets go to the terminal of the first start only
-/// (`first_token`): later starts run as services whose output ends up in logs; `quarry admin
-/// link` and `quarry admin token` print them on request.
+/// Prints where the service is. The admin token is shown at the first start only, when it is
+/// made (`first_token`; Quarry keeps only its hash): later starts run as services whose output
+/// ends up in logs; `quarry admin link` prints a sign-in link on request, `quarry admin token` a
+/// new token.
 async fn announce(
     paths: &Paths,
     store: &Store,
@@ -125,8 +158,7 @@ async fn announce(
     if let Some(token) = first_token {
         let link = login_link(store, public_url).await?;
         println!(
-            "admin token: {token}  (kept in {}; `quarry admin token` prints it again)",
-            paths.admin_token().display()
+            "admin token: {token}  (shown once: Quarry keeps only its hash; `quarry admin token` makes a new one)"
         );
         println!("one-time sign-in link (15 minutes): {link}");
     } else {

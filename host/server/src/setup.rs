@@ -20,6 +20,8 @@ use crate::private;
 pub struct Paths {
     /// Database and index.
     pub data_dir: PathBuf,
+    /// The key that seals password settings, outside the data folder.
+    pub keys_dir: PathBuf,
     /// Folders of plugin folders: the bundled ones (if given), then those installed in the data
     /// folder.
     pub plugin_dirs: Vec<PathBuf>,
@@ -38,6 +40,12 @@ impl Paths {
             None => dirs::data_dir()
                 .context("no data folder on this platform; pass --data-dir")?
                 .join("quarry"),
+        };
+        let keys_dir = match &cli.keys_dir {
+            Some(dir) => absolute(dir)?,
+            None => dirs::config_dir()
+                .context("no config folder on this platform; pass --keys-dir")?
+                .join("quarry/keys"),
         };
         let component_cache = match &cli.plugins.component_cache {
             Some(dir) => absolute(dir)?,
@@ -69,16 +77,21 @@ impl Paths {
         Ok(Paths {
             plugin_dirs,
             data_dir,
+            keys_dir,
             component_cache,
             model,
         })
     }
 
     /// Quarry's own folders and files, which no plugin may read even where a granted folder
-    /// holds them: the data folder, the component cache, the model and its library, the plugin
-    /// folders.
+    /// holds them: the data folder, the keys, the component cache, the model and its library,
+    /// the plugin folders.
     pub fn own_files(&self) -> Vec<PathBuf> {
-        let mut own = vec![self.data_dir.clone(), self.component_cache.clone()];
+        let mut own = vec![
+            self.data_dir.clone(),
+            self.keys_dir.clone(),
+            self.component_cache.clone(),
+        ];
         own.extend(self.plugin_dirs.iter().cloned());
         if let Some(model) = &self.model {
             own.push(model.model_dir.clone());
@@ -102,17 +115,17 @@ impl Paths {
         self.data_dir.join("plugin-uploads")
     }
 
-    /// The admin token's file.
-    pub fn admin_token(&self) -> PathBuf {
+    /// Where an older Quarry kept the admin token in clear (removed at the next start).
+    pub fn legacy_admin_token(&self) -> PathBuf {
         self.data_dir.join("admin-token")
     }
 }
 
 /// Opens the store, creating the data folder if needed and making it private to this user
-/// whatever it was (see [`private::secure_data_dir`]).
+/// whatever it was (see [`private::secure_data_dir`]); the sealing key is in the keys folder.
 pub async fn open_store(paths: &Paths) -> anyhow::Result<Store> {
     private::secure_data_dir(&paths.data_dir)?;
-    Ok(Store::open(&paths.data_dir.join(DB_FILE)).await?)
+    Ok(Store::open(&paths.data_dir.join(DB_FILE), &paths.keys_dir).await?)
 }
 
 /// Opens the index, for writing when `writable` (then [`quarry_index::IndexError::Busy`] means

@@ -4,9 +4,11 @@
 //! runs syncs and purges in a server as the store asks for them (a new connector, a request from
 //! the CLI or the settings page, a removal), on each connector's schedule, and as soon as a
 //! watched folder changes. [`EmbeddingQueue`] computes the passage vectors of what the syncs
-//! wrote, in the background.
+//! wrote, in the background. Every fetched document is judged for credentials before the index
+//! sees it (`credentials`); [`recheck_index`] checks an index written under older rules.
 
 mod adding;
+mod credentials;
 mod embed;
 mod embedding_queue;
 mod error;
@@ -15,6 +17,7 @@ mod syncer;
 mod watch;
 
 pub use adding::{ConnectorRequest, add_connector, own_folders_inside, seal_stored_secrets};
+pub use credentials::{RULES_VERSION, Recheck, recheck_index};
 pub use embed::embed_docs;
 pub use embedding_queue::{EmbeddingQueue, embed_all_pending, embed_round};
 pub use error::SyncError;

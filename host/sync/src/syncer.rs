@@ -24,6 +24,7 @@ use quarry_store::{
 use tokio::runtime::Handle;
 
 use crate::SyncError;
+use crate::credentials::{Judgement, judge};
 
 /// Extracted text held before it is written to the index, at most.
 const FLUSH_TEXT_BYTES: usize = 32 << 20;
@@ -43,6 +44,8 @@ pub struct SyncReport {
     pub indexed: u64,
     /// Documents whose text could not be extracted (indexed by title and path).
     pub failed: u64,
+    /// Documents held back from the index (credentials, links to Quarry's own data).
+    pub held_back: u64,
     /// Documents removed.
     pub deleted: u64,
 }
@@ -420,8 +423,8 @@ impl Syncer {
         let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
             changed.into_iter().partition(|doc| doc.has_text);
         for doc in without_text {
-            let entry = self.entry(connector, doc, None, report);
-            self.hold(&mut held, entry, commit)?;
+            let entry = self.entry(connector, doc, None, false, report);
+            self.hold(&mut held, connector, entry, commit)?;
         }
         let wanted: Vec<ToFetch<'_>> = with_text.iter().map(ToFetch::from).collect();
         let mut reported = Instant::now();
@@ -431,9 +434,12 @@ impl Syncer {
             // stay bounded, and a stop is seen soon.
             let texts = session.fetch_some(&wanted[done..]);
             let took = texts.len().max(1);
+            // Files the sandbox refused as Quarry's own (a hard link to one in the folder).
+            let refused = session.take_refused_own();
             for (doc, text) in with_text[done..].iter().zip(texts) {
-                let entry = self.entry(connector, doc.clone(), Some(text), report);
-                self.hold(&mut held, entry, commit)?;
+                let own = text.is_err() && refused.iter().any(|path| names(doc, path));
+                let entry = self.entry(connector, doc.clone(), Some(text), own, report);
+                self.hold(&mut held, connector, entry, commit)?;
             }
             done += took;
             if stop.load(Ordering::Relaxed) {
@@ -445,32 +451,46 @@ impl Syncer {
                 reported = Instant::now();
             }
         }
-        self.write(WriteBatch {
-            upserts: held.docs,
-            deletes: commit
+        let mut deletes = std::mem::take(&mut held.removed);
+        deletes.extend(
+            commit
                 .deleted
                 .iter()
-                .map(|d| (connector.id.clone(), d.clone()))
-                .collect(),
+                .map(|d| (connector.id.clone(), d.clone())),
+        );
+        self.write(WriteBatch {
+            upserts: held.docs,
+            deletes,
             ..WriteBatch::default()
         })
     }
 
-    /// Holds a fetched document for the index (and its catalog entry for the commit), writing
-    /// what is held once its texts pass [`FLUSH_TEXT_BYTES`]: bounded memory, and progress users
-    /// can see (the catalog still waits for the batch).
+    /// Holds a judged document for the index (or its removal from it, when held back) and its
+    /// catalog entry for the commit, writing what is held once its texts pass
+    /// [`FLUSH_TEXT_BYTES`]: bounded memory, and progress users can see (the catalog still waits
+    /// for the batch).
     fn hold(
         &self,
         held: &mut Held,
-        (index_doc, catalog_doc): (IndexDoc, CatalogDoc),
+        connector: &Connector,
+        (index_doc, catalog_doc): (Option<IndexDoc>, CatalogDoc),
         commit: &mut CommitBatch,
     ) -> Result<(), SyncError> {
-        held.bytes += index_doc.text.len();
-        held.docs.push(index_doc);
+        match index_doc {
+            Some(index_doc) => {
+                held.bytes += index_doc.text.len();
+                held.docs.push(index_doc);
+            }
+            // An older version may be in the index: it goes.
+            None => held
+                .removed
+                .push((connector.id.clone(), catalog_doc.doc_id.clone())),
+        }
         commit.changed.push(catalog_doc);
         if held.bytes > FLUSH_TEXT_BYTES {
             self.write(WriteBatch {
                 upserts: std::mem::take(&mut held.docs),
+                deletes: std::mem::take(&mut held.removed),
                 ..WriteBatch::default()
             })?;
             held.bytes = 0;
@@ -484,21 +504,25 @@ impl Syncer {
     }
 
     /// A changed document's entries for the index and the catalog, with its text as fetched
-    /// (`None` when it has none). A document whose text could not be extracted is still indexed
-    /// by its title and path, with the reason kept; it is retried when its version changes, or
-    /// at the next sync if the source was only unavailable.
+    /// (`None` when it has none), judged for credentials: a document held back has no entry for
+    /// the index. A document whose text could not be extracted is still indexed by its title and
+    /// path, with the reason kept; it is retried when its version changes, or at the next sync
+    /// if the source was only unavailable. `own` says the sandbox refused its file as one of
+    /// Quarry's own (a hard link to it): it is left out.
     fn entry(
         &self,
         connector: &Connector,
         doc: SourceDoc,
         fetched: Option<Result<ExtractedText, RuntimeError>>,
+        own: bool,
         report: &mut SyncReport,
-    ) -> (IndexDoc, CatalogDoc) {
+    ) -> (Option<IndexDoc>, CatalogDoc) {
         report.indexed += 1;
         let mut version = doc.version.clone();
-        let (content, error) = match fetched {
+        let (mut content, error) = match fetched {
             None => (ExtractedText::default(), None),
             Some(Ok(content)) => (content, None),
+            Some(Err(_)) if own => (ExtractedText::default(), None),
             Some(Err(e)) => {
                 report.failed += 1;
                 tracing::info!(connector = %connector.name, doc = %doc.id, "text not extracted: {e}");
@@ -508,28 +532,48 @@ impl Syncer {
                 (ExtractedText::default(), Some(e.to_string()))
             }
         };
-        let without_text = no_text(&doc, &content);
-        let index_doc = IndexDoc {
-            info: DocInfo {
-                connector: connector.id.clone(),
-                doc_id: doc.id.clone(),
-                meta: doc.meta.clone(),
-            },
-            text: content.text,
-            page_starts: content.page_starts,
-            metadata: content.metadata,
-            embedding: None,
+        let judgement = if own {
+            Judgement::HoldBack(LEFT_OUT_OWN.to_owned())
+        } else {
+            judge(&connector.credentials, &doc, &mut content)
         };
-        let catalog_doc = CatalogDoc {
-            doc_id: doc.id,
+        let without_text = no_text(&doc, &content);
+        let mut catalog_doc = CatalogDoc {
+            doc_id: doc.id.clone(),
             locator: doc.locator,
             version,
-            meta: doc.meta,
+            meta: doc.meta.clone(),
             has_text: doc.has_text,
             error,
             no_text: without_text,
+            held_back: None,
+            redacted: false,
         };
-        (index_doc, catalog_doc)
+        match judgement {
+            Judgement::HoldBack(why) => {
+                report.held_back += 1;
+                tracing::info!(connector = %connector.name, doc = %doc.id, "held back: {why}");
+                catalog_doc.held_back = Some(why);
+                catalog_doc.error = None;
+                catalog_doc.no_text = None;
+                (None, catalog_doc)
+            }
+            Judgement::Index { redacted } => {
+                catalog_doc.redacted = redacted;
+                let index_doc = IndexDoc {
+                    info: DocInfo {
+                        connector: connector.id.clone(),
+                        doc_id: doc.id,
+                        meta: doc.meta,
+                    },
+                    text: content.text,
+                    page_starts: content.page_starts,
+                    metadata: content.metadata,
+                    embedding: None,
+                };
+                (Some(index_doc), catalog_doc)
+            }
+        }
     }
 
     fn block<T, E>(&self, future: impl Future<Output = Result<T, E>>) -> Result<T, SyncError>
@@ -571,7 +615,18 @@ fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
         has_text: doc.has_text,
         error: None,
         no_text: None,
+        held_back: None,
+        redacted: false,
     }
+}
+
+/// Why a document whose file the sandbox refused as one of Quarry's own is held back.
+const LEFT_OUT_OWN: &str = "left out: a link to one of Quarry's own files";
+
+/// Whether `path` (a file the sandbox refused, relative to its granted folder) is `doc`'s file:
+/// its locator or its path names it.
+fn names(doc: &SourceDoc, path: &str) -> bool {
+    doc.locator == path || doc.meta.path.as_deref() == Some(path)
 }
 
 /// The metadata key a connector sets on a document with no text layer (a scanned PDF), its
@@ -590,11 +645,13 @@ fn no_text(doc: &SourceDoc, content: &ExtractedText) -> Option<String> {
         .then(|| "an image: no text layer, found by name only".to_owned())
 }
 
-/// Fetched documents not yet written to the index, and the bytes of their texts.
+/// Fetched documents not yet written to the index, the bytes of their texts, and held-back
+/// documents to remove from it.
 #[derive(Default)]
 struct Held {
     docs: Vec<IndexDoc>,
     bytes: usize,
+    removed: Vec<(ConnectorId, DocId)>,
 }
 
 /// Where the connector's listing stands.

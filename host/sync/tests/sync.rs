@@ -25,11 +25,18 @@ fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
     let folder = dir.path().join("folder");
     fs::create_dir_all(&folder).expect("mkdir");
+    // The data folder beside the granted one, as in real use (a folder inside a data folder is
+    // never granted).
+    let data = dir.path().join("data");
+    fs::create_dir_all(&data).expect("mkdir");
     let rt = tokio::runtime::Runtime::new().expect("tokio");
     let store = rt
-        .block_on(Store::open(&dir.path().join("quarry.db")))
+        .block_on(Store::open(
+            &data.join("quarry.db"),
+            &dir.path().join("keys"),
+        ))
         .expect("store");
-    let index = Arc::new(SearchIndex::open(&dir.path().join("index"), true).expect("index"));
+    let index = Arc::new(SearchIndex::open(&data.join("index"), true).expect("index"));
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(quarry_tests::component_cache()),
         ..RuntimeConfig::default()
@@ -301,6 +308,8 @@ fn cut_short(w: &World, doc_id: &DocId, path: &str, text: &str) {
         has_text: true,
         error: None,
         no_text: None,
+        held_back: None,
+        redacted: false,
     };
     w.rt.block_on(
         w.store

@@ -271,14 +271,37 @@ impl Folder {
         Ok((path, file))
     }
 
-    /// The error for a file of the folder that could not be opened.
+    /// The error for a file of the folder that could not be opened. A listed file that is no
+    /// longer a plain file inside the folder is, for this connector, a file that no longer
+    /// exists: replaced by a FIFO, a socket or a device (the host opens only regular files and
+    /// folders), or by a link that leads out of the folder or nowhere, or reached through a
+    /// folder that became such a link. The next listing agrees: it lists no such file.
     fn open_error(&self, root: &Dir, path: &Path, locator: &str, e: std::io::Error) -> Error {
-        // The host opens only regular files and folders: a listed file replaced by a FIFO, a
-        // socket or a device is, for this connector, a file that no longer exists.
-        match root.stat_follow(locator) {
-            Ok(stat) if stat.kind != quarry_sdk::fs::Kind::File => {
-                Error::NotFound(format!("{} is no longer a regular file", path.display()))
+        use quarry_sdk::fs::Kind;
+        let gone = |why: &str| Error::NotFound(format!("{} {why}", path.display()));
+        let mut folder = String::new();
+        let names: Vec<&str> = locator.split('/').collect();
+        for name in &names[..names.len().saturating_sub(1)] {
+            if !folder.is_empty() {
+                folder.push('/');
             }
+            folder.push_str(name);
+            match root.stat(&folder) {
+                Ok(stat) if stat.kind == Kind::Dir => {}
+                Ok(_) => return gone("is no longer inside a folder of the connector's"),
+                Err(e) if e.kind() == ErrorKind::NotFound => return gone("no longer exists"),
+                Err(_) => return gone("is no longer reachable inside the folder"),
+            }
+        }
+        match (root.stat(locator), root.stat_follow(locator)) {
+            (Err(e), _) if e.kind() == ErrorKind::NotFound => gone("no longer exists"),
+            (Ok(own), Ok(target)) if own.kind == Kind::Symlink && target.kind == Kind::File => {
+                io_error(path, &e)
+            }
+            (Ok(own), _) if own.kind == Kind::Symlink => {
+                gone("is now a link that leads out of the folder or nowhere")
+            }
+            (Ok(own), _) if own.kind != Kind::File => gone("is no longer a regular file"),
             _ => io_error(path, &e),
         }
     }

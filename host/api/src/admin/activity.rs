@@ -1,6 +1,7 @@
 //! `GET /admin/v1/activity?integration_id=&connector_id=&since=&limit=`: which integration read
-//! what, when, and how much, newest first, from the audit log; and how many entries could not be
-//! recorded (`lost_entries`, zero unless the log's queue overflowed or the database failed).
+//! what, when, and how much, newest first, from the audit log; how many entries could not be
+//! recorded (`lost_entries`, zero unless the log's queue overflowed or the database failed); and
+//! how many files each connector holds back from every integration (`held_back`).
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_core::times::parse_instant;
 use quarry_store::{AuditFilter, now_ms};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::admin_json;
 use super::integrations::all_connectors;
@@ -59,8 +60,14 @@ pub(crate) async fn list(
         .map(|e| AuditEntryView::new(e, &integrations, &connectors))
         .collect();
     let lost = state.store.lost_audit_entries().await?;
+    // What integrations never got to read: the files held back from the index, by connector.
+    let held_back: Vec<Value> = connectors
+        .iter()
+        .filter(|c| c.held_back_count > 0)
+        .map(|c| json!({ "connector_id": c.id.as_str(), "connector": c.name, "count": c.held_back_count }))
+        .collect();
     Ok(admin_json(
         StatusCode::OK,
-        &json!({ "entries": rows, "lost_entries": lost }),
+        &json!({ "entries": rows, "lost_entries": lost, "held_back": held_back }),
     ))
 }

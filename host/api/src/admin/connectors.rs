@@ -1,14 +1,15 @@
 //! `/admin/v1/connectors`: every connector with its settings and live progress; add one (the
-//! folders it names are granted read-only), sync now, disable, enable, remove.
+//! folders it names are granted read-only), sync now, disable, enable, remove; the documents it
+//! holds back (credentials) with why, what it does with credentials, and files released.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use quarry_core::ErrorKind;
-use quarry_store::{Connector, ConnectorStatus, now_ms};
+use quarry_store::{Connector, ConnectorStatus, CredentialMode, now_ms};
 use quarry_sync::{ConnectorRequest, SyncError, add_connector, own_folders_inside};
 use serde_json::{Value, json};
 
@@ -19,7 +20,10 @@ use crate::AppState;
 use crate::connectors::add_embedding_progress;
 use crate::error::ApiError;
 use crate::input::{Fields, JsonObject};
-use crate::views::AdminConnectorView;
+use crate::views::{AdminConnectorView, CredentialsView, NotedDocView};
+
+/// Held-back documents one answer lists at most.
+const HELD_BACK_SHOWN: u32 = 500;
 
 /// `GET /admin/v1/connectors`.
 pub(crate) async fn list(
@@ -96,6 +100,103 @@ pub(crate) async fn add(
     ))
 }
 
+/// `GET /admin/v1/connectors/{id}/held-back`: the documents held back from the index with
+/// why, how many are indexed redacted, and the connector's credential settings.
+pub(crate) async fn held_back(
+    _signed: Signed,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let connector = by_id(&state, &id).await?;
+    let held = state
+        .store
+        .held_back_docs(&connector.id, HELD_BACK_SHOWN)
+        .await?;
+    let redacted = state.store.count_redacted(&connector.id).await?;
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({
+            "count": connector.held_back_count,
+            "documents": held.iter().map(NotedDocView::new).collect::<Vec<_>>(),
+            "redacted_count": redacted,
+            "credentials": CredentialsView {
+                mode: connector.credentials.mode.as_str(),
+                released: connector.credentials.released.clone(),
+            },
+        }),
+    ))
+}
+
+/// `PUT /admin/v1/connectors/{id}/credentials` `{mode: "hold" | "redact" | "off"}`.
+pub(crate) async fn set_credentials(
+    _signed: Signed,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    JsonObject(object): JsonObject,
+) -> Result<Response, ApiError> {
+    let connector = by_id(&state, &id).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["mode"]);
+    fields.require("mode", "hold, redact or off");
+    let mode = fields
+        .choice("mode", &["hold", "redact", "off"])
+        .and_then(CredentialMode::parse);
+    fields.problems.finish()?;
+    let Some(mode) = mode else {
+        return Err(ApiError::internal("setting credentials", &"mode lost"));
+    };
+    let changed = state
+        .store
+        .set_credential_mode(&connector.name, mode, now_ms())
+        .await?;
+    tracing::info!(connector = %changed.id, mode = mode.as_str(), "credential mode set in the settings page");
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "connector": admin_connector(&state, &changed) }),
+    ))
+}
+
+/// `POST /admin/v1/connectors/{id}/release` `{path, undo?}`: index a held-back file (a path, a
+/// folder's path ending in `/`, or a pattern) as it is, or hold it back again.
+pub(crate) async fn release(
+    _signed: Signed,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    JsonObject(object): JsonObject,
+) -> Result<Response, ApiError> {
+    let connector = by_id(&state, &id).await?;
+    let mut fields = Fields::new(&object, "");
+    fields.reject_unknown(&["path", "undo"]);
+    fields.require(
+        "path",
+        "a path from the held-back list, or a pattern such as keys/*.pem",
+    );
+    let path = fields.string("path").map(str::to_owned);
+    let undo = fields.boolean("undo").unwrap_or(false);
+    fields.problems.finish()?;
+    let Some(path) = path else {
+        return Err(ApiError::internal("releasing a file", &"path lost"));
+    };
+    let changed = state
+        .store
+        .set_released(&connector.name, &path, !undo, now_ms())
+        .await
+        .map_err(|e| ApiError::from(e).on_field("path"))?;
+    Ok(admin_json(
+        StatusCode::OK,
+        &json!({ "connector": admin_connector(&state, &changed) }),
+    ))
+}
+
+/// The connector with id `id`, or 404.
+async fn by_id(state: &Arc<AppState>, id: &str) -> Result<Connector, ApiError> {
+    all_connectors(state)
+        .await?
+        .into_iter()
+        .find(|c| c.id.as_str() == id)
+        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("no connector with id {id}")))
+}
+
 /// What a connector action does.
 #[derive(Clone, Copy)]
 pub(crate) enum Action {
@@ -113,11 +214,7 @@ pub(crate) async fn act(
     id: String,
     action: Action,
 ) -> Result<Response, ApiError> {
-    let connector = all_connectors(&state)
-        .await?
-        .into_iter()
-        .find(|c| c.id.as_str() == id)
-        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("no connector with id {id}")))?;
+    let connector = by_id(&state, &id).await?;
     let store = &state.store;
     let now = now_ms();
     let done = match action {

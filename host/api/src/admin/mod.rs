@@ -21,7 +21,6 @@ use axum::response::Response;
 use axum::routing::{delete, get, post, put};
 use quarry_core::ErrorKind;
 use quarry_runtime::{Runtime, StagedPlugin};
-use sha2::{Digest, Sha256};
 
 pub use session::LOGIN_LINK_MS;
 
@@ -31,10 +30,8 @@ use crate::frame::json;
 use connectors::Action;
 use session::Signed;
 
-/// What the settings page needs from the server.
+/// What the settings page needs from the server (the admin token's hash is in the store).
 pub struct AdminConfig {
-    /// The admin token (`admin-token` in the data folder).
-    pub token: String,
     /// Where uploaded plugins are installed (the data folder's `plugins`).
     pub plugins_dir: PathBuf,
     /// Where uploads wait for the user's grant.
@@ -45,7 +42,6 @@ pub struct AdminConfig {
 
 /// The settings page's state.
 pub(crate) struct Admin {
-    pub(crate) token_hash: [u8; 32],
     pub(crate) plugins_dir: PathBuf,
     pub(crate) staging_dir: PathBuf,
     pub(crate) runtime: Arc<Runtime>,
@@ -56,7 +52,6 @@ pub(crate) struct Admin {
 impl Admin {
     pub(crate) fn new(config: AdminConfig) -> Arc<Admin> {
         Arc::new(Admin {
-            token_hash: Sha256::digest(config.token.trim().as_bytes()).into(),
             plugins_dir: config.plugins_dir,
             staging_dir: config.staging_dir,
             runtime: config.runtime,
@@ -100,6 +95,18 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             get(connectors::list).post(connectors::add),
         )
         .route("/admin/v1/connectors/{id}", delete(remove_connector))
+        .route(
+            "/admin/v1/connectors/{id}/held-back",
+            get(connectors::held_back),
+        )
+        .route(
+            "/admin/v1/connectors/{id}/credentials",
+            put(connectors::set_credentials),
+        )
+        .route(
+            "/admin/v1/connectors/{id}/release",
+            post(connectors::release),
+        )
         .route("/admin/v1/connectors/{id}/{action}", post(connector_action))
         .route("/admin/v1/plugins", get(plugins::list))
         .route("/admin/v1/plugins/stage", post(plugins::stage))

@@ -161,16 +161,20 @@ pub(crate) async fn login(
     if token.trim().is_empty() {
         return login_page(
             StatusCode::BAD_REQUEST,
-            "Enter the admin token that `quarry serve` printed (also in the file admin-token in Quarry's data folder).",
+            "Enter the admin token that `quarry serve` printed at its first start (`quarry admin token` makes a new one), or open the link `quarry admin link` prints.",
         );
     }
-    if !is_admin_token(&state, &token) {
+    let signs_in = match is_admin_token(&state, &token).await {
+        Ok(signs_in) => signs_in,
+        Err(e) => return e.into_response(),
+    };
+    if !signs_in {
         // A guess costs a moment; the token has 256 random bits anyway.
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
         tracing::warn!("settings sign-in with a wrong admin token");
         return login_page(
             StatusCode::UNAUTHORIZED,
-            "That is not the admin token. Copy it from the output of `quarry serve` or from the file admin-token in Quarry's data folder.",
+            "That is not the admin token. Copy it from the output of the first `quarry serve`, make a new one with `quarry admin token`, or open the link `quarry admin link` prints.",
         );
     }
     start_session(&state).await

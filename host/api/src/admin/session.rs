@@ -9,7 +9,6 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use quarry_core::ErrorKind;
 use quarry_store::{AdminSession, now_ms};
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::AppState;
@@ -45,10 +44,9 @@ impl FromRequestParts<Arc<AppState>> for Signed {
     }
 }
 
-/// True when `candidate` is the admin token (compared in constant time, by hashes).
-pub(crate) fn is_admin_token(state: &AppState, candidate: &str) -> bool {
-    let given = Sha256::digest(candidate.trim().as_bytes());
-    given.ct_eq(&state.admin.token_hash).into()
+/// True when `candidate` is the admin token (the store compares hashes in constant time).
+pub(crate) async fn is_admin_token(state: &AppState, candidate: &str) -> Result<bool, ApiError> {
+    Ok(state.store.is_admin_token(candidate).await?)
 }
 
 /// The session of this request, or 401.
@@ -56,7 +54,7 @@ pub(crate) async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<S
     let unauthorized = || {
         ApiError::new(
             ErrorKind::Unauthorized,
-            "sign in to Quarry's settings first: open /settings/login with the admin token that `quarry serve` printed",
+            "sign in to Quarry's settings first: open the link `quarry admin link` prints, or /settings/login with the admin token",
         )
     };
     let secret = cookie(headers, COOKIE).ok_or_else(unauthorized)?;
