@@ -350,7 +350,7 @@ impl Quarry {
         let mut child = self
             .command()
             .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("QUARRY_LOG", "info")
+            .env("QUARRY_LOG", "info,rmcp=error")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(log)

@@ -21,6 +21,9 @@ use crate::error::{ApiError, Detail, PendingError, envelope};
 #[derive(Debug, Clone)]
 pub struct RequestId(pub Arc<str>);
 
+/// The most of a request's path its log line shows.
+const MAX_PATH_LOGGED: usize = 256;
+
 /// JSON answers' content type.
 pub(crate) const JSON: &str = "application/json; charset=utf-8";
 
@@ -46,7 +49,8 @@ pub(crate) async fn frame(
     let started = Instant::now();
     let id: Arc<str> = ulid::Ulid::generate().to_string().into();
     let method = request.method().clone();
-    let path = request.uri().path().to_owned();
+    // The path is the client's: the log line shows a bounded part of it.
+    let path = crate::input::clip(request.uri().path(), MAX_PATH_LOGGED);
     request.extensions_mut().insert(RequestId(id.clone()));
 
     let mut response = match check_host(&state, &request) {

@@ -238,8 +238,9 @@ async fn authenticate(
     Ok((integration, account))
 }
 
-/// The integration of the request's key and the key's lookup id, not counted.
-async fn known_key(
+/// The integration of the request's key and the key's lookup id, not counted. A missing or
+/// wrong key is a 401, or a 429 once such requests pass their service-wide rate.
+pub(crate) async fn known_key(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<(Integration, String), ApiError> {
@@ -253,13 +254,13 @@ async fn known_key(
     let key = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(bearer_token)
-        .ok_or_else(unauthorized)?;
-    state
-        .store
-        .authenticate(key, now_ms())
-        .await?
-        .ok_or_else(unauthorized)
+        .and_then(bearer_token);
+    let known = match key {
+        Some(key) => state.store.authenticate(key, now_ms()).await?,
+        None => None,
+    };
+    // Refusals are bounded service-wide: past their rate they are 429s.
+    known.ok_or_else(|| state.admission.refuse_unknown_key(unauthorized()))
 }
 
 /// An integration that sent a valid key, for routes about the integration itself rather than

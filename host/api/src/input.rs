@@ -62,10 +62,18 @@ async fn json_object(
     let mut bytes = Vec::new();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
-            ApiError::new(
-                ErrorKind::Validation,
-                format!("the request body could not be read: {e}"),
-            )
+            let timed_out = e
+                .into_inner()
+                .downcast::<std::io::Error>()
+                .is_ok_and(|e| e.kind() == std::io::ErrorKind::TimedOut);
+            if timed_out {
+                ApiError::new(
+                    ErrorKind::RequestTimeout,
+                    "the request body stopped arriving or took too long; send it whole, at once",
+                )
+            } else {
+                ApiError::new(ErrorKind::Validation, "the request body could not be read")
+            }
         })?;
         if let Ok(data) = frame.into_data() {
             if bytes.len() + data.len() > max_bytes {

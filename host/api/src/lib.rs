@@ -9,6 +9,7 @@
 mod admin;
 mod agent_guide;
 mod audit;
+mod connections;
 mod connectors;
 mod docs;
 mod error;
@@ -42,6 +43,7 @@ use quarry_runtime::PluginSet;
 use quarry_store::{Connector, ConnectorStatus, Sharing, Store};
 
 pub use admin::{AdminConfig, LOGIN_LINK_MS};
+pub use connections::{ConnectionLimits, serve};
 pub use error::{ApiError, Detail};
 pub use frame::RequestId;
 pub use integration_docs::{docs_for_integration, mcp_http_config};

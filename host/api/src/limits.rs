@@ -57,10 +57,41 @@ impl Default for ApiLimits {
 struct Tally {
     in_flight: u32,
     downloads: u32,
-    /// Requests it may still send at once (a token bucket of `burst`).
+    /// Requests it may still send at once.
+    rate: Bucket,
+}
+
+/// A token bucket: requests that may still be sent at once, refilled at a rate.
+struct Bucket {
     tokens: f64,
     refilled: Instant,
 }
+
+impl Bucket {
+    fn full(burst: f64, now: Instant) -> Bucket {
+        Bucket {
+            tokens: burst,
+            refilled: now,
+        }
+    }
+
+    /// Takes a token; else the seconds until there is one.
+    fn take(&mut self, per_second: f64, burst: f64, now: Instant) -> Result<(), u64> {
+        let elapsed = now.duration_since(self.refilled).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * per_second).min(burst);
+        self.refilled = now;
+        if self.tokens < 1.0 {
+            return Err(((1.0 - self.tokens) / per_second).ceil().max(1.0) as u64);
+        }
+        self.tokens -= 1.0;
+        Ok(())
+    }
+}
+
+/// Requests with a missing or wrong key the whole service answers per second, sustained, and
+/// at once: beyond, they are answered 429 at once (no key tried, no protocol) instead of 401.
+const REFUSED_PER_SECOND: f64 = 20.0;
+const REFUSED_BURST: f64 = 50.0;
 
 /// Admits requests, downloads and reads within [`ApiLimits`].
 pub(crate) struct Admission {
@@ -68,6 +99,8 @@ pub(crate) struct Admission {
     tallies: Mutex<HashMap<String, Tally>>,
     downloads: Arc<Semaphore>,
     reads: Arc<Semaphore>,
+    /// Requests refused for their key, service-wide.
+    refused: Mutex<Bucket>,
 }
 
 /// A request being answered; dropping it ends it.
@@ -89,8 +122,24 @@ impl Admission {
             downloads: Arc::new(Semaphore::new(limits.downloads.max(1) as usize)),
             reads: Arc::new(Semaphore::new(limits.concurrent_reads.max(1) as usize)),
             tallies: Mutex::new(HashMap::new()),
+            refused: Mutex::new(Bucket::full(REFUSED_BURST, Instant::now())),
             limits,
         })
+    }
+
+    /// The answer to a request with a missing or wrong key: `unauthorized` while such requests
+    /// stay within their service-wide rate, a 429 beyond it (so that a flood of them costs a
+    /// line of log each and nothing more).
+    pub(crate) fn refuse_unknown_key(&self, unauthorized: ApiError) -> ApiError {
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        match refused.take(REFUSED_PER_SECOND, REFUSED_BURST, Instant::now()) {
+            Ok(()) => unauthorized,
+            Err(wait) => too_many(
+                "too many requests without a valid API key; send a valid key, after a pause"
+                    .to_owned(),
+                wait,
+            ),
+        }
     }
 
     /// The bounds in force.
@@ -107,15 +156,10 @@ impl Admission {
         let tally = tallies.entry(integration.to_owned()).or_insert(Tally {
             in_flight: 0,
             downloads: 0,
-            tokens: f64::from(limits.burst),
-            refilled: now,
+            rate: Bucket::full(f64::from(limits.burst.max(1)), now),
         });
         let rate = f64::from(limits.requests_per_second.max(1));
-        let elapsed = now.duration_since(tally.refilled).as_secs_f64();
-        tally.tokens = (tally.tokens + elapsed * rate).min(f64::from(limits.burst.max(1)));
-        tally.refilled = now;
-        if tally.tokens < 1.0 {
-            let wait = ((1.0 - tally.tokens) / rate).ceil().max(1.0) as u64;
+        if let Err(wait) = tally.rate.take(rate, f64::from(limits.burst.max(1)), now) {
             return Err(too_many(
                 format!(
                     "this integration sends requests faster than the {} per second it may (bursts of {}); slow down and retry after {wait} s",
@@ -125,6 +169,8 @@ impl Admission {
             ));
         }
         if tally.in_flight >= limits.in_flight_per_integration {
+            // Not sent after all: its token goes back.
+            tally.rate.tokens += 1.0;
             return Err(too_many(
                 format!(
                     "this integration already has {} requests being answered, the most it may have at once; retry when one ends",
@@ -133,7 +179,6 @@ impl Admission {
                 1,
             ));
         }
-        tally.tokens -= 1.0;
         tally.in_flight += 1;
         Ok(RequestPermit {
             admission: self.clone(),
@@ -216,6 +261,21 @@ fn too_many(message: String, retry_after_s: u64) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_without_a_valid_key_past_their_rate_are_answered_429() {
+        let admission = Admission::new(ApiLimits::default());
+        let unauthorized = || ApiError::new(ErrorKind::Unauthorized, "no key");
+        let kinds: Vec<ErrorKind> = (0..60)
+            .map(|_| admission.refuse_unknown_key(unauthorized()).kind)
+            .collect();
+        assert!(kinds[..50].iter().all(|k| *k == ErrorKind::Unauthorized));
+        assert!(kinds[50..].iter().all(|k| *k == ErrorKind::QuotaExceeded));
+        assert!(
+            admission.admit("in_a").is_ok(),
+            "valid keys are not held up"
+        );
+    }
 
     fn limits() -> ApiLimits {
         ApiLimits {

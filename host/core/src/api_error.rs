@@ -49,6 +49,8 @@ pub enum ErrorKind {
     UnsupportedMediaType,
     /// A `Range` that starts past the end of the file.
     RangeNotSatisfiable,
+    /// A request body that stopped arriving, or took too long in all.
+    RequestTimeout,
     /// An unknown connector, document, file or route.
     NotFound,
     /// Data sharing declined, or the connector is not shared with this integration.
@@ -72,6 +74,7 @@ impl ErrorKind {
             ErrorKind::PayloadTooLarge => (ApiCode::RequestValidationFailed, 413),
             ErrorKind::UnsupportedMediaType => (ApiCode::RequestValidationFailed, 415),
             ErrorKind::RangeNotSatisfiable => (ApiCode::RequestValidationFailed, 416),
+            ErrorKind::RequestTimeout => (ApiCode::RequestValidationFailed, 408),
             ErrorKind::NotFound => (ApiCode::ResourceNotFound, 404),
             ErrorKind::SharingDeclined => (ApiCode::DataSharingDeclined, 403),
             ErrorKind::QuotaExceeded => (ApiCode::QuotaExceeded, 429),

@@ -190,6 +190,12 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_DOWNLOAD_STALL_SECONDS", default_value_t = ApiLimits::default().download_stall.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub download_stall_seconds: u64,
+    /// Connections open at once at most (lowered to fit the process's file descriptor limit,
+    /// with room kept for syncs); at the cap, the connection idle the longest is closed for a
+    /// new one.
+    #[arg(long, env = "QUARRY_MAX_CONNECTIONS", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(16..=65_536))]
+    pub max_connections: u32,
     /// Days the activity log keeps an entry; older ones are deleted at start and every hour.
     #[arg(long, env = "QUARRY_AUDIT_RETENTION_DAYS", default_value_t = 90,
           value_parser = clap::value_parser!(u32).range(1..=36_500))]

@@ -5,6 +5,7 @@ mod activity;
 mod admin;
 mod cli;
 mod connector;
+mod descriptors;
 mod integration;
 mod mcp;
 mod plugin;
@@ -23,9 +24,11 @@ use crate::setup::{Paths, open_store};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // The MCP library's own warnings repeat what a client sent (a request id of any length):
+    // only its errors are logged unless QUARRY_LOG asks for more.
     let default_level = match cli.command {
-        Command::Serve(_) => "info",
-        _ => "warn",
+        Command::Serve(_) => "info,rmcp=error",
+        _ => "warn,rmcp=error",
     };
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -1,11 +1,10 @@
 //! `quarry serve`: the API, and the sync scheduler that keeps connectors in step.
 
-use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use quarry_api::{AdminConfig, ApiConfig, AppState, router};
+use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
@@ -85,7 +84,20 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     if let Some(held) = rechecked {
         println!("{held}");
     }
-    serve_until_stopped(listener, state, scheduler, store).await
+    let descriptors = crate::descriptors::raise_limit();
+    let connections = ConnectionLimits {
+        max_connections: crate::descriptors::connection_cap(
+            args.max_connections as usize,
+            descriptors,
+        ),
+        ..ConnectionLimits::default()
+    };
+    tracing::info!(
+        max_connections = connections.max_connections,
+        descriptors,
+        "connections are capped"
+    );
+    serve_until_stopped(listener, state, connections, scheduler, store).await
 }
 
 /// Checks the documents already indexed with the credential rules, unless this index was checked
@@ -173,6 +185,7 @@ async fn announce(
 async fn serve_until_stopped(
     listener: TcpListener,
     state: Arc<AppState>,
+    connections: ConnectionLimits,
     scheduler: Arc<Scheduler>,
     store: Store,
 ) -> anyhow::Result<()> {
@@ -190,15 +203,18 @@ async fn serve_until_stopped(
         let signalled = signalled.clone();
         tokio::spawn(async move { scheduler.run(raised(signalled)).await })
     };
-    let serving = axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(raised(signalled.clone()))
-        .into_future();
+    let serving = quarry_api::serve(
+        listener,
+        router(state.clone()),
+        connections,
+        raised(signalled.clone()),
+    );
     let cut_off = async {
         raised(signalled.clone()).await;
         tokio::time::sleep(REQUESTS_GRACE).await;
     };
     tokio::select! {
-        served = serving => served.context("serving")?,
+        () = serving => {}
         () = cut_off => tracing::warn!(
             "requests still running {} s after the stop signal are cut off",
             REQUESTS_GRACE.as_secs_f32()

@@ -3,9 +3,11 @@
 //!
 //! - **Streamable HTTP** at `/mcp` on the service ([`routes`]), stateless (no sessions to hold:
 //!   each POST is answered on its own, as JSON), behind the same `Host` check as every route. A
-//!   request without `Authorization: Bearer <key>` is refused with 401; with one, every tool
-//!   call passes the data routes' checks (`calls`), so a revoked key or declined sharing is a
-//!   tool error the agent can read and act on.
+//!   request without a valid `Authorization: Bearer <key>` is refused before the protocol, with
+//!   401 (429 once such requests pass their service-wide rate, as on the API); with one, every
+//!   tool call passes the data routes' checks (`calls`), so a key revoked meanwhile or declined
+//!   sharing is a tool error the agent can read and act on. What a request names is cut to a
+//!   bounded length in every answer and log line.
 //! - **stdio** for clients that launch a command ([`serve_stdio`] in this process, on the data
 //!   folder; `bridge` relays to a running server's `/mcp`).
 //!
@@ -22,7 +24,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::middleware::{Next, from_fn};
+use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use quarry_core::ErrorKind;
 use rmcp::handler::server::ServerHandler;
@@ -37,10 +39,13 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 
 pub use bridge::bridge_stdio;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, PendingError};
 use crate::frame::RequestId;
-use crate::input::MAX_BODY_BYTES;
+use crate::input::{MAX_BODY_BYTES, clip};
 use crate::{AppState, guard};
+
+/// The most of a name the caller sent that an answer (and so a log line) repeats.
+const MAX_NAME_SHOWN: usize = 64;
 
 /// What the server tells an agent when it connects (the agent guide, short).
 const INSTRUCTIONS: &str = "Quarry searches the user's own documents (folders and other \
@@ -94,10 +99,11 @@ impl ServerHandler for Quarry {
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = tools::find(&request.name) else {
             let names: Vec<&str> = tools::TOOLS.iter().map(|t| t.name.as_ref()).collect();
+            // The name is the caller's: cut, since the transport logs the error it answers.
             return Err(ErrorData::invalid_params(
                 format!(
                     "no tool named {:?}; the tools are {}",
-                    request.name,
+                    clip(&request.name, MAX_NAME_SHOWN),
                     names.join(", ")
                 ),
                 None,
@@ -147,6 +153,7 @@ fn new_request_id() -> String {
 
 /// `/mcp`: the Streamable HTTP transport, stateless, answering in JSON.
 pub(crate) fn routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    let key_state = state.clone();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -166,7 +173,7 @@ pub(crate) fn routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
     );
     Router::new()
         .route_service("/mcp", service)
-        .layer(from_fn(require_bearer))
+        .layer(from_fn_with_state(key_state, require_key))
         .layer(from_fn(in_the_envelope))
 }
 
@@ -185,7 +192,8 @@ async fn in_the_envelope(request: Request, next: Next) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+    let ours = response.extensions().get::<PendingError>().is_some();
+    if !(status.is_client_error() || status.is_server_error()) || is_json || ours {
         return response;
     }
     let kind = match status.as_u16() {
@@ -213,23 +221,27 @@ async fn in_the_envelope(request: Request, next: Next) -> Response {
     error.into_response()
 }
 
-/// A request to `/mcp` without a bearer key is refused before the protocol: there is nothing
-/// to serve it. A request with one goes on; its tool calls check the key.
-async fn require_bearer(request: Request, next: Next) -> Response {
-    let sent = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(guard::bearer_token)
-        .is_some();
-    if !sent {
-        return ApiError::new(
-            ErrorKind::Unauthorized,
-            "an API key is required: configure your MCP client to send the header \
-             Authorization: Bearer <API_KEY> (Quarry's settings page shows the configuration)",
-        )
-        .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
-        .into_response();
+/// A request to `/mcp` without a valid key is refused before the protocol: there is nothing to
+/// serve it, and nothing of it reaches the protocol's parsing or logs. Refusals are bounded
+/// service-wide as the API's are (401, then 429). A valid key goes on, not counted: its tool
+/// calls are counted and checked (sharing, quota) as data requests.
+async fn require_key(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Err(refused) = guard::known_key(&state, request.headers()).await {
+        let refused = if refused.kind == ErrorKind::Unauthorized {
+            ApiError::new(
+                ErrorKind::Unauthorized,
+                "a valid API key is required: configure your MCP client to send the header \
+                 Authorization: Bearer <API_KEY> (Quarry's settings page shows the configuration)",
+            )
+            .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
+        } else {
+            refused
+        };
+        return refused.into_response();
     }
     next.run(request).await
 }
