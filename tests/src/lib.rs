@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod corpus;
+pub mod credentials;
 pub mod docx;
 pub mod generated;
 pub mod http;

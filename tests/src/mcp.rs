@@ -2,7 +2,7 @@
 //! `tests/mcp/requirements.txt`, installed by `make setup` in its own virtualenv) runs
 //! `tests/mcp/client.py`, which connects to Quarry, runs a plan's steps and prints what it saw.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -49,15 +49,46 @@ pub fn run(plan: &Value) -> Value {
             .write_all(plan.to_string().as_bytes())
             .expect("plan written");
     }
+    // Its output is read as it comes: a report larger than a pipe's buffer must not block it.
+    let reader = |stream: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut stream) = stream {
+                let _ = stream.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = reader(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+    );
+    let stderr = reader(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+    );
     let started = Instant::now();
     while child.try_wait().ok().flatten().is_none() {
         if started.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
-            panic!("the MCP client did not finish within 120 s");
+            let _ = child.wait();
+            let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
+            panic!(
+                "the MCP client did not finish within 120 s; its last words:\n{}",
+                &stderr[stderr.floor_char_boundary(stderr.len().saturating_sub(4000))..]
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let output = child.wait_with_output().expect("client output");
+    let output = std::process::Output {
+        status: child.wait().expect("client status"),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
     let stdout = String::from_utf8_lossy(&output.stdout);
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
         panic!(

@@ -100,10 +100,12 @@ fn is_sequence(lower: &str) -> bool {
         "qwertyuiop",
         "asdfghjkl",
     ];
+    // A value that is part of a sequence, or a short one mostly made of one: a long random
+    // token may hold a run of digits by chance.
     lower.len() >= 6
-        && SEQUENCES
-            .iter()
-            .any(|s| s.contains(lower) || lower.contains(&s[..s.len().min(8)]))
+        && SEQUENCES.iter().any(|s| {
+            s.contains(lower) || (lower.len() <= 16 && lower.contains(&s[..s.len().min(8)]))
+        })
 }
 
 #[cfg(test)]

@@ -296,7 +296,7 @@ fn accept(
         Check::Token => random && !is_placeholder(value),
         Check::Hash => random,
         Check::UserPassword => random && !is_placeholder(value) && is_user_password(value),
-        Check::UrlPassword => {
+        Check::Password => {
             random && !is_placeholder(value) && !is_reference(value) && !value.contains('$')
         }
         Check::ServiceAccount => text.contains("\"private_key\"") && text.contains("PRIVATE KEY"),

@@ -31,8 +31,8 @@ pub(crate) enum Check {
     Assignment,
     /// Base64 of `user:password` (a Docker `auth`, an HTTP Basic header).
     UserPassword,
-    /// A password in a URL (`scheme://user:password@host`): not a reference or a placeholder.
-    UrlPassword,
+    /// A password given as it is (in a URL, a netrc line): not a reference or a placeholder.
+    Password,
     /// A line of `/etc/shadow` or `.htpasswd`: the hash is enough.
     Hash,
     /// A service account's key file: the text also holds its private key.
@@ -524,7 +524,7 @@ pub(crate) fn rules() -> Vec<TokenRule> {
                 back: 25,
                 reach: 460,
             },
-            check: Check::UrlPassword,
+            check: Check::Password,
             min_entropy: 1.5,
             bounded: false,
             ..token("url-password", "a password in a URL", &["://"], "", 0)
@@ -563,10 +563,11 @@ pub(crate) fn rules() -> Vec<TokenRule> {
         },
         TokenRule {
             matcher: Matcher::Pattern {
-                pattern: r"machine\s{1,8}\S{1,253}(?:\s{1,8}login\s{1,8}\S{1,128})?\s{1,8}password\s{1,8}(?P<secret>\S{1,128})",
+                pattern: r#"machine\s{1,8}\S{1,253}(?:\s{1,8}login\s{1,8}\S{1,128})?\s{1,8}password\s{1,8}(?P<secret>[^\s`'",;]{4,128})"#,
                 back: 0,
                 reach: 560,
             },
+            check: Check::Password,
             min_entropy: 1.5,
             bounded: false,
             ..token(

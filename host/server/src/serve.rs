@@ -80,10 +80,10 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         limits,
     );
     note_server_url(paths, &config.public_url);
-    announce(paths, &store, &config.public_url, first_token.as_deref()).await?;
     if let Some(held) = rechecked {
         println!("{held}");
     }
+    announce(paths, &store, &config.public_url, first_token.as_deref()).await?;
     let descriptors = crate::descriptors::raise_limit();
     let connections = ConnectionLimits {
         max_connections: crate::descriptors::connection_cap(

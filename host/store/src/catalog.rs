@@ -235,15 +235,15 @@ impl Store {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
-    /// The documents of the connector that are in the index with their text (not held back),
-    /// with their paths: what a check of the index for credentials reads.
+    /// The documents of the connector that may be in the index (not held back), with their
+    /// paths: what a check of the index for credentials reads.
     pub async fn indexed_docs(
         &self,
         connector: &ConnectorId,
     ) -> Result<Vec<(DocId, String)>, StoreError> {
         let rows = sqlx::query(
             "SELECT doc_id, coalesce(path, title) AS shown FROM documents
-             WHERE connector_id = ? AND held_back IS NULL AND version != ''",
+             WHERE connector_id = ? AND held_back IS NULL",
         )
         .bind(connector.as_str())
         .fetch_all(&self.pool)

@@ -26,16 +26,44 @@ pub(crate) enum Judgement {
     HoldBack(String),
 }
 
+/// Types whose extracted text leaves parts of the file out (markup and its attributes, scripts,
+/// fields a format keeps beside its text): the original, which a download serves, is scanned
+/// too.
+const LOSSY_TYPES: &[&str] = &[
+    "text/html",
+    "application/xhtml+xml",
+    "application/xml",
+    "text/xml",
+    "image/svg+xml",
+    "application/json",
+    "application/jsonl",
+    "application/x-ndjson",
+    "application/rtf",
+    "text/csv",
+    "text/tab-separated-values",
+    "message/rfc822",
+];
+
+/// Originals read for that, at most (larger ones are judged by their text alone).
+pub(crate) const MAX_ORIGINAL_BYTES: u64 = 8 << 20;
+
+/// Whether `doc`'s original is scanned besides its text (see [`LOSSY_TYPES`]).
+pub(crate) fn scans_original(doc: &SourceDoc) -> bool {
+    LOSSY_TYPES.contains(&doc.meta.mime_type.as_str()) && doc.meta.size_bytes <= MAX_ORIGINAL_BYTES
+}
+
 /// Time a scan of a text of `bytes` may take: a quarter of a second, and 50 ms per MiB.
 fn budget(bytes: usize) -> Duration {
     Duration::from_millis(250 + 50 * (bytes as u64 >> 20))
 }
 
-/// Judges `doc` and its fetched `content` (redacted in place when the policy says so).
+/// Judges `doc` by its fetched `content` (redacted in place when the policy says so) and, for a
+/// type whose text leaves parts out, by its `original` too.
 pub(crate) fn judge(
     policy: &CredentialPolicy,
     doc: &SourceDoc,
     content: &mut ExtractedText,
+    original: Option<&str>,
 ) -> Judgement {
     let path = doc.meta.path.as_deref().unwrap_or(&doc.meta.title);
     if policy.mode == CredentialMode::Off || is_released(&policy.released, path) {
@@ -66,13 +94,22 @@ pub(crate) fn judge(
             extra.push((i, found));
         }
     }
+    let raw = original.map(|text| detector.scan(&Subject { path, text }, budget(text.len())));
+    if let Some(raw) = &raw {
+        if !raw.is_clear() {
+            extra.push((usize::MAX, raw.clone()));
+        }
+    }
     if !scan.complete || extra.iter().any(|(_, s)| !s.complete) {
         return Judgement::HoldBack(format!(
             "could not be checked for credentials in time ({} KiB of text)",
             content.text.len() >> 10
         ));
     }
-    if let Some(rule) = scan.credential_file {
+    if let Some(rule) = scan
+        .credential_file
+        .or_else(|| raw.as_ref().and_then(|r| r.credential_file))
+    {
         return Judgement::HoldBack(format!("a credential: {}", rule.what));
     }
     let mut rules = scan.rules();
@@ -89,11 +126,12 @@ pub(crate) fn judge(
     content.text = text;
     content.page_starts = page_starts;
     for (i, found) in extra {
-        // Index 0 is the title: a title is not rewritten, so the document is held back.
+        // Index 0 is the title: a title is not rewritten, so the document is held back. (The
+        // original's findings need nothing here: the original is not served.)
         if i == 0 {
             return Judgement::HoldBack(holds(&found.rules()));
         }
-        if let Some((_, value)) = content.metadata.get_mut(i - 1) {
+        if let Some((_, value)) = content.metadata.get_mut(i.wrapping_sub(1)) {
             *value = redact(value, &[], &found.secrets).0;
         }
     }
@@ -244,7 +282,7 @@ fn recheck_connector(
                 mode: CredentialMode::Hold,
                 released: connector.credentials.released.clone(),
             };
-            if let Judgement::HoldBack(why) = judge(&hold_policy, &doc, &mut content) {
+            if let Judgement::HoldBack(why) = judge(&hold_policy, &doc, &mut content, None) {
                 match connector.credentials.mode {
                     CredentialMode::Redact => again.push(id.clone()),
                     _ => held.push((id.clone(), why)),
@@ -327,13 +365,13 @@ mod tests {
         let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
         let note = format!("Deploy with GITHUB_TOKEN={token} from the build host.");
         let mut policy = CredentialPolicy::default();
-        let held = judge(&policy, &doc("deploy.md"), &mut text(&note));
+        let held = judge(&policy, &doc("deploy.md"), &mut text(&note), None);
         assert_eq!(held, Judgement::HoldBack("holds a GitHub token".to_owned()));
 
         policy.mode = CredentialMode::Redact;
         let mut redacted = text(&note);
         assert_eq!(
-            judge(&policy, &doc("deploy.md"), &mut redacted),
+            judge(&policy, &doc("deploy.md"), &mut redacted, None),
             Judgement::Index { redacted: true }
         );
         assert!(!redacted.text.contains(token) && redacted.text.contains("build host"));
@@ -342,20 +380,35 @@ mod tests {
             "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7".repeat(4)
         );
         assert!(
-            matches!(judge(&policy, &doc("server.key"), &mut text(&key)), Judgement::HoldBack(why) if why.contains("private key")),
+            matches!(judge(&policy, &doc("server.key"), &mut text(&key), None), Judgement::HoldBack(why) if why.contains("private key")),
             "a key file is held back even when redacting"
         );
 
         policy.mode = CredentialMode::Hold;
         policy.released = vec!["deploy.md".to_owned()];
         assert_eq!(
-            judge(&policy, &doc("deploy.md"), &mut text(&note)),
+            judge(&policy, &doc("deploy.md"), &mut text(&note), None),
             Judgement::Index { redacted: false }
         );
+        // A page whose markup holds a key its text leaves out is held back too.
         policy.released.clear();
+        let page = "<p>Office map</p><script src=\"https://maps.example/js?key=AIzaSyB3x9Kq2mWv8Lp4Rt6Yz1Nc5Hd7Jf0Gs2Q\"></script>";
+        let mut html = doc("map.html");
+        html.meta.mime_type = "text/html".to_owned();
+        assert!(scans_original(&html));
+        assert_eq!(
+            judge(&policy, &html, &mut text("Office map"), Some(page)),
+            Judgement::HoldBack("holds a Google API key".to_owned())
+        );
+        policy.mode = CredentialMode::Redact;
+        assert_eq!(
+            judge(&policy, &html, &mut text("Office map"), Some(page)),
+            Judgement::Index { redacted: true },
+            "its text is clean; its original is not served"
+        );
         policy.mode = CredentialMode::Off;
         assert_eq!(
-            judge(&policy, &doc("deploy.md"), &mut text(&note)),
+            judge(&policy, &doc("deploy.md"), &mut text(&note), None),
             Judgement::Index { redacted: false }
         );
     }

@@ -24,7 +24,7 @@ use quarry_store::{
 use tokio::runtime::Handle;
 
 use crate::SyncError;
-use crate::credentials::{Judgement, judge};
+use crate::credentials::{Judgement, MAX_ORIGINAL_BYTES, judge, scans_original};
 
 /// Extracted text held before it is written to the index, at most.
 const FLUSH_TEXT_BYTES: usize = 32 << 20;
@@ -423,7 +423,7 @@ impl Syncer {
         let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
             changed.into_iter().partition(|doc| doc.has_text);
         for doc in without_text {
-            let entry = self.entry(connector, doc, None, false, report);
+            let entry = self.entry(connector, doc, None, false, None, report);
             self.hold(&mut held, connector, entry, commit)?;
         }
         let wanted: Vec<ToFetch<'_>> = with_text.iter().map(ToFetch::from).collect();
@@ -438,7 +438,12 @@ impl Syncer {
             let refused = session.take_refused_own();
             for (doc, text) in with_text[done..].iter().zip(texts) {
                 let own = text.is_err() && refused.iter().any(|path| names(doc, path));
-                let entry = self.entry(connector, doc.clone(), Some(text), own, report);
+                let original = if text.is_ok() && scans_original(doc) {
+                    read_original(session, doc)
+                } else {
+                    None
+                };
+                let entry = self.entry(connector, doc.clone(), Some(text), own, original, report);
                 self.hold(&mut held, connector, entry, commit)?;
             }
             done += took;
@@ -515,6 +520,7 @@ impl Syncer {
         doc: SourceDoc,
         fetched: Option<Result<ExtractedText, RuntimeError>>,
         own: bool,
+        original: Option<String>,
         report: &mut SyncReport,
     ) -> (Option<IndexDoc>, CatalogDoc) {
         report.indexed += 1;
@@ -535,7 +541,12 @@ impl Syncer {
         let judgement = if own {
             Judgement::HoldBack(LEFT_OUT_OWN.to_owned())
         } else {
-            judge(&connector.credentials, &doc, &mut content)
+            judge(
+                &connector.credentials,
+                &doc,
+                &mut content,
+                original.as_deref(),
+            )
         };
         let without_text = no_text(&doc, &content);
         let mut catalog_doc = CatalogDoc {
@@ -618,6 +629,31 @@ fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
         held_back: None,
         redacted: false,
     }
+}
+
+/// The original of `doc` (at most [`MAX_ORIGINAL_BYTES`]) as text, read through the plugin;
+/// `None` when it cannot be read (it is then judged by its text alone).
+fn read_original(session: &mut Session, doc: &SourceDoc) -> Option<String> {
+    let mut bytes = Vec::new();
+    loop {
+        let want = MAX_ORIGINAL_BYTES.saturating_sub(bytes.len() as u64);
+        let chunk = session
+            .read_file(
+                &doc.id,
+                &doc.locator,
+                bytes.len() as u64,
+                u32::try_from(want).unwrap_or(u32::MAX),
+            )
+            .ok()?;
+        if chunk.data.is_empty() {
+            break;
+        }
+        bytes.extend_from_slice(&chunk.data);
+        if bytes.len() as u64 >= chunk.total_size.min(MAX_ORIGINAL_BYTES) {
+            break;
+        }
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Why a document whose file the sandbox refused as one of Quarry's own is held back.
