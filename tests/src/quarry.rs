@@ -2,7 +2,7 @@
 //! with its own data folder.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -242,6 +242,65 @@ impl Quarry {
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
         }
+    }
+
+    /// Runs a CLI command, watching its memory: what it printed, and the most memory (resident,
+    /// KiB) it was seen to hold. Ends it after `limit` (then it did not succeed).
+    pub fn cli_watched(&self, args: &[&str], limit: Duration) -> (CliOutput, u64) {
+        let mut child = self
+            .command()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("quarry runs");
+        let pipe = |stream: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut stream) = stream {
+                    let _ = stream.read_to_end(&mut bytes);
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let stdout = pipe(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        );
+        let stderr = pipe(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        );
+        let status_file = format!("/proc/{}/status", child.id());
+        let started = Instant::now();
+        let mut peak_kib = 0;
+        let status = loop {
+            if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            }) {
+                peak_kib = peak_kib.max(kib);
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                break child.wait().expect("ended");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let output = CliOutput {
+            ok: status.success(),
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
+        (output, peak_kib)
     }
 
     /// Runs a CLI command with `input` on its standard input; it must succeed. Returns its

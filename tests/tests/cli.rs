@@ -383,3 +383,51 @@ fn settings_actions_work_from_the_cli_too() {
     assert_eq!(token.trim().len(), 64);
     assert_eq!(q.cli_ok(&["admin", "token"]), token);
 }
+
+#[test]
+fn a_plugin_folder_whose_files_are_devices_or_fifos_is_refused_in_bounded_time_and_memory() {
+    let q = Quarry::new();
+    let scratch = q.scratch("plugins");
+    let zero = scratch.join("zero");
+    std::fs::create_dir(&zero).expect("mkdir");
+    std::os::unix::fs::symlink("/dev/zero", zero.join("quarry-plugin.toml")).expect("symlink");
+    let fifo = scratch.join("fifo");
+    std::fs::create_dir(&fifo).expect("mkdir");
+    let made = std::process::Command::new("mkfifo")
+        .arg(fifo.join("quarry-plugin.toml"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    // A manifest that names a component that is /dev/zero.
+    let component = scratch.join("component");
+    std::fs::create_dir(&component).expect("mkdir");
+    std::fs::write(
+        component.join("quarry-plugin.toml"),
+        "id = \"zero\"\nname = \"Zero\"\nversion = \"0.1.0\"\nwit = \"0.1.0\"\ndescription = \"A component of endless zeros\"\ncomponent = \"zero.wasm\"\n",
+    )
+    .expect("write");
+    std::os::unix::fs::symlink("/dev/zero", component.join("zero.wasm")).expect("symlink");
+    for folder in [&zero, &fifo, &component] {
+        let path = folder.to_string_lossy();
+        for args in [
+            vec!["plugin", "install", &path, "--yes"],
+            vec!["plugin", "check", &path],
+        ] {
+            let started = Instant::now();
+            let (out, peak_kib) = q.cli_watched(&args, Duration::from_secs(30));
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{args:?} took {:?}",
+                started.elapsed()
+            );
+            assert!(!out.ok, "{args:?}: {}", out.stdout);
+            let said = format!("{}{}", out.stdout, out.stderr);
+            assert!(
+                said.contains("not a regular file") || said.contains("larger than"),
+                "{args:?}: {said}"
+            );
+            // No gigabytes of zeros read: the command stayed small.
+            assert!(peak_kib < 512 << 10, "{args:?} held {peak_kib} KiB");
+        }
+    }
+}

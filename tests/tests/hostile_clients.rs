@@ -246,3 +246,162 @@ fn the_sign_in_form_reads_only_a_small_body() {
     let answer = sign_in(&format!("token={}", q.admin_token()));
     assert_eq!(answer.status, 200, "{}", answer.text());
 }
+
+/// Raises this test process's own limit on open files to its hard limit (at most 8192): the
+/// flood below holds a thousand sockets.
+fn raise_own_descriptor_limit() {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("limits");
+    let hard = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .and_then(|h| h.parse::<u64>().ok())
+        .unwrap_or(4096)
+        .min(8192);
+    let raised = std::process::Command::new("prlimit")
+        .args([
+            "--pid",
+            &std::process::id().to_string(),
+            &format!("--nofile={hard}:{hard}"),
+        ])
+        .status()
+        .expect("prlimit runs");
+    assert!(raised.success());
+}
+
+/// Whether the server closed `stream` (or cut it) within `limit`.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    let _ = stream.set_read_timeout(Some(limit));
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => {
+                return !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_thousand_idle_and_half_sent_connections_leave_searches_and_syncs_working_and_are_cut_off() {
+    raise_own_descriptor_limit();
+    let mut q = Quarry::new();
+    q.without_model();
+    let notes = q.scratch("notes");
+    std::fs::write(notes.join("first.txt"), "the orchard plan for spring\n").expect("write");
+    q.add_folder("Notes", &notes);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    // A process with few descriptors, so that a thousand connections would spend them all.
+    q.run_through(&["prlimit", "--nofile=256:256"]);
+    q.start();
+    q.wait_synced();
+
+    let mut flood = Vec::new();
+    for i in 0..1000 {
+        let mut stream = TcpStream::connect(&q.addr).expect("connect");
+        if i % 2 == 1 {
+            // Half a header, never finished.
+            let _ = stream.write_all(b"POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Le");
+        }
+        flood.push(stream);
+    }
+    let opened = Instant::now();
+    // Searches are answered meanwhile, at once (an idle connection makes room for each).
+    for _ in 0..10 {
+        let started = Instant::now();
+        let found = q.keyword_search(&key, "orchard", 5);
+        assert_eq!(
+            found["results"].as_array().map(Vec::len),
+            Some(1),
+            "{found}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    // And the watcher's sync indexes a new file.
+    std::fs::write(notes.join("second.txt"), "the greenhouse needs new glass\n").expect("write");
+    q.wait_for("the new file indexed", |_| {
+        q.keyword_search(&key, "greenhouse", 5)["results"]
+            .as_array()
+            .is_some_and(|r| r.len() == 1)
+    });
+    // Every flood connection is closed by the header deadline (10 s from when the server took
+    // it), or earlier to make room.
+    let deadline = opened + Duration::from_secs(13);
+    let mut open = 0;
+    for stream in &mut flood {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(10));
+        if !closed_within(stream, left) {
+            open += 1;
+        }
+    }
+    assert_eq!(open, 0, "connections still open 13 s after the last came");
+    let log = q.log();
+    assert!(!log.contains("Too many open files"), "{log}");
+    assert!(!log.contains("sync failed"), "{log}");
+}
+
+#[test]
+fn mcp_requests_with_a_bad_key_cost_a_line_of_log_each_and_are_limited_before_the_protocol() {
+    let mut q = Quarry::new();
+    q.without_model();
+    q.start();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    let mcp_headers = [("accept", "application/json, text/event-stream")];
+    let huge_name = "t".repeat(1_000_000);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": huge_name, "arguments": {}}});
+    let before = q.log().len();
+    let mut statuses = Vec::new();
+    for _ in 0..100 {
+        let answer = q.request_with(
+            "POST",
+            "/mcp",
+            Some("qry_bogus_key_0000"),
+            Some(&call),
+            &mcp_headers,
+        );
+        assert!(answer.body.len() < 4096, "{} bytes", answer.body.len());
+        statuses.push(answer.status);
+    }
+    let grown = q.log().len() - before;
+    assert!(grown < 100 << 10, "the log grew by {grown} bytes");
+    assert!(
+        statuses.iter().all(|s| *s == 401 || *s == 429),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&429),
+        "bad keys past their rate get 429: {statuses:?}"
+    );
+    // A flood of listings with a bogus key never reaches the protocol either.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let listed: Vec<u16> = (0..300)
+        .map(|_| {
+            q.request_with("POST", "/mcp", Some("bogus"), Some(&list), &mcp_headers)
+                .status
+        })
+        .collect();
+    assert!(!listed.contains(&200), "{listed:?}");
+    assert!(listed.contains(&429), "{listed:?}");
+    // A valid key naming a huge tool: the answer and the log repeat a bounded part of it.
+    let before = q.log().len();
+    let answer = q.request_with("POST", "/mcp", Some(&key), Some(&call), &mcp_headers);
+    assert!(
+        answer.body.len() < 4096,
+        "{} bytes: {}",
+        answer.body.len(),
+        &answer.text()[..200]
+    );
+    assert!(q.log().len() - before < 4096, "{}", q.log().len() - before);
+}

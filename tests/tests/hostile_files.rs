@@ -507,3 +507,51 @@ fn escape_sequences_in_file_names_and_text_never_reach_the_terminal() {
     assert!(search.contains("evil\\u{1b}[2J.txt"), "{search}");
     assert!(status.contains("broken\\u{1b}[31m.pdf"), "{status}");
 }
+
+#[test]
+fn a_file_or_folder_swapped_for_a_symlink_answers_404_not_500() {
+    let mut q = Quarry::new();
+    q.without_model();
+    let dir = q.scratch("folder");
+    fs::create_dir(dir.join("inner")).expect("mkdir");
+    fs::write(dir.join("top.txt"), "apricot notes at the top\n").expect("write");
+    fs::write(dir.join("inner/deep.txt"), "blueberry notes further down\n").expect("write");
+    let outside = q.scratch("outside");
+    fs::create_dir(outside.join("inner")).expect("mkdir");
+    fs::write(outside.join("top.txt"), "not the user's to share\n").expect("write");
+    fs::write(outside.join("inner/deep.txt"), "not the user's either\n").expect("write");
+    let connector = q.add_folder("Folder", &dir);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.start();
+    q.wait_synced();
+    let id_of = |word: &str| {
+        results(&q, &key, word)[0]["doc_id"]
+            .as_str()
+            .expect("doc id")
+            .to_owned()
+    };
+    let (top, deep) = (id_of("apricot"), id_of("blueberry"));
+    // While the server is down (so that no sync sees it before the downloads below), the
+    // file, and the folder, become links out of the grant.
+    q.stop();
+    fs::remove_file(dir.join("top.txt")).expect("rm");
+    std::os::unix::fs::symlink(outside.join("top.txt"), dir.join("top.txt")).expect("symlink");
+    fs::remove_dir_all(dir.join("inner")).expect("rm");
+    std::os::unix::fs::symlink(outside.join("inner"), dir.join("inner")).expect("symlink");
+    q.start();
+    for doc in [&top, &deep] {
+        let file = q.request(
+            "GET",
+            &format!("/api/v1/connectors/{connector}/docs/{doc}/file"),
+            Some(&key),
+            None,
+        );
+        assert_eq!(file.status, 404, "{}", file.text());
+        assert!(
+            file.text().contains("RESOURCE_NOT_FOUND"),
+            "{}",
+            file.text()
+        );
+        assert!(!file.text().contains("not the user's"), "{}", file.text());
+    }
+}

@@ -92,12 +92,17 @@ pub async fn serve(
         };
         // At the cap, the new connection waits for room: the connection idle the longest is
         // closed for it, or one ends.
-        while registry.len() >= limits.max_connections.max(1) {
-            if registry.evict_idle() {
-                break;
-            }
+        let cap = limits.max_connections.max(1);
+        while registry.len() >= cap {
+            // A closed connection leaves the count once its task has let go of its socket; one
+            // is closed at a time for each connection waiting.
+            let wait = if registry.staying() < cap || registry.evict_idle() {
+                Duration::from_millis(1)
+            } else {
+                RETRY
+            };
             tokio::select! {
-                () = tokio::time::sleep(RETRY) => {}
+                () = tokio::time::sleep(wait) => {}
                 () = &mut shutdown => break 'accepting,
             }
         }
@@ -175,17 +180,27 @@ struct Registry {
 }
 
 /// One open connection: how many requests it is answering, since when it has been idle, and
-/// how to close it.
+/// how to close it (once asked to, it counts until its task has ended and let go of its socket).
 struct Tracked {
     id: u64,
     busy: AtomicUsize,
     idle_since: Mutex<Instant>,
     abort: OnceLock<AbortHandle>,
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Registry {
+    /// Connections open (those closing included: their sockets are not yet let go).
     fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// Connections open and not closing.
+    fn staying(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|t| !t.closing.load(Ordering::Acquire))
+            .count()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Tracked>>> {
@@ -198,29 +213,31 @@ impl Registry {
             busy: AtomicUsize::new(0),
             idle_since: Mutex::new(Instant::now()),
             abort: OnceLock::new(),
+            closing: std::sync::atomic::AtomicBool::new(false),
         });
         self.lock().insert(tracked.id, tracked.clone());
         tracked
     }
 
     /// Closes the connection idle the longest (answering nothing, for a while); false when
-    /// there is none.
+    /// there is none. It leaves the count when its task has ended.
     fn evict_idle(&self) -> bool {
-        let mut open = self.lock();
+        let open = self.lock();
         let now = Instant::now();
         let oldest = open
             .values()
-            .filter(|t| t.busy.load(Ordering::Acquire) == 0)
+            .filter(|t| t.busy.load(Ordering::Acquire) == 0 && !t.closing.load(Ordering::Acquire))
             .map(|t| (t.idle_for(now), t.id))
             .filter(|(idle, _)| *idle >= EVICTABLE_AFTER)
             .max();
         let Some((_, id)) = oldest else {
             return false;
         };
-        if let Some(tracked) = open.remove(&id)
-            && let Some(abort) = tracked.abort.get()
-        {
-            abort.abort();
+        if let Some(tracked) = open.get(&id) {
+            tracked.closing.store(true, Ordering::Release);
+            if let Some(abort) = tracked.abort.get() {
+                abort.abort();
+            }
         }
         tracing::debug!("an idle connection was closed to make room for a new one");
         true
