@@ -73,6 +73,7 @@ run: build
 # Release builds; each benchmark prints its figures beside a baseline measured in the same run.
 bench: plugins
 	scripts/bench-venv.sh
+	scripts/pinned-venv.sh $(CACHE)/tools/secrets-bench tests/bench/secrets-requirements.txt "bench: detect-secrets"
 	cargo build --locked --release -p quarry-server
 	cargo bench --locked -p quarry-runtime --bench folder
 	cargo bench --locked -p quarry-runtime --bench languages
@@ -81,6 +82,7 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench sync
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo bench --locked -p quarry-tests --bench index_languages
+	QUARRY_SECRETS_BENCH=$(CACHE)/tools/secrets-bench cargo bench --locked -p quarry-tests --bench credentials
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
 # the reference BM25 row; known items in Chinese and Japanese; questions and answers in different

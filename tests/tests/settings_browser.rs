@@ -171,3 +171,34 @@ fn the_whole_flow_works_when_choosing_connectors() {
 fn the_whole_flow_works_when_declining() {
     walk("declined");
 }
+
+#[test]
+fn the_page_lists_held_back_files_with_why_releases_one_and_warns_before_turning_the_check_off() {
+    let mut quarry = Quarry::new();
+    let share = quarry.scratch("share");
+    std::fs::write(
+        share.join("deploy-notes.md"),
+        "Deploy with GITHUB_TOKEN=ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo from the build host.\n",
+    )
+    .expect("write fixture");
+    std::fs::write(
+        share.join("server.key"),
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vl3XyZqQw8Rk\nQ4eQ0cJt9yPp2Wf6NnH1dK3sL8mT5vX2aB7cE4gF1hJ6kM9oP0qR3sT2uV5wY8zA\n-----END PRIVATE KEY-----\n",
+    )
+    .expect("write fixture");
+    std::fs::write(share.join("plain.md"), "Nothing secret here.\n").expect("write fixture");
+    quarry.start_with_env(&[("QUARRY_MODEL_DIR", "none")]);
+    let result = run_script(
+        "credentials.mjs",
+        &quarry,
+        &[("SHARE_DIR", share.as_os_str())],
+    );
+    assert_eq!(result["released"], "deploy-notes.md");
+    let status = quarry.cli_json(&["connector", "status", "Share", "--json"]);
+    assert_eq!(status["credentials"]["released"][0], "deploy-notes.md");
+    assert_eq!(status["credentials"]["mode"], "hold");
+    assert_screenshots(
+        "credentials",
+        &["row", "dialog", "off-question", "released"],
+    );
+}

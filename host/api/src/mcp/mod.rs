@@ -3,11 +3,11 @@
 //!
 //! - **Streamable HTTP** at `/mcp` on the service ([`routes`]), stateless (no sessions to hold:
 //!   each POST is answered on its own, as JSON), behind the same `Host` check as every route. A
-//!   request without a valid `Authorization: Bearer <key>` is refused before the protocol, with
-//!   401 (429 once such requests pass their service-wide rate, as on the API); with one, every
-//!   tool call passes the data routes' checks (`calls`), so a key revoked meanwhile or declined
-//!   sharing is a tool error the agent can read and act on. What a request names is cut to a
-//!   bounded length in every answer and log line.
+//!   request without `Authorization: Bearer <key>` is refused with 401 before the protocol; one
+//!   whose key is not valid is answered 429 before the protocol once such requests pass their
+//!   service-wide rate, as on the API. Every tool call passes the data routes' checks (`calls`),
+//!   so a revoked key or declined sharing is a tool error the agent can read and act on. What a
+//!   request names is cut to a bounded length in every answer and log line.
 //! - **stdio** for clients that launch a command ([`serve_stdio`] in this process, on the data
 //!   folder; `bridge` relays to a running server's `/mcp`).
 //!
@@ -221,26 +221,34 @@ async fn in_the_envelope(request: Request, next: Next) -> Response {
     error.into_response()
 }
 
-/// A request to `/mcp` without a valid key is refused before the protocol: there is nothing to
-/// serve it, and nothing of it reaches the protocol's parsing or logs. Refusals are bounded
-/// service-wide as the API's are (401, then 429). A valid key goes on, not counted: its tool
-/// calls are counted and checked (sharing, quota) as data requests.
+/// A request to `/mcp` without a bearer key is refused before the protocol: there is nothing to
+/// serve it. A request with a key that is not valid goes on while such requests stay within the
+/// service-wide rate of refusals (its tool calls are then tool errors the agent can read, see
+/// `docs/mcp.md`), and is answered 429 beyond it, before the protocol, as on the API. A valid
+/// key goes on, not counted: its tool calls are counted and checked as data requests.
 async fn require_key(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if let Err(refused) = guard::known_key(&state, request.headers()).await {
-        let refused = if refused.kind == ErrorKind::Unauthorized {
-            ApiError::new(
-                ErrorKind::Unauthorized,
-                "a valid API key is required: configure your MCP client to send the header \
-                 Authorization: Bearer <API_KEY> (Quarry's settings page shows the configuration)",
-            )
-            .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
-        } else {
-            refused
-        };
+    let sent = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(guard::bearer_token)
+        .is_some();
+    if !sent {
+        return ApiError::new(
+            ErrorKind::Unauthorized,
+            "an API key is required: configure your MCP client to send the header \
+             Authorization: Bearer <API_KEY> (Quarry's settings page shows the configuration)",
+        )
+        .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
+        .into_response();
+    }
+    if let Err(refused) = guard::known_key(&state, request.headers()).await
+        && refused.kind != ErrorKind::Unauthorized
+    {
         return refused.into_response();
     }
     next.run(request).await
