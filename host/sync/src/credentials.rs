@@ -95,10 +95,8 @@ pub(crate) fn judge(
         }
     }
     let raw = original.map(|text| detector.scan(&Subject { path, text }, budget(text.len())));
-    if let Some(raw) = &raw {
-        if !raw.is_clear() {
-            extra.push((usize::MAX, raw.clone()));
-        }
+    if let Some(raw) = raw.as_ref().filter(|raw| !raw.is_clear()) {
+        extra.push((usize::MAX, raw.clone()));
     }
     if !scan.complete || extra.iter().any(|(_, s)| !s.complete) {
         return Judgement::HoldBack(format!(
