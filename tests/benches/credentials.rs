@@ -6,8 +6,8 @@
 //! keyword indexing of the same files in the same run.
 //!
 //! `QUARRY_SECRETS_BENCH` names the virtualenv (default `~/.cache/quarry/tools/secrets-bench`),
-//! `QUARRY_SECRETS_TREE` the source tree, `QUARRY_SECRETS_TREE_FILES` how many of its files
-//! (default 20,000).
+//! `QUARRY_SECRETS_TREE` the source tree, `QUARRY_SECRETS_TREE_FILES` how many of its files at
+//! most (default 100,000).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ fn main() {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/registry/src")))
         .expect("a source tree: set QUARRY_SECRETS_TREE");
-    source_tree(&tree, env_or("QUARRY_SECRETS_TREE_FILES", 20_000));
+    source_tree(&tree, env_or("QUARRY_SECRETS_TREE_FILES", 100_000));
 }
 
 /// The text a sync would scan for a file of `bytes`: its text when it is text, else nothing

@@ -1,7 +1,7 @@
 // The settings page's Held back dialog in real headless Chromium against the real server: a
 // folder with a key file and a note holding a token is added; the page counts what it holds
-// back, lists which and why, releases the note after asking, and warns before the check is
-// turned off (a refusal leaves it on).
+// back, lists which and why, releases the note after asking, then the key file by a pattern,
+// and warns before the check is turned off (a refusal leaves it on).
 //
 // Started by tests/tests/settings_browser.rs, which passes QUARRY_URL, QUARRY_TOKEN, SHARE_DIR
 // and SHOTS_DIR. Prints one JSON line: {"listed": [...paths], "released": path}.
@@ -75,8 +75,18 @@ try {
     return b && b.textContent.includes("Held back: 1");
   }, link, { timeout: 30_000 });
   await shot("released");
+
+  // A pattern releases what it matches.
+  await page.fill("#release-pattern", "*.key");
+  await page.click("#release-form button[type=submit]");
+  await page.waitForSelector("#ask-dialog[open]");
+  await page.click("#ask-ok");
+  await page.waitForFunction((sel) => {
+    const b = document.querySelector(sel);
+    return b && b.textContent.includes("Credentials…");
+  }, link, { timeout: 30_000 });
   check(errors.length === 0, `no script errors or refused requests: ${errors.join("; ")}`);
-  console.log(JSON.stringify({ listed: listed.map((i) => i.path), released: "deploy-notes.md" }));
+  console.log(JSON.stringify({ listed: listed.map((i) => i.path), released: ["deploy-notes.md", "*.key"] }));
 } catch (error) {
   if (page) await page.screenshot({ path: `${shots}/credentials-failure.png`, fullPage: true }).catch(() => {});
   console.error(error);

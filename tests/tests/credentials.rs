@@ -439,7 +439,6 @@ fn a_copy_of_the_data_folder_in_a_shared_folder_is_left_out_and_signs_nothing_in
 #[test]
 fn hard_links_to_quarrys_own_files_in_a_shared_folder_are_left_out_and_counted() {
     let mut q = Quarry::new();
-    q.without_model();
     let share = q.scratch("share");
     std::fs::write(
         share.join("notes.md"),
@@ -448,17 +447,52 @@ fn hard_links_to_quarrys_own_files_in_a_shared_folder_are_left_out_and_counted()
     .expect("write");
     q.add_folder("Share", &share);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    // What a hard-link backup of the home folder makes: the same files under other names.
+    // What a hard-link backup of the home folder makes: the same files under other names, of
+    // each of Quarry's folders on this file system (the data folder, its index, the keys, the
+    // component cache, the plugins; the model too where it shares the device).
+    q.start();
+    q.wait_synced();
+    q.stop();
     let sealing = std::fs::read_dir(q.keys_dir())
         .expect("keys")
         .flatten()
         .next()
         .expect("a key")
         .path();
+    let index_file = std::fs::read_dir(q.data_dir().join("index"))
+        .expect("index")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_file())
+        .expect("an index file");
+    let cache_file = std::fs::read_dir(quarry_tests::component_cache())
+        .expect("component cache")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_file())
+        .expect("a compiled component");
+    let own_files = [
+        sealing.clone(),
+        q.data_dir().join("quarry.db"),
+        q.data_dir().join("server-url"),
+        index_file,
+        cache_file,
+        quarry_tests::plugins_dir().join("folder/quarry-plugin.toml"),
+        quarry_tests::model_dir().join("tokenizer.json"),
+    ];
     let links = share.join("snapshot");
     std::fs::create_dir(&links).expect("mkdir");
-    std::fs::hard_link(&sealing, links.join("sealing.key.txt")).expect("link");
-    std::fs::hard_link(q.data_dir().join("quarry.db"), links.join("quarry.db.txt")).expect("link");
+    let mut linked = Vec::new();
+    for (i, file) in own_files.iter().enumerate() {
+        // Another file system cannot hold a hard link: those are left aside.
+        if std::fs::hard_link(file, links.join(format!("own-{i}.txt"))).is_ok() {
+            linked.push(format!("snapshot/own-{i}.txt"));
+        }
+    }
+    assert!(
+        linked.len() >= 4,
+        "the data folder's and the keys' files at least: {linked:?}"
+    );
     let sealing_key = std::fs::read_to_string(&sealing).expect("key");
     q.start();
     q.wait_synced();
@@ -477,9 +511,9 @@ fn hard_links_to_quarrys_own_files_in_a_shared_folder_are_left_out_and_counted()
             )
         })
         .collect();
-    assert_eq!(held.len(), 2, "{held:?}");
-    for (path, reason) in &held {
-        assert!(path.starts_with("snapshot/"), "{path}");
+    let paths: Vec<&str> = held.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, linked, "every link is held back");
+    for (_, reason) in &held {
         assert!(
             reason.contains("left out: a link to one of Quarry's own files"),
             "{reason}"

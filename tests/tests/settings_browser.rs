@@ -173,7 +173,7 @@ fn the_whole_flow_works_when_declining() {
 }
 
 #[test]
-fn the_page_lists_held_back_files_with_why_releases_one_and_warns_before_turning_the_check_off() {
+fn the_page_lists_held_back_files_with_why_releases_them_and_warns_before_turning_the_check_off() {
     let mut quarry = Quarry::new();
     let share = quarry.scratch("share");
     std::fs::write(
@@ -193,9 +193,16 @@ fn the_page_lists_held_back_files_with_why_releases_one_and_warns_before_turning
         &quarry,
         &[("SHARE_DIR", share.as_os_str())],
     );
-    assert_eq!(result["released"], "deploy-notes.md");
+    assert_eq!(
+        result["released"],
+        serde_json::json!(["deploy-notes.md", "*.key"])
+    );
     let status = quarry.cli_json(&["connector", "status", "Share", "--json"]);
-    assert_eq!(status["credentials"]["released"][0], "deploy-notes.md");
+    assert_eq!(
+        status["credentials"]["released"],
+        serde_json::json!(["deploy-notes.md", "*.key"])
+    );
+    assert_eq!(status["held_back"]["count"], 0);
     assert_eq!(status["credentials"]["mode"], "hold");
     assert_screenshots(
         "credentials",

@@ -680,6 +680,11 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#activity-form").addEventListener("submit", (e) => loadActivity(e).catch((err) => toast(err.message)));
   $("#held-mode").addEventListener("change", showModeWarning);
   $("#held-apply").addEventListener("click", applyMode);
+  $("#release-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const pattern = $("#release-pattern").value.trim();
+    if (pattern) releasePath(pattern, false).then(() => { $("#release-pattern").value = ""; });
+  });
   $("#sign-out").addEventListener("click", signOut);
   window.addEventListener("hashchange", showTab);
   try {

@@ -6,7 +6,8 @@
 
 use crate::Rule;
 use crate::entropy::{classes, shannon};
-use crate::placeholder::{is_placeholder, is_reference};
+use crate::placeholder::{is_placeholder, is_reference, is_stand_in_password, names_a_secret};
+use crate::tokens::{Check, Matcher, TokenRule};
 
 /// The rule.
 pub(crate) const RULE: Rule = Rule {
@@ -37,6 +38,21 @@ pub(crate) const PATTERN: &str = r#"(?P<key>[A-Za-z0-9_.-]{0,40}(?i:password|pas
 /// How far before its keyword a match may start, and how far after it it may end.
 pub(crate) const BACK: usize = 41;
 pub(crate) const REACH: usize = 270;
+
+/// The rule as the engine runs it.
+pub(crate) const TOKEN_RULE: TokenRule = TokenRule {
+    rule: RULE,
+    keywords: KEYWORDS,
+    matcher: Matcher::Pattern {
+        pattern: PATTERN,
+        back: BACK,
+        reach: REACH,
+    },
+    min_entropy: 0.0,
+    check: Check::Assignment,
+    bounded: false,
+    whole_file: false,
+};
 
 /// Endings of a name that make its value something other than a secret (`token_url`,
 /// `password_file`, `secret_name`, `token_ttl`).
@@ -127,7 +143,8 @@ const FILE_EXTENSIONS: &[&str] = &[
 /// brackets and punctuation are cut.
 pub(crate) fn secret_len(key: &str, quote: &str, value: &str, code: bool) -> Option<usize> {
     let value = value.trim_end_matches([')', ']', '}', '>', '.', ':', '\\']);
-    if value.len() < 6 || !name_says_secret(key) {
+    // `token::Abstract`: a path in code, not an assignment.
+    if value.len() < 6 || value.starts_with(':') || !name_says_secret(key) {
         return None;
     }
     if code && quote.is_empty() {
@@ -135,6 +152,9 @@ pub(crate) fn secret_len(key: &str, quote: &str, value: &str, code: bool) -> Opt
     }
     if is_placeholder(value) || is_reference(value) || is_word(value) || is_place(value) {
         return None;
+    }
+    if is_stand_in_password(value) || names_a_secret(value) {
+        return None; // a fixture's value (`refresh-token`, `test-secret`), or documentation's
     }
     if value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -148,9 +168,27 @@ pub(crate) fn secret_len(key: &str, quote: &str, value: &str, code: bool) -> Opt
 /// Whether the name's words after its keyword leave it naming a secret.
 fn name_says_secret(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
-    if ["public", "publishable", "tokeniz", "tokens", "csrf", "xsrf"]
-        .iter()
-        .any(|w| lower.contains(w))
+    // Public keys, counts of tokens, and tokens that only mark a place (pages, progress,
+    // cancellation, protection against forged requests).
+    if [
+        "public",
+        "publishable",
+        "tokeniz",
+        "tokens",
+        "csrf",
+        "xsrf",
+        "progress",
+        "page",
+        "next",
+        "continuation",
+        "cursor",
+        "sync",
+        "cancel",
+        "resume",
+        "idempotency",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
     {
         return false;
     }
@@ -161,6 +199,20 @@ fn name_says_secret(key: &str) -> bool {
     !NOT_SECRET_ENDINGS
         .iter()
         .any(|ending| last_word == *ending || (last_word.len() > 8 && last_word.ends_with(ending)))
+}
+
+/// Whether the name at `key_at` is a query parameter of a status badge's URL (Codecov's and
+/// shields.io's graph tokens are public by design: READMEs carry them).
+pub(crate) fn in_public_badge(text: &str, key_at: usize) -> bool {
+    if !text[..key_at].ends_with(['?', '&']) {
+        return false;
+    }
+    let line_start = text[..key_at].rfind('\n').map_or(0, |i| i + 1);
+    let from = text.floor_char_boundary(line_start.max(key_at.saturating_sub(300)));
+    let before = &text[from..key_at];
+    ["codecov.io", "shields.io", "badge"]
+        .iter()
+        .any(|host| before.contains(host))
 }
 
 fn is_word(value: &str) -> bool {
@@ -183,10 +235,10 @@ fn is_place(value: &str) -> bool {
     }
 }
 
-/// An unquoted value that reads as code: a call, an index, a member path (`self.token`,
-/// `config.auth.password`).
+/// An unquoted value that reads as code: a call, an index, a member or type path
+/// (`self.token`, `config.auth.password`, `aes::InitToken`).
 fn looks_like_code(value: &str) -> bool {
-    if value.contains(['(', '[', '{']) {
+    if value.contains(['(', '[', '{']) || value.contains("::") || value.contains("->") {
         return true;
     }
     let parts: Vec<&str> = value.split('.').collect();

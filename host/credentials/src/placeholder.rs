@@ -35,6 +35,50 @@ const EXAMPLE_WORDS: &[&str] = &[
     "password_here",
 ];
 
+/// Passwords of documentation and tests: a value that is one of them stands in for a password
+/// (`user:password@host`, RFC 7617's `Aladdin:opensesame`).
+const STAND_IN_PASSWORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "opensesame",
+    "changeme",
+    "test",
+    "testing",
+    "admin",
+    "root",
+    "guest",
+    "demo",
+    "example",
+    "default",
+    "letmein",
+    "foobar",
+    "foo",
+    "bar",
+    "hunter2",
+    "pa55word",
+    "p4ssw0rd",
+    "s3cr3t",
+    "mypassword",
+    "yourpassword",
+    "correcthorsebatterystaple",
+];
+
+/// Words that name a secret: a value holding one (`test-m2m-secret`, `refresh-token`,
+/// `secret123`) is a name or a fixture, not a secret.
+const SECRET_WORDS: &[&str] = &[
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "credential",
+    "apikey",
+    "api-key",
+    "api_key",
+];
+
 /// Runs of characters people type in place of a value.
 const FILLERS: &[u8] = b"xX*.-_0#?";
 
@@ -55,6 +99,24 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         seen.iter().filter(|&&s| s).count()
     };
     distinct <= 2 || is_sequence(&lower)
+}
+
+/// Whether `value` is a password of documentation or tests (see [`STAND_IN_PASSWORDS`]).
+pub(crate) fn is_stand_in_password(value: &str) -> bool {
+    // Compared by letters and digits alone: `correct%20horse%20battery%20staple` too.
+    let plain: String = value
+        .replace("%20", "")
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    STAND_IN_PASSWORDS.iter().any(|p| plain == *p)
+}
+
+/// Whether `value` spells out the name of a secret (see [`SECRET_WORDS`]).
+pub(crate) fn names_a_secret(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// Whether `value` names where a secret comes from instead of holding it: an environment
@@ -142,6 +204,22 @@ mod tests {
         ] {
             assert!(!is_placeholder(value), "{value}");
         }
+    }
+
+    #[test]
+    fn documentation_passwords_and_values_naming_a_secret_are_told() {
+        for value in ["password", "Aladdin", "opensesame", "pass"] {
+            assert_eq!(is_stand_in_password(value), value != "Aladdin", "{value}");
+        }
+        for value in [
+            "test-m2m-secret",
+            "refresh-token",
+            "secret123",
+            "yegor256/home#assets/crates-credentials",
+        ] {
+            assert!(names_a_secret(value), "{value}");
+        }
+        assert!(!names_a_secret("Tr0ub4dor&3x"));
     }
 
     #[test]

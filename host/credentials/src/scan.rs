@@ -10,7 +10,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Regex};
 
 use crate::entropy::shannon;
-use crate::placeholder::{is_placeholder, is_reference};
+use crate::placeholder::{is_placeholder, is_reference, is_stand_in_password, names_a_secret};
 use crate::tokens::{Check, Matcher, PRIVATE_KEY, TokenRule, is_user_password, jwt_at};
 use crate::{Rule, Scan, Secret, Subject, files, generic, pem};
 
@@ -37,7 +37,7 @@ const KEY_FILE_EXTENSIONS: &[&str] = &["", "pem", "key", "ppk", "asc", "gpg", "o
 
 /// A rule ready to match.
 struct Compiled {
-    spec: TokenRule,
+    spec: &'static TokenRule,
     regex: Option<Regex>,
 }
 
@@ -65,20 +65,10 @@ impl Detector {
 
     /// A detector with every rule compiled.
     pub fn new() -> Detector {
-        let mut specs = crate::tokens::rules();
-        specs.push(TokenRule {
-            rule: generic::RULE,
-            keywords: generic::KEYWORDS,
-            matcher: Matcher::Pattern {
-                pattern: generic::PATTERN,
-                back: generic::BACK,
-                reach: generic::REACH,
-            },
-            min_entropy: 0.0,
-            check: Check::Assignment,
-            bounded: false,
-            whole_file: false,
-        });
+        let specs: Vec<&'static TokenRule> = crate::tokens::RULES
+            .iter()
+            .chain(std::iter::once(&generic::TOKEN_RULE))
+            .collect();
         let mut keywords: Vec<&'static str> = Vec::new();
         let mut announces: Vec<Vec<usize>> = Vec::new();
         for (index, spec) in specs.iter().enumerate() {
@@ -102,7 +92,7 @@ impl Detector {
             .expect("the rules' keywords build an automaton");
         let rules = specs
             .into_iter()
-            .map(|spec| {
+            .map(|spec: &'static TokenRule| {
                 let regex = match spec.matcher {
                     Matcher::Pattern { pattern, .. } => Some(
                         Regex::new(pattern)
@@ -209,7 +199,7 @@ impl Detector {
         found_until: usize,
         secrets: &mut Vec<Secret>,
     ) -> usize {
-        let spec = &rule.spec;
+        let spec = rule.spec;
         let found = |span: Range<usize>| Secret {
             rule: spec.rule,
             span,
@@ -297,10 +287,22 @@ fn accept(
         Check::Hash => random,
         Check::UserPassword => random && !is_placeholder(value) && is_user_password(value),
         Check::Password => {
-            random && !is_placeholder(value) && !is_reference(value) && !value.contains('$')
+            random
+                && !is_placeholder(value)
+                && !is_reference(value)
+                && !is_stand_in_password(value)
+                && !names_a_secret(value)
+                && !value.contains('$')
         }
         Check::ServiceAccount => text.contains("\"private_key\"") && text.contains("PRIVATE KEY"),
         Check::Assignment => {
+            let key_at = captures
+                .name("key")
+                .zip(captures.name("secret"))
+                .map(|(key, secret)| span.start - (secret.start() - key.start()));
+            if key_at.is_some_and(|at| generic::in_public_badge(text, at)) {
+                return None;
+            }
             let len = generic::secret_len(group("key"), group("quote"), value, code)?;
             return Some(span.start..span.start + len);
         }
