@@ -276,7 +276,7 @@ mod tests {
             ("api_key", "'", "a8f3e2b1c9d04e5f", true),
             ("Password", "", "Winter2026!", false),
             ("client_secret", "\"", "x9Kq2mWv8Lp4Rt6Y", true),
-            ("passphrase", "", "correcthorsebatterystaple", false),
+            ("passphrase", "", "violetriverlanternmarble", false),
         ] {
             assert!(
                 secret_len(key, quote, value, code).is_some(),
