@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
+mod common;
+
+use quarry_core::DocMeta;
 use quarry_credentials::{Detector, Scan, Subject};
-use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
 use quarry_tests::bench::env_or;
 use quarry_tests::credentials::{SharedFolder, shared_folder};
 
@@ -261,43 +262,22 @@ fn source_tree(root: &Path, max: usize) {
     );
 }
 
-/// Writes `files` to a fresh index in committed batches of 256; the time taken.
+/// Indexes `files` (path, text) as the folder connector's documents; the time taken.
 fn index_all(files: &[(String, String)]) -> Duration {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let index = SearchIndex::open(dir.path(), true).expect("index opens");
-    let connector = ConnectorId::parse("cn_bench").expect("id");
-    let docs: Vec<IndexDoc> = files
-        .iter()
-        .enumerate()
-        .map(|(i, (path, text))| IndexDoc {
-            info: DocInfo {
-                connector: connector.clone(),
-                doc_id: DocId::parse(format!("d{i}")).expect("id"),
-                meta: DocMeta {
+    common::index_all(
+        files
+            .iter()
+            .map(|(path, text)| {
+                let meta = DocMeta {
                     title: path.rsplit('/').next().unwrap_or(path).to_owned(),
                     path: Some(path.clone()),
                     url: None,
                     mime_type: "text/plain".into(),
                     size_bytes: text.len() as u64,
                     update_time_ms: 0,
-                },
-            },
-            text: text.clone(),
-            page_starts: Vec::new(),
-            metadata: Vec::new(),
-            embedding: None,
-        })
-        .collect();
-    let started = Instant::now();
-    let mut docs = docs.into_iter().peekable();
-    while docs.peek().is_some() {
-        let upserts: Vec<IndexDoc> = docs.by_ref().take(256).collect();
-        index
-            .write(WriteBatch {
-                upserts,
-                ..WriteBatch::default()
+                };
+                (meta, text.clone())
             })
-            .expect("batch commits");
-    }
-    started.elapsed()
+            .collect(),
+    )
 }

@@ -12,10 +12,11 @@
 //! `~/.cache/quarry/eval/manpages` (or `$QUARRY_MANPAGES`).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
+mod common;
+
+use quarry_core::DocMeta;
 use quarry_tests::bench::env_or;
 use serde_json::Value;
 
@@ -161,43 +162,23 @@ fn rendered(dir: &Path, bytes: usize) -> Vec<String> {
     out
 }
 
-/// Writes `texts` to a fresh index in batches of 256 documents, each committed; the time taken.
+/// Indexes `texts` as documents of their own; the time taken.
 fn index_all(texts: &[String]) -> Duration {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let index = SearchIndex::open(dir.path(), true).expect("index opens");
-    let connector = ConnectorId::parse("cn_bench").expect("id");
-    let docs: Vec<IndexDoc> = texts
-        .iter()
-        .enumerate()
-        .map(|(i, text)| IndexDoc {
-            info: DocInfo {
-                connector: connector.clone(),
-                doc_id: DocId::parse(format!("d{i}")).expect("id"),
-                meta: DocMeta {
+    common::index_all(
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let meta = DocMeta {
                     title: format!("document {i}"),
                     path: None,
                     url: None,
                     mime_type: "text/plain".into(),
                     size_bytes: text.len() as u64,
                     update_time_ms: 0,
-                },
-            },
-            text: text.clone(),
-            page_starts: Vec::new(),
-            metadata: Vec::new(),
-            embedding: None,
-        })
-        .collect();
-    let started = Instant::now();
-    let mut docs = docs.into_iter().peekable();
-    while docs.peek().is_some() {
-        let upserts: Vec<IndexDoc> = docs.by_ref().take(256).collect();
-        index
-            .write(WriteBatch {
-                upserts,
-                ..WriteBatch::default()
+                };
+                (meta, text.clone())
             })
-            .expect("batch commits");
-    }
-    started.elapsed()
+            .collect(),
+    )
 }

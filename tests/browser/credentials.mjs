@@ -62,7 +62,10 @@ try {
   check((await page.textContent("#ask-text")).includes("find them by search"), "the question repeats the warning");
   await shot("off-question");
   await page.click("#ask-dialog button[value=cancel]");
-  check(await page.inputValue("#held-mode") === "hold", "cancelled: the check stays on");
+  // Cancelled: the choice goes back to holding back, and nothing was changed.
+  await page.waitForFunction(() => document.querySelector("#held-mode").value === "hold",
+    null, { timeout: 5_000 });
+  check(!(await page.isVisible("#held-warning")), "cancelled: no warning left shown");
 
   // Releasing the note, after a question.
   await page.click('#held-list li[data-path="deploy-notes.md"] button[data-action=release]');

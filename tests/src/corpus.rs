@@ -141,6 +141,22 @@ pub fn write(dir: &Path, files: &[FixtureFile]) {
     }
 }
 
+/// Every file under `dir`, at any depth (links not followed).
+pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            files.extend(files_under(&entry.path()));
+        } else if kind.is_file() {
+            files.push(entry.path());
+        }
+    }
+    files
+}
+
 /// Sets a file's modification time.
 pub fn set_mtime(path: &Path, mtime: SystemTime) {
     fs::File::options()

@@ -706,6 +706,177 @@ fn credentials(m: &mut Made, f: &mut SharedFolder) {
         vec![token],
         "notebook runner",
     );
+    more_credentials(m, f);
+}
+
+/// Credentials of the remaining providers' forms, a note that quotes a key, and files known by
+/// their names.
+fn more_credentials(m: &mut Made, f: &mut SharedFolder) {
+    let key = format!("{}-us21", m.of(HEX, 32));
+    secret(
+        f,
+        "mail/mailchimp.txt",
+        "mailchimp-key",
+        format!("Audience sync: {key}\n"),
+        vec![key],
+        "audience sync",
+    );
+    let key = format!("key-{}", m.of(HEX, 32));
+    secret(
+        f,
+        "mail/mailgun.txt",
+        "mailgun-key",
+        format!("Mailgun private key {key}\n"),
+        vec![key],
+        "mailgun private",
+    );
+    let token = format!("dp.st.{}", m.of(ALNUM, 43));
+    secret(
+        f,
+        "infra/doppler.txt",
+        "doppler-token",
+        format!("Service token for staging: {token}\n"),
+        vec![token],
+        "service staging",
+    );
+    let key = format!("lin_api_{}", m.of(ALNUM, 40));
+    secret(
+        f,
+        "tools/linear.txt",
+        "linear-key",
+        format!("Issue importer: {key}\n"),
+        vec![key],
+        "issue importer",
+    );
+    let token = format!("secret_{}", m.of(ALNUM, 43));
+    secret(
+        f,
+        "tools/notion.txt",
+        "notion-token",
+        format!("Notion integration {token}\n"),
+        vec![token],
+        "notion integration",
+    );
+    let key = format!("PMAK-{}-{}", m.of(HEX, 24), m.of(HEX, 34));
+    secret(
+        f,
+        "tools/postman.txt",
+        "postman-key",
+        format!("Collection runner: {key}\n"),
+        vec![key],
+        "collection runner",
+    );
+    let token = format!("glsa_{}_{}", m.of(ALNUM, 32), m.of(HEX, 8));
+    secret(
+        f,
+        "monitoring/grafana.txt",
+        "grafana-token",
+        format!("Dashboard exporter: {token}\n"),
+        vec![token],
+        "dashboard exporter",
+    );
+    let key = format!("NRAK-{}", m.of(UPPER32, 27));
+    secret(
+        f,
+        "monitoring/newrelic.txt",
+        "newrelic-key",
+        format!("Alerts API: {key}\n"),
+        vec![key],
+        "alerts api",
+    );
+    let token = format!("sntryu_{}", m.of(HEX, 64));
+    secret(
+        f,
+        "monitoring/sentry.txt",
+        "sentry-token",
+        format!("Release uploads: {token}\n"),
+        vec![token],
+        "release uploads",
+    );
+    let token = format!("sq0atp-{}", m.of(URLSAFE, 22));
+    secret(
+        f,
+        "shop/square.txt",
+        "square-token",
+        format!("Point of sale: {token}\n"),
+        vec![token],
+        "point of sale",
+    );
+    let token = format!(
+        "M{}.{}.{}",
+        m.of(ALNUM, 24),
+        m.of(URLSAFE, 6),
+        m.of(URLSAFE, 27)
+    );
+    secret(
+        f,
+        "bots/discord.md",
+        "discord-bot-token",
+        format!("Discord bot for the guild: {token}\n"),
+        vec![token],
+        "bot for the guild",
+    );
+    let token = format!("ya29.{}", m.of(URLSAFE, 80));
+    secret(
+        f,
+        "notes/google-session.txt",
+        "google-oauth-token",
+        format!("Calendar access: {token}\n"),
+        vec![token],
+        "calendar access",
+    );
+    let key = format!("GOCSPX-{}", m.of(URLSAFE, 28));
+    secret(
+        f,
+        "notes/oauth-setup.md",
+        "google-oauth-client-secret",
+        format!("The desktop app's client secret is {key}; keep it out of the repository.\n"),
+        vec![key],
+        "desktop app's client",
+    );
+    let token = format!("shpat_{}", m.of(HEX, 32));
+    secret(
+        f,
+        "shop/shopify.txt",
+        "shopify-token",
+        format!("Admin API access token for the shop: {token}\n"),
+        vec![token],
+        "admin api access",
+    );
+    let key = format!("{}8Q~{}", m.of(ALNUM, 3), m.of(ALNUM, 34));
+    secret(
+        f,
+        "azure/app-registration.txt",
+        "azure-client-secret",
+        format!("App registration secret value: {key}\n"),
+        vec![key],
+        "app registration",
+    );
+    let key = format!("sk-{}T3BlbkFJ{}", m.of(ALNUM, 20), m.of(ALNUM, 20));
+    secret(
+        f,
+        "ai/old-openai.txt",
+        "openai-legacy-key",
+        format!("The old key: {key}\n"),
+        vec![key],
+        "the old key",
+    );
+    let body = m.pem_body(10);
+    secret(
+        f,
+        "notes/ops-runbook.md",
+        "private-key-in-note",
+        format!(
+            "# Ops runbook\n{}The deploy key, until it moves to the vault:\n\n-----BEGIN OPENSSH PRIVATE KEY-----\n{body}-----END OPENSSH PRIVATE KEY-----\n\nRotate it in May.\n",
+            "Deploys run from the build host every weekday at ten; the runbook lists who may start one, what to check before and after, and whom to call when a step fails.\n".repeat(12)
+        ),
+        vec![first_line(&body)],
+        "runbook rotate it in may",
+    );
+    binary(f, "firefox/logins.json", "browser-logins", format!("{{\"nextId\":3,\"logins\":[{{\"hostname\":\"https://bank.example\",\"encryptedUsername\":\"{}\",\"encryptedPassword\":\"{}\"}}]}}", m.of(B64, 60), m.of(B64, 60)).into_bytes(), "firefox logins");
+    let mut wallet = b"\x00\x00\x00\x00b1\x05\x00".to_vec();
+    wallet.extend(m.bytes(2048));
+    binary(f, "crypto/wallet.dat", "wallet", wallet, "wallet");
 }
 
 fn look_alikes(m: &mut Made, f: &mut SharedFolder) {

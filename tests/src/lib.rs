@@ -14,7 +14,10 @@ pub mod quarry;
 pub mod rng;
 pub mod web;
 
+use std::io::Read;
 use std::path::PathBuf;
+use std::process::Child;
+use std::thread::JoinHandle;
 
 /// The folder of built plugins (`$QUARRY_PLUGINS_DIR`, set by the Makefile; `target/plugins` of
 /// the repository otherwise). Panics with the fix when the plugins were not built.
@@ -98,4 +101,19 @@ pub fn component_cache() -> PathBuf {
     std::env::var_os("QUARRY_COMPONENT_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("quarry-test-components"))
+}
+
+/// Reads a child's standard output and error in threads as they come (so that a child writing
+/// more than a pipe holds never blocks); join each for its bytes.
+pub fn read_outputs(child: &mut Child) -> (JoinHandle<Vec<u8>>, JoinHandle<Vec<u8>>) {
+    fn drain(stream: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut stream) = stream {
+                let _ = stream.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    }
+    (drain(child.stdout.take()), drain(child.stderr.take()))
 }

@@ -2,7 +2,7 @@
 //! `tests/mcp/requirements.txt`, installed by `make setup` in its own virtualenv) runs
 //! `tests/mcp/client.py`, which connects to Quarry, runs a plan's steps and prints what it saw.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -50,27 +50,7 @@ pub fn run(plan: &Value) -> Value {
             .expect("plan written");
     }
     // Its output is read as it comes: a report larger than a pipe's buffer must not block it.
-    let reader = |stream: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut stream) = stream {
-                let _ = stream.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = reader(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-    );
-    let stderr = reader(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-    );
+    let (stdout, stderr) = crate::read_outputs(&mut child);
     let started = Instant::now();
     while child.try_wait().ok().flatten().is_none() {
         if started.elapsed() > Duration::from_secs(120) {

@@ -2,7 +2,7 @@
 //! with its own data folder.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -74,6 +74,19 @@ pub struct Quarry {
     model: Model,
     /// The admin token, once made by [`Quarry::admin_token`] (Quarry keeps only its hash).
     admin_token: std::sync::OnceLock<String>,
+}
+
+/// The paths of a search answer's results, in order.
+pub fn result_paths(answer: &Value) -> Vec<String> {
+    answer["results"]
+        .as_array()
+        .map(|results| {
+            results
+                .iter()
+                .filter_map(|hit| hit["path"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Which embedding model a [`Quarry`] runs with.
@@ -254,27 +267,7 @@ impl Quarry {
             .stderr(Stdio::piped())
             .spawn()
             .expect("quarry runs");
-        let pipe = |stream: Option<Box<dyn std::io::Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                if let Some(mut stream) = stream {
-                    let _ = stream.read_to_end(&mut bytes);
-                }
-                String::from_utf8_lossy(&bytes).into_owned()
-            })
-        };
-        let stdout = pipe(
-            child
-                .stdout
-                .take()
-                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-        );
-        let stderr = pipe(
-            child
-                .stderr
-                .take()
-                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-        );
+        let (stdout, stderr) = crate::read_outputs(&mut child);
         let status_file = format!("/proc/{}/status", child.id());
         let started = Instant::now();
         let mut peak_kib = 0;
@@ -295,10 +288,11 @@ impl Quarry {
             }
             std::thread::sleep(Duration::from_millis(5));
         };
+        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
         let output = CliOutput {
             ok: status.success(),
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
+            stdout: text(stdout.join().unwrap_or_default()),
+            stderr: text(stderr.join().unwrap_or_default()),
         };
         (output, peak_kib)
     }

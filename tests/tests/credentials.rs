@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use quarry_tests::credentials::{SharedFolder, shared_folder};
 use quarry_tests::mcp::{call, over_http};
-use quarry_tests::quarry::Quarry;
+use quarry_tests::quarry::{Quarry, result_paths as paths};
 use serde_json::{Value, json};
 
 /// Fails when `text` holds any of `values`.
@@ -44,18 +44,6 @@ fn values(folder: &SharedFolder) -> Vec<&str> {
         .iter()
         .flat_map(|c| c.values.iter().map(String::as_str))
         .collect()
-}
-
-/// The paths of a search's results.
-fn paths(answer: &Value) -> Vec<String> {
-    answer["results"]
-        .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(|h| h["path"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]
@@ -417,7 +405,7 @@ fn a_copy_of_the_data_folder_in_a_shared_folder_is_left_out_and_signs_nothing_in
     assert_eq!(connector["doc_count"], 1, "only the note: {connector}");
     // The live token is in none of them, and what they hold signs nobody in.
     for dir in [&copy, &old] {
-        for file in walk(dir) {
+        for file in quarry_tests::corpus::files_under(dir) {
             let bytes = std::fs::read(&file).unwrap_or_default();
             assert!(
                 !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
@@ -573,17 +561,4 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(entry.path(), &target).expect("copy");
         }
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

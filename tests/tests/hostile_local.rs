@@ -119,7 +119,7 @@ fn the_admin_token_is_printed_at_the_first_start_only_and_kept_nowhere() {
     assert!(!q.log().contains(&token));
     // Quarry keeps only its hash: the token is in no file of the data folder or the keys.
     for folder in [q.data_dir().to_path_buf(), q.keys_dir()] {
-        for file in walk(&folder) {
+        for file in quarry_tests::corpus::files_under(&folder) {
             let bytes = fs::read(&file).unwrap_or_default();
             assert!(
                 !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
@@ -182,20 +182,6 @@ fn sign_in(q: &Quarry, token: &str) -> u16 {
         body.as_bytes(),
     ));
     response.status
-}
-
-/// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 #[test]

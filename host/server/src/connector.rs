@@ -23,7 +23,7 @@ use quarry_sync::{ConnectorRequest, Syncer, add_connector, embed_all_pending, ow
 
 use crate::cli::{AddConnector, ConnectorCommand};
 use crate::progress::ProgressDisplay;
-use crate::setup::{Paths, load_embedder, load_plugins, open_index};
+use crate::setup::{Paths, load_embedder, load_plugins, open_index, recheck_for_credentials};
 
 /// Runs a connector command.
 pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> anyhow::Result<()> {
@@ -258,6 +258,9 @@ async fn sync_here(
 ) -> anyhow::Result<()> {
     let plugins = load_plugins(paths)?;
     let index = Arc::new(index);
+    if let Some(held) = recheck_for_credentials(store, &index).await? {
+        eprintln!("{held}");
+    }
     let syncer = Syncer::new(
         store.clone(),
         index.clone(),

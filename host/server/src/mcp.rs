@@ -14,7 +14,9 @@ use quarry_runtime::PluginSet;
 
 use crate::admin::server_url;
 use crate::cli::McpArgs;
-use crate::setup::{Paths, load_embedder, open_index, open_store, plugin_runtime};
+use crate::setup::{
+    Paths, load_embedder, open_index, open_store, plugin_runtime, recheck_for_credentials,
+};
 
 /// Runs `quarry mcp` until the client closes stdin.
 pub async fn run(paths: &Paths, args: &McpArgs) -> anyhow::Result<()> {
@@ -33,9 +35,13 @@ pub async fn run(paths: &Paths, args: &McpArgs) -> anyhow::Result<()> {
             Err(e).context("cannot open the index; has `quarry serve` run on this data folder?")
         }
         Ok(writable) => {
-            // Nobody serves the folder: let go of the writer lock at once (a server may start
-            // meanwhile) and read.
-            drop(writable);
+            // Nobody serves the folder: an index of older rules is checked for credentials
+            // first, then the writer lock is let go (a server may start meanwhile) to read.
+            let store = open_store(paths).await?;
+            if let Some(held) = recheck_for_credentials(&store, &Arc::new(writable)).await? {
+                tracing::warn!("{held}");
+            }
+            store.close().await;
             serve_here(paths, key).await
         }
     }

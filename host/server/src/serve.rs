@@ -15,7 +15,8 @@ use tokio::sync::watch;
 use crate::admin::{first_admin_token, login_link, note_server_url};
 use crate::cli::ServeArgs;
 use crate::setup::{
-    Paths, load_embedder, load_plugins_with, open_index, open_store, runtime_config,
+    Paths, load_embedder, load_plugins_with, open_index, open_store, recheck_for_credentials,
+    runtime_config,
 };
 
 /// Plugin instances beyond those of syncs and downloads: checking a connector's settings in the
@@ -98,36 +99,6 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         "connections are capped"
     );
     serve_until_stopped(listener, state, connections, scheduler, store).await
-}
-
-/// Checks the documents already indexed with the credential rules, unless this index was checked
-/// with them: those that would now be held back leave the index before anything is served.
-/// Returns the line that reports it, once, when some did.
-async fn recheck_for_credentials(
-    store: &Store,
-    index: &Arc<SearchIndex>,
-) -> anyhow::Result<Option<String>> {
-    let (store, index) = (store.clone(), index.clone());
-    let handle = tokio::runtime::Handle::current();
-    let report =
-        tokio::task::spawn_blocking(move || quarry_sync::recheck_index(&store, &index, &handle))
-            .await
-            .context("checking the index for credentials")??;
-    let Some(report) = report.filter(|r| !r.held_back.is_empty()) else {
-        return Ok(None);
-    };
-    let listed: Vec<String> = report
-        .held_back
-        .iter()
-        .map(|(name, n)| format!("{n} in {name}"))
-        .collect();
-    let line = format!(
-        "credentials: {} document(s) already indexed hold credentials and were removed from the index ({}); `quarry connector status NAME` lists them",
-        report.held_back.iter().map(|(_, n)| n).sum::<u64>(),
-        listed.join(", ")
-    );
-    tracing::warn!("{line}");
-    Ok(Some(line))
 }
 
 /// The index, opened for writing; one of an older layout is rebuilt from the sources.

@@ -207,3 +207,34 @@ pub fn load_embedder(paths: &Paths) -> Option<Arc<Embedder>> {
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
     std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
 }
+
+/// Checks the documents already indexed with the credential rules, unless this index was checked
+/// with them: those that would now be held back leave the index before anything is served or
+/// synced (`serve`, a sync in the CLI, `quarry mcp` on the folder). Returns the line that reports
+/// it, once, when some did.
+pub async fn recheck_for_credentials(
+    store: &Store,
+    index: &Arc<SearchIndex>,
+) -> anyhow::Result<Option<String>> {
+    let (store, index) = (store.clone(), index.clone());
+    let handle = tokio::runtime::Handle::current();
+    let report =
+        tokio::task::spawn_blocking(move || quarry_sync::recheck_index(&store, &index, &handle))
+            .await
+            .context("checking the index for credentials")??;
+    let Some(report) = report.filter(|r| !r.held_back.is_empty()) else {
+        return Ok(None);
+    };
+    let listed: Vec<String> = report
+        .held_back
+        .iter()
+        .map(|(name, n)| format!("{n} in {name}"))
+        .collect();
+    let line = format!(
+        "credentials: {} document(s) already indexed hold credentials and were removed from the index ({}); `quarry connector status NAME` lists them",
+        report.held_back.iter().map(|(_, n)| n).sum::<u64>(),
+        listed.join(", ")
+    );
+    tracing::warn!("{line}");
+    Ok(Some(line))
+}
