@@ -246,11 +246,13 @@ fn source_tree(root: &Path, max: usize) {
     let mut rules: Vec<(&str, Vec<&str>)> = by_rule.into_iter().collect();
     rules.sort_by_key(|(_, paths)| std::cmp::Reverse(paths.len()));
     for (rule, paths) in &rules {
-        println!(
-            "  {rule:<28} {:>5}  e.g. {}",
-            paths.len(),
-            paths.iter().take(2).copied().collect::<Vec<_>>().join(", ")
-        );
+        println!("  {rule:<28} {:>5} file(s)", paths.len());
+        for path in paths.iter().take(10) {
+            println!("      {path}");
+        }
+        if paths.len() > 10 {
+            println!("      and {} more", paths.len() - 10);
+        }
     }
     let ratio = detecting.as_secs_f64() / indexing.as_secs_f64();
     println!(
