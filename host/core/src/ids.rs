@@ -30,6 +30,7 @@ macro_rules! id_type {
                     Ok($name(s))
                 } else {
                     Err(CoreError::InvalidId {
+                        max: MAX_ID_LEN,
                         what: $what,
                         value: s.chars().take(MAX_ID_LEN + 8).collect(),
                     })

@@ -2,11 +2,17 @@
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use tantivy::TantivyDocument;
+use tantivy::query::{ExistsQuery, Query};
 use tantivy::schema::Value;
 
 use crate::schema::Fields;
 use crate::text_parts;
 use crate::vectors::Embedding;
+
+/// A query of every document, not the parts of long texts (only documents have a connector).
+pub(crate) fn documents() -> Box<dyn Query> {
+    Box::new(ExistsQuery::new(Fields::CONNECTOR.to_owned(), false))
+}
 
 /// Which document, and what describes it (without its text).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use quarry_core::{ConnectorId, DocId};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
-use tantivy::query::{ExistsQuery, Query, TermQuery};
+use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
@@ -54,11 +54,6 @@ use crate::writer::{Change, Writer};
 pub const FORMAT: u32 = 5;
 /// The file in the index folder that records its [`FORMAT`].
 const FORMAT_FILE: &str = "quarry-format";
-
-/// Every document, not the parts of long texts (only documents have a connector).
-fn documents() -> Box<dyn Query> {
-    Box::new(ExistsQuery::new(Fields::CONNECTOR.to_owned(), false))
-}
 
 /// Memory the writer may use for documents not yet committed.
 const WRITER_HEAP_BYTES: usize = 96 << 20;
@@ -274,7 +269,7 @@ impl SearchIndex {
     /// Documents in the index, all connectors together (the parts of long texts not counted).
     pub fn num_docs(&self) -> Result<u64, IndexError> {
         let searcher = self.reader.searcher();
-        Ok(searcher.search(&*documents(), &tantivy::collector::Count)? as u64)
+        Ok(searcher.search(&*document::documents(), &tantivy::collector::Count)? as u64)
     }
 
     /// Makes the reader see the latest commit now (a read-only index also follows commits on

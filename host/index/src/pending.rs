@@ -9,10 +9,10 @@ use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Order, Searcher, TantivyDocument, Term};
 
-use crate::document::{IndexDoc, key, part_starts};
+use crate::IndexError;
+use crate::document::{IndexDoc, documents, key, part_starts};
 use crate::schema::Fields;
 use crate::text_parts::StoredText;
-use crate::{IndexError, documents};
 
 /// A document read whole for embedding, and which version of it that was.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -423,6 +423,35 @@ impl Store {
     }
 }
 
+/// The key of the credential rules' version in the `data_folder` table.
+const CREDENTIAL_RULES: &str = "credential_rules";
+
+impl Store {
+    /// The version of the credential rules the index was last checked with; 0 when never.
+    pub async fn credential_rules_checked(&self) -> Result<u32, StoreError> {
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM data_folder WHERE key = ?")
+                .bind(CREDENTIAL_RULES)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    /// Records that the index was checked with version `version` of the credential rules.
+    pub async fn set_credential_rules_checked(&self, version: u32) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
+        sqlx::query(
+            "INSERT INTO data_folder (key, value) VALUES (?, ?)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(CREDENTIAL_RULES)
+        .bind(version.to_string())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}
+
 /// Rows per multi-row insert (17 values each, well under SQLite's limit of bound values).
 const ROWS_PER_INSERT: usize = 64;
 
