@@ -10,9 +10,6 @@ use axum::response::{IntoResponse, Response};
 use quarry_core::{ErrorCode, ErrorKind};
 use serde::Serialize;
 
-use crate::input::{MAX_DETAILS, MAX_MESSAGE_CHARS, clip, detail};
-use crate::views::{ErrorBody, ErrorEnvelope};
-
 /// One problem with one field of a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Detail {
@@ -124,20 +121,27 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The body of an error answer. Whatever built the error, the answer stays small: the message
-/// and each detail are cut to a readable length and at most [`MAX_DETAILS`] details are listed.
-pub(crate) fn envelope(error: &ApiError, request_id: &str) -> ErrorEnvelope {
-    ErrorEnvelope {
-        error: ErrorBody {
-            code: error.kind.code().as_str(),
-            message: clip(&error.message, MAX_MESSAGE_CHARS),
-            request_id: request_id.to_owned(),
-            details: error
-                .details
-                .iter()
-                .take(MAX_DETAILS)
-                .map(|d| detail(&d.field, &d.issue))
-                .collect(),
-        },
+/// Different problems an answer lists at most.
+pub(crate) const MAX_DETAILS: usize = 20;
+/// Characters of a detail's field name at most.
+pub(crate) const MAX_FIELD_CHARS: usize = 100;
+/// Characters of a detail's issue at most.
+pub(crate) const MAX_ISSUE_CHARS: usize = 300;
+/// Characters of an error message at most.
+pub(crate) const MAX_MESSAGE_CHARS: usize = 500;
+
+/// A problem as a detail, each part cut to a readable length.
+pub(crate) fn detail(field: &str, issue: &str) -> Detail {
+    Detail {
+        field: clip(field, MAX_FIELD_CHARS),
+        issue: clip(issue, MAX_ISSUE_CHARS),
+    }
+}
+
+/// `text` cut to `max` characters, the cut marked with "...".
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(3)) {
+        Some((end, _)) if text.chars().count() > max => format!("{}...", &text[..end]),
+        _ => text.to_owned(),
     }
 }

@@ -20,6 +20,8 @@ use quarry_store::{
 };
 use serde::{Serialize, Serializer};
 
+use crate::error::{ApiError, Detail, MAX_DETAILS, MAX_MESSAGE_CHARS, clip, detail};
+
 /// A document's id and metadata: the fields a search result and a document share.
 #[derive(Debug, Serialize)]
 pub struct DocView {
@@ -511,6 +513,27 @@ pub struct ErrorEnvelope {
     pub error: ErrorBody,
 }
 
+impl ErrorEnvelope {
+    /// The body of an answer of `error` to request `request_id`. Whatever built the error, the
+    /// answer stays small: the message and each detail are cut to a readable length and at most
+    /// [`MAX_DETAILS`] details are listed.
+    pub fn of(error: &ApiError, request_id: &str) -> ErrorEnvelope {
+        ErrorEnvelope {
+            error: ErrorBody {
+                code: error.kind.code().as_str(),
+                message: clip(&error.message, MAX_MESSAGE_CHARS),
+                request_id: request_id.to_owned(),
+                details: error
+                    .details
+                    .iter()
+                    .take(MAX_DETAILS)
+                    .map(|d| detail(&d.field, &d.issue))
+                    .collect(),
+            },
+        }
+    }
+}
+
 /// An error: its code, a message for people, the request's id and, for validation errors, each
 /// problem found.
 #[derive(Debug, Serialize)]
@@ -523,7 +546,7 @@ pub struct ErrorBody {
     pub request_id: String,
     /// Each problem found (validation errors).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub details: Vec<crate::Detail>,
+    pub details: Vec<Detail>,
 }
 
 /// A connector in the settings page: [`ConnectorView::for_user`], its settings (never

@@ -12,12 +12,12 @@ use quarry_core::times::parse_instant;
 use quarry_store::{AuditFilter, now_ms};
 use serde_json::{Value, json};
 
-use super::admin_json;
+use super::answer::admin_json;
 use super::integrations::all_connectors;
 use super::session::Signed;
-use crate::AppState;
 use crate::error::ApiError;
-use crate::input::{Problems, param_integer, query_params};
+use crate::extractors::input::{Problems, param_integer, query_params};
+use crate::state::AppState;
 use crate::views::AuditEntryView;
 
 /// The most entries one answer lists.

@@ -13,13 +13,13 @@ use quarry_store::{Connector, ConnectorStatus, CredentialMode, now_ms};
 use quarry_sync::{ConnectorRequest, SyncError, add_connector, own_folders_inside};
 use serde_json::{Value, json};
 
-use super::admin_json;
+use super::answer::admin_json;
 use super::integrations::all_connectors;
 use super::session::Signed;
-use crate::AppState;
-use crate::connectors::add_embedding_progress;
 use crate::error::ApiError;
-use crate::input::{Fields, JsonObject};
+use crate::extractors::input::{Fields, JsonObject};
+use crate::routes::connectors::add_embedding_progress;
+use crate::state::AppState;
 use crate::views::{AdminConnectorView, CredentialsView, NotedDocView};
 
 /// Held-back documents one answer lists at most.
@@ -221,7 +221,7 @@ pub(crate) async fn act(
         Action::Sync | Action::FullSync if connector.status == ConnectorStatus::Disabled => {
             return Err(ApiError::validation(
                 format!("{} is disabled; enable it first", connector.name),
-                vec![crate::input::detail("connector", "is disabled")],
+                vec![crate::error::detail("connector", "is disabled")],
             ));
         }
         Action::Sync => store.request_sync(&connector.id, now).await,
@@ -254,4 +254,34 @@ fn sync_error(error: SyncError) -> ApiError {
         _ => "settings",
     };
     ApiError::from(error).on_field(field)
+}
+
+/// `DELETE /admin/v1/connectors/{id}`.
+pub(super) async fn remove_connector(
+    signed: Signed,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    act(signed, state, id, Action::Remove).await
+}
+
+/// `POST /admin/v1/connectors/{id}/{action}`: sync, full-sync, disable or enable.
+pub(super) async fn connector_action(
+    signed: Signed,
+    State(state): State<Arc<AppState>>,
+    Path((id, action)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let action = match action.as_str() {
+        "sync" => Action::Sync,
+        "full-sync" => Action::FullSync,
+        "disable" => Action::Disable,
+        "enable" => Action::Enable,
+        _ => {
+            return Err(ApiError::new(
+                ErrorKind::NotFound,
+                "no such connector action; use sync, full-sync, disable or enable",
+            ));
+        }
+    };
+    act(signed, state, id, action).await
 }

@@ -11,12 +11,12 @@ use quarry_core::ErrorKind;
 use quarry_store::{ApiKey, Connector, Integration, IntegrationSummary, Quota, Sharing, now_ms};
 use serde_json::{Value, json};
 
-use super::admin_json;
+use super::answer::admin_json;
 use super::session::Signed;
-use crate::AppState;
 use crate::error::ApiError;
-use crate::input::{Fields, JsonObject};
+use crate::extractors::input::{Fields, JsonObject};
 use crate::integration_docs::{docs_for_integration, mcp_http_config};
+use crate::state::AppState;
 use crate::views::{IntegrationSummaryView, IntegrationView, KeyAnswer, QuotaView};
 
 /// `GET /admin/v1/integrations`.
@@ -270,7 +270,7 @@ fn read_quota(fields: &mut Fields<'_>) -> Option<Quota> {
             .integer("quota", 0, i64::MAX)
             .map(|n| Quota::Limited(n.unsigned_abs())),
         other => {
-            let shown = crate::input::shown(other);
+            let shown = crate::extractors::input::shown(other);
             fields.problems.add(
                 "quota",
                 "must be a whole number or \"unlimited\"",

@@ -13,8 +13,8 @@ use super::session::{
     SESSION_MS, cleared_cookie, is_admin_token, same_origin, session_cookie, signed_change,
     signed_in,
 };
-use crate::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 /// The largest sign-in form read (it holds one token of 64 characters).
 const MAX_SIGN_IN_BYTES: usize = 4 << 10;
 

@@ -11,11 +11,12 @@ use base64::Engine as _;
 use quarry_core::ErrorKind;
 use serde_json::json;
 
-use super::admin_json;
+use super::answer::admin_json;
 use super::session::Signed;
-use crate::AppState;
 use crate::error::ApiError;
-use crate::input::{Fields, JsonObject, detail};
+use crate::error::detail;
+use crate::extractors::input::{Fields, JsonObject};
+use crate::state::AppState;
 use crate::views::PluginView;
 
 /// The largest upload: a component of up to about 48 MiB, base64-encoded.

@@ -11,8 +11,8 @@ use quarry_core::ErrorKind;
 use quarry_store::{AdminSession, now_ms};
 use subtle::ConstantTimeEq;
 
-use crate::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The session cookie's name.
 pub(crate) const COOKIE: &str = "quarry_session";

@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt;
 use quarry_core::ErrorKind;
 
-use crate::AppState;
-use crate::error::{ApiError, Detail, PendingError, envelope};
+use crate::error::{ApiError, Detail, PendingError};
+use crate::state::AppState;
+use crate::views::ErrorEnvelope;
 
 /// The id of the request being answered.
 #[derive(Debug, Clone)]
@@ -50,7 +51,7 @@ pub(crate) async fn frame(
     let id: Arc<str> = ulid::Ulid::generate().to_string().into();
     let method = request.method().clone();
     // The path is the client's: the log line shows a bounded part of it.
-    let path = crate::input::clip(request.uri().path(), MAX_PATH_LOGGED);
+    let path = crate::error::clip(request.uri().path(), MAX_PATH_LOGGED);
     request.extensions_mut().insert(RequestId(id.clone()));
 
     let mut response = match check_host(&state, &request) {
@@ -63,7 +64,7 @@ pub(crate) async fn frame(
     if let Some(PendingError(error)) = response.extensions_mut().remove::<PendingError>() {
         let status = response.status();
         let headers = std::mem::take(response.headers_mut());
-        response = json(status, &envelope(&error, &id));
+        response = json(status, &ErrorEnvelope::of(&error, &id));
         for (name, value) in &headers {
             if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
                 response.headers_mut().insert(name.clone(), value.clone());

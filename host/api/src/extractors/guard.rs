@@ -18,10 +18,10 @@ use quarry_core::times::rfc3339;
 use quarry_core::{ConnectorId, DocId, ErrorKind};
 use quarry_store::{AuditEntry, Integration, Quota, Sharing, now_ms};
 
-use crate::AppState;
 use crate::error::ApiError;
-use crate::frame::RequestId;
-use crate::limits::RequestPermit;
+use crate::extractors::frame::RequestId;
+use crate::extractors::limits::RequestPermit;
+use crate::state::AppState;
 
 /// An authenticated caller whose request passed sharing, quota and the integration's bounds.
 /// Holding it holds the request's place among the integration's requests in flight.

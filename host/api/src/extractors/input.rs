@@ -10,7 +10,7 @@ use http_body_util::BodyExt;
 use quarry_core::ErrorKind;
 use serde_json::{Map, Value};
 
-use crate::error::{ApiError, Detail};
+use crate::error::{ApiError, Detail, MAX_DETAILS, MAX_MESSAGE_CHARS, clip, detail};
 
 /// The largest request body accepted.
 pub(crate) const MAX_BODY_BYTES: usize = 1 << 20;
@@ -317,31 +317,6 @@ impl<'a> Fields<'a> {
                 None
             }
         }
-    }
-}
-
-/// Different problems an answer lists at most.
-pub(crate) const MAX_DETAILS: usize = 20;
-/// Characters of a detail's field name at most.
-pub(crate) const MAX_FIELD_CHARS: usize = 100;
-/// Characters of a detail's issue at most.
-pub(crate) const MAX_ISSUE_CHARS: usize = 300;
-/// Characters of an error message at most.
-pub(crate) const MAX_MESSAGE_CHARS: usize = 500;
-
-/// A problem as a detail, each part cut to a readable length.
-pub(crate) fn detail(field: &str, issue: &str) -> Detail {
-    Detail {
-        field: clip(field, MAX_FIELD_CHARS),
-        issue: clip(issue, MAX_ISSUE_CHARS),
-    }
-}
-
-/// `text` cut to `max` characters, the cut marked with "...".
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max.saturating_sub(3)) {
-        Some((end, _)) if text.chars().count() > max => format!("{}...", &text[..end]),
-        _ => text.to_owned(),
     }
 }
 

@@ -12,7 +12,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::input::MAX_BODY_BYTES;
+use crate::extractors::input::MAX_BODY_BYTES;
 
 /// Longest answer relayed (a whole long document can be large).
 const MAX_ANSWER_BYTES: usize = 256 << 20;

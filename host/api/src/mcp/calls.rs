@@ -13,11 +13,12 @@ use serde_json::Value;
 
 use super::text;
 use super::tools::{LIST_CONNECTORS, READ_DOCUMENT, SEARCH};
-use crate::AppState;
-use crate::error::{ApiError, envelope};
-use crate::guard::{Caller, Outcome, Read};
-use crate::input::Fields;
-use crate::{connectors, docs, search};
+use crate::error::ApiError;
+use crate::extractors::guard::{Caller, Outcome, Read};
+use crate::extractors::input::Fields;
+use crate::routes::{connectors, docs, search};
+use crate::state::AppState;
+use crate::views::ErrorEnvelope;
 
 /// Who calls and how its answers reach it.
 pub(crate) struct CallContext {
@@ -156,7 +157,7 @@ fn structured(
 /// A refusal as a tool error: the REST error envelope as structured content, and text that
 /// names the code and says what the agent can do about it.
 fn refused(error: &ApiError, request_id: &str) -> CallToolResult {
-    let body = envelope(error, request_id);
+    let body = ErrorEnvelope::of(error, request_id);
     let mut text = format!(
         "{}: {} (request id {})",
         body.error.code, body.error.message, body.error.request_id

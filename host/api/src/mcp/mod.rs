@@ -39,10 +39,12 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 
 pub use bridge::bridge_stdio;
 
+use crate::error::clip;
 use crate::error::{ApiError, PendingError};
-use crate::frame::RequestId;
-use crate::input::{MAX_BODY_BYTES, clip};
-use crate::{AppState, guard};
+use crate::extractors::frame::RequestId;
+use crate::extractors::guard;
+use crate::extractors::input::MAX_BODY_BYTES;
+use crate::state::AppState;
 
 /// The most of a name the caller sent that an answer (and so a log line) repeats.
 const MAX_NAME_SHOWN: usize = 64;

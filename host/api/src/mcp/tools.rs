@@ -8,7 +8,7 @@ use std::sync::{Arc, LazyLock};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use crate::openapi::DOCUMENT;
+use crate::routes::openapi::DOCUMENT;
 
 /// `search`: `POST /api/v1/search`.
 pub(crate) const SEARCH: &str = "search";

@@ -9,10 +9,10 @@ use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::AppState;
 use crate::error::ApiError;
-use crate::guard::Known;
+use crate::extractors::guard::Known;
 use crate::integration_docs::docs_for_integration;
+use crate::state::AppState;
 
 pub(crate) async fn get(
     Known(integration): Known,

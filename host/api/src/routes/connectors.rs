@@ -9,11 +9,11 @@ use quarry_core::ConnectorId;
 use quarry_store::{Connector, Sharing};
 
 use crate::error::ApiError;
-use crate::frame::json;
-use crate::guard::Caller;
-use crate::input::query_params;
+use crate::extractors::frame::json;
+use crate::extractors::guard::Caller;
+use crate::extractors::input::query_params;
+use crate::state::{AppState, visible_connectors, with_read_turn};
 use crate::views::{ConnectorList, ConnectorView, EmbeddingView};
-use crate::{AppState, visible_connectors, with_read_turn};
 
 pub(crate) async fn list(
     caller: Caller,

@@ -12,11 +12,12 @@ use quarry_index::IndexDoc;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::frame::json;
-use crate::guard::{Caller, Read};
-use crate::input::{Fields, Problems, param_integer};
+use crate::extractors::frame::json;
+use crate::extractors::guard::{Caller, Read};
+use crate::extractors::input::{Fields, Problems, param_integer};
+use crate::extractors::path_ids::{ID_ISSUE, PathIds};
+use crate::state::{AppState, served_connector, with_read_turn};
 use crate::views::{DocView, DocumentView};
-use crate::{AppState, ID_ISSUE, PathIds, served_connector, with_read_turn};
 
 /// Largest value of `page_start`, `page_end` and `max_chars` accepted.
 const MAX_PARAM: u64 = 1 << 31;
@@ -148,7 +149,7 @@ fn render(doc: &IndexDoc, asked: Pages) -> Result<DocumentView, ApiError> {
     if first > page_count {
         return Err(ApiError::validation(
             format!("page_start is {first}, but this document has {page_count} page(s)"),
-            vec![crate::input::detail(
+            vec![crate::error::detail(
                 "page_start",
                 &format!("must be at most the page count, {page_count}"),
             )],

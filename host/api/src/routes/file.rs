@@ -19,10 +19,11 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::error::ApiError;
-use crate::guard::{Caller, Read};
-use crate::limits::DownloadPermit;
+use crate::extractors::guard::{Caller, Read};
+use crate::extractors::limits::DownloadPermit;
+use crate::extractors::path_ids::PathIds;
+use crate::state::{AppState, blocking, served_connector};
 use crate::times::http_date;
-use crate::{AppState, PathIds, blocking, served_connector};
 
 /// Bytes asked of the plugin per call.
 const CHUNK_BYTES: u32 = 256 << 10;

@@ -8,11 +8,11 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
-use crate::AppState;
-use crate::frame::json;
+use crate::extractors::frame::json;
+use crate::state::AppState;
 
 /// The document, as committed beside this crate.
-pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
+pub const OPENAPI_JSON: &str = include_str!("../../openapi.json");
 
 pub(crate) static DOCUMENT: LazyLock<Value> =
     LazyLock::new(|| serde_json::from_str(OPENAPI_JSON).unwrap_or(Value::Null));

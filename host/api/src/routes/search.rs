@@ -12,11 +12,12 @@ use quarry_store::{Connector, ConnectorStatus, Sharing};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::frame::json;
-use crate::guard::Caller;
-use crate::input::{Fields, JsonObject, clip, listed};
+use crate::error::clip;
+use crate::extractors::frame::json;
+use crate::extractors::guard::Caller;
+use crate::extractors::input::{Fields, JsonObject, listed};
+use crate::state::{AppState, visible_connectors, with_read_turn};
 use crate::views::{HitView, SearchAnswer};
-use crate::{AppState, visible_connectors, with_read_turn};
 use quarry_core::times::parse_instant;
 
 /// The fields a search request may have.
