@@ -32,10 +32,7 @@ pub struct Passage {
 /// The passages of `text`, whose pages start at the byte offsets `page_starts` (empty when it
 /// has no pages). Empty for a text without words.
 pub fn chunk(text: &str, page_starts: &[u32]) -> Vec<Passage> {
-    let mut end = text.len().min(MAX_SCAN_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(MAX_SCAN_BYTES);
     let mut bounds: Vec<usize> = page_starts
         .iter()
         .filter_map(|&p| usize::try_from(p).ok())

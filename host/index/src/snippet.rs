@@ -61,7 +61,7 @@ pub(crate) fn make(highlighter: &mut Highlighter<'_>, text: &str) -> Located {
                 .map(|(at, word)| at + word.start),
         };
     }
-    let head = &text[..floor_char_boundary(text, SNIPPET_CHARS * 4)];
+    let head = &text[..text.floor_char_boundary(SNIPPET_CHARS * 4)];
     let mut start = tidy(head, &[]);
     if start.text.chars().count() > SNIPPET_CHARS {
         let cut: String = start.text.chars().take(SNIPPET_CHARS).collect();
@@ -161,17 +161,6 @@ fn joins_lines(c: char) -> bool {
     wraps_without_space(c)
         || matches!(c, '\u{3001}'..='\u{303F}' | '\u{FF01}'..='\u{FF0F}'
             | '\u{FF1A}'..='\u{FF1F}' | '\u{FF5B}'..='\u{FF65}')
-}
-
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if s.len() <= max {
-        return s.len();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    end
 }
 
 #[cfg(test)]

@@ -24,10 +24,7 @@ pub(crate) fn split(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut at = 0;
     while text.len() - at > PART_BYTES {
-        let mut next = at + PART_BYTES;
-        while !text.is_char_boundary(next) {
-            next -= 1;
-        }
+        let next = text.floor_char_boundary(at + PART_BYTES);
         starts.push(next);
         at = next;
     }
