@@ -78,7 +78,7 @@ def reexports(files: dict) -> dict:
     return found
 
 
-def targets(files: dict, here: tuple, is_dir_module: bool, text: str, exported: dict):
+def targets(files: dict, here: tuple, text: str, exported: dict):
     """The files `text` (of the file of module `here`) uses."""
     text = LINE_COMMENT.sub("", STRING.sub('""', text))
     # Tests of a file are the file's own business.
@@ -115,8 +115,8 @@ def targets(files: dict, here: tuple, is_dir_module: bool, text: str, exported: 
         if root == "crate":
             module = tuple(names)
         else:
-            # In a file that is a folder's module (mod.rs), `self` is that folder.
-            base = here if is_dir_module else here[:-1]
+            # `self` is the file's own module (a folder's, for its mod.rs).
+            base = here
             if root == "super":
                 base = base[:-1]
                 while names and names[0] == "super":
@@ -185,8 +185,7 @@ def main() -> int:
         exported = reexports(files)
         edges = {}
         for module, path in files.items():
-            is_dir_module = path.stem in ("mod", "lib", "main")
-            edges[module] = targets(files, module, is_dir_module, path.read_text(), exported)
+            edges[module] = targets(files, module, path.read_text(), exported)
         found = circles(edges)
         print(f"{crate.name}: {len(files)} files, {sum(len(e) for e in edges.values())} uses, "
               f"{len(found)} circle(s)")
