@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::fs_guard::ProtectedPaths;
+use crate::policy::protected::ProtectedPaths;
 
 /// Hints passed to one `list-changes` call at most; more are passed in several calls.
 pub const MAX_HINTS_PER_CALL: usize = 256;

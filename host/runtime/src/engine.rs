@@ -15,9 +15,11 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::component_cache::{ComponentCache, deserialize};
 use crate::error::{RuntimeError, RuntimeErrorKind};
-use crate::fs_guard::ProtectedPaths;
-use crate::host_state::HostState;
-use crate::{deadline, fs_guard, wit};
+use crate::policy::protected::ProtectedPaths;
+use crate::sandbox::files;
+use crate::sandbox::instance::HostState;
+use crate::sandbox::waits;
+use crate::wit;
 
 /// How often the engine's epoch advances; deadlines are measured in these ticks.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -86,16 +88,16 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| engine_error(format!("linking WASI: {e:#}")))?;
-        // Outgoing HTTP, gated per instance by the connector's granted hosts (`network.rs`).
+        // Outgoing HTTP, gated per instance by the connector's granted hosts (`sandbox/http.rs`).
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
             .map_err(|e| engine_error(format!("linking WASI HTTP: {e:#}")))?;
         wit::add_to_linker(&mut linker)
             .map_err(|e| engine_error(format!("linking the host interface: {e:#}")))?;
         // Stricter than WASI: opens never block nor reach Quarry's own folders, and waits end
         // at the call's deadline.
-        fs_guard::add_to_linker(&mut linker)
+        files::wasi::add_to_linker(&mut linker)
             .map_err(|e| engine_error(format!("linking the guarded filesystem: {e:#}")))?;
-        deadline::add_to_linker(&mut linker)
+        waits::add_to_linker(&mut linker)
             .map_err(|e| engine_error(format!("linking the bounded waits: {e:#}")))?;
 
         let cache = config

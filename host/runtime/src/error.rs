@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::settings::Secrets;
+use crate::policy::secrets::Secrets;
 
 /// An error the plugin itself reported (WIT `connector-error`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,9 +151,12 @@ pub enum RuntimeErrorKind {
 }
 
 impl RuntimeErrorKind {
-    /// True when the kind says what the call did, right after the call's name ("list-docs timed
-    /// out …"); the others follow it after a colon ("list-docs: not found: …").
-    fn reads_as_the_calls_verb(&self) -> bool {
+    /// True when the host stopped the call (it ran past its deadline, hit the memory cap,
+    /// crashed, or answered what the contract forbids), as opposed to the plugin reporting an
+    /// error of its own or the plugin never running. These kinds say what the call did, right
+    /// after the call's name ("list-docs timed out …"); the others follow it after a colon
+    /// ("list-docs: not found: …").
+    fn stopped_by_host(&self) -> bool {
         matches!(
             self,
             RuntimeErrorKind::Timeout { .. }
@@ -170,7 +173,7 @@ impl fmt::Display for RuntimeError {
             write!(f, "plugin {plugin}: ")?;
         }
         if let Some(call) = self.call {
-            let separator = if self.kind.reads_as_the_calls_verb() {
+            let separator = if self.kind.stopped_by_host() {
                 " "
             } else {
                 ": "
@@ -226,16 +229,10 @@ impl RuntimeError {
         &self.kind
     }
 
-    /// True when the host stopped the call (trap, timeout, memory, invalid output), as opposed to
-    /// the plugin reporting an error of its own.
+    /// True when the host stopped the call (see [`RuntimeErrorKind`]'s kinds: timeout, memory,
+    /// trap, invalid output), as opposed to the plugin reporting an error of its own.
     pub fn is_host_stop(&self) -> bool {
-        matches!(
-            self.kind,
-            RuntimeErrorKind::Timeout { .. }
-                | RuntimeErrorKind::MemoryLimit { .. }
-                | RuntimeErrorKind::Trap { .. }
-                | RuntimeErrorKind::Output { .. }
-        )
+        self.kind.stopped_by_host()
     }
 
     /// This error with every secret value blanked out of the texts that came from the plugin.

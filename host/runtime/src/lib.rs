@@ -6,39 +6,32 @@
 //! configured from the connector's settings and the user's [`Grant`] only: granted folders
 //! read-only, HTTP only to granted hosts, no environment, no other files. Every call is bounded by [`Limits`].
 
-mod bulk_reads;
 mod change_hints;
 mod component_cache;
-mod deadline;
 mod engine;
 mod error;
-mod fs_guard;
-mod host_state;
 mod install;
 mod limits;
 mod manifest;
-mod network;
-mod outbound;
-mod own_files;
 mod plugin;
 mod plugin_files;
 mod plugin_set;
-mod settings;
-mod stdio;
+mod policy;
+mod sandbox;
 mod usage;
 mod wit;
 
 pub use change_hints::MAX_HINTS_PER_CALL;
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::{GuestError, Refusal, RuntimeError, RuntimeErrorKind};
-pub use fs_guard::ProtectedPaths;
-pub use host_state::{Progress, ProgressFn};
 pub use install::StagedPlugin;
 pub use limits::Limits;
 pub use manifest::{Capabilities, ConfigField, FieldKind, MANIFEST_FILE, Manifest, SyncSchedule};
 pub use plugin::{Plugin, Session, ToFetch};
 pub use plugin_files::{MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, read_bounded, read_bounded_text};
 pub use plugin_set::PluginSet;
-pub use settings::Grant;
+pub use policy::grant::Grant;
+pub use policy::protected::ProtectedPaths;
+pub use sandbox::reports::{Progress, ProgressFn};
 pub use usage::Usage;
-pub use wit::{SUPPORTED_WIT_VERSIONS, source_functions};
+pub use wit::version::WitVersion;

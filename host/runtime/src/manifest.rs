@@ -8,9 +8,9 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{RuntimeError, RuntimeErrorKind};
-use crate::network::{check_host_entry, entry_for_url};
 use crate::plugin_files::{MAX_MANIFEST_BYTES, read_bounded_text};
-use crate::wit::SUPPORTED_WIT_VERSIONS;
+use crate::policy::hosts::{check_host_entry, entry_for_url};
+use crate::wit::version::WitVersion;
 
 /// File name of a manifest, next to the component it describes.
 pub const MANIFEST_FILE: &str = "quarry-plugin.toml";
@@ -189,11 +189,11 @@ impl Manifest {
                 "[sync] interval_minutes and full_interval_hours must be at least 1".into(),
             );
         }
-        if !SUPPORTED_WIT_VERSIONS.contains(&self.wit.as_str()) {
+        if WitVersion::parse(&self.wit).is_none() {
             return Err(format!(
                 "wit = {:?} is not a version this host supports ({})",
                 self.wit,
-                SUPPORTED_WIT_VERSIONS.join(", ")
+                WitVersion::all_joined(", ")
             ));
         }
         let component = Path::new(&self.component);

@@ -14,20 +14,25 @@ use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::change_hints::{self, MAX_HINTS_PER_CALL};
-use crate::deadline::DeadlineReached;
-use crate::engine::{EPOCH_TICK, EpochTicker};
-use crate::error::RuntimeErrorKind;
-use crate::fs_guard::{MountDirs, ProtectedPaths};
-use crate::host_state::{HostState, MemoryLimiter, ProgressFn, Sandbox};
+use crate::engine::{EPOCH_TICK, EpochTicker, Runtime};
+use crate::error::{RuntimeError, RuntimeErrorKind};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
-use crate::network::{HostGrant, NetworkGate};
 use crate::plugin_files::{MAX_COMPONENT_BYTES, read_bounded};
-use crate::settings::{Grant, SandboxSetup, resolve};
-use crate::stdio::TailCapture;
+use crate::policy::deadline::DeadlineReached;
+use crate::policy::grant::{Grant, SandboxSetup, resolve};
+use crate::policy::hosts::HostGrant;
+use crate::policy::protected::ProtectedPaths;
+use crate::sandbox::files::guard::FileGuard;
+use crate::sandbox::http::NetworkGate;
+use crate::sandbox::instance::HostState;
+use crate::sandbox::limiter::MemoryLimiter;
+use crate::sandbox::reports::{ProgressFn, Reports};
+use crate::sandbox::stdio::TailCapture;
 use crate::usage::{Usage, thread_cpu_time};
-use crate::wit::{self, Answer, CallError, ConnectorInstance, ConnectorPre, WIT_PACKAGE};
-use crate::{Runtime, RuntimeError};
+use crate::wit::source::{Answer, CallError};
+use crate::wit::version::WitVersion;
+use crate::wit::{self, ConnectorInstance, ConnectorPre, WIT_PACKAGE};
 
 /// A plugin ready to run: manifest checked, component compiled and linked. Cheap to clone.
 #[derive(Clone)]
@@ -42,8 +47,8 @@ struct Inner {
     engine: Engine,
     /// Linked, in the WIT version the component exports.
     pre: ConnectorPre,
-    /// That version (`0.3.0`).
-    version: &'static str,
+    /// That version.
+    version: WitVersion,
     /// What the component imports (`wasi:http/types@0.2.6`, `quarry:connector/host@0.1.0`).
     imports: Vec<String>,
     limits: Limits,
@@ -136,7 +141,7 @@ impl Plugin {
     }
 
     /// The version of `quarry:connector` its component was built against.
-    pub fn wit_version(&self) -> &'static str {
+    pub fn wit_version(&self) -> WitVersion {
         self.inner.version
     }
 
@@ -289,6 +294,9 @@ impl Session {
         &mut self,
         hints: &[String],
     ) -> Result<Option<Vec<SourceBatch>>, RuntimeError> {
+        if !self.plugin.inner.version.has_list_changes() {
+            return Ok(None);
+        }
         let plugin = self.plugin.clone();
         let mut batches = Vec::new();
         for some in hints.chunks(MAX_HINTS_PER_CALL) {
@@ -337,7 +345,7 @@ impl Session {
     /// several fail as a whole, each of them is asked for on its own, so a document that cannot
     /// be read fails alone. Taking a few at a time bounds the texts held at once.
     pub fn fetch_some(&mut self, docs: &[ToFetch<'_>]) -> Vec<Result<ExtractedText, RuntimeError>> {
-        let together = if wit::fetches_together(self.plugin.inner.version) {
+        let together = if self.plugin.inner.version.fetches_together() {
             together_len(docs)
         } else {
             0
@@ -455,10 +463,10 @@ impl Session {
         let result = f(&live.instance, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
         self.refused_own
-            .extend(live.store.data_mut().take_refused_own());
+            .extend(live.store.data_mut().files.take_refused_own());
         let state = live.store.data();
-        self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.sandbox.limiter.used);
-        let refused = state.sandbox.gate.take_refused();
+        self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);
+        let refused = state.gate.take_refused();
         let outcome = match result {
             Ok(Ok(value)) => {
                 self.live = Some(live);
@@ -478,7 +486,7 @@ impl Session {
                 RuntimeError::in_call(self.plugin.id(), call, RuntimeErrorKind::Guest { error })
             }
             // The instance is dropped: after a trap its state cannot be trusted.
-            Err(error) => classify(&self.plugin, call, &error, live.store.data()),
+            Err(error) => classify(&self.plugin, call, &error, Some(live.store.data())),
         };
         self.usage.failed_calls += 1;
         if refused.is_empty() {
@@ -517,50 +525,48 @@ impl Session {
                     )
                 })?;
         }
+        let mounts = self.setup.mounts.iter().map(|(host, _)| host.clone());
         let mut state = HostState::new(
             wasi.build(),
-            Sandbox {
-                gate: NetworkGate::new(
-                    HostGrant::new(&self.setup.hosts),
-                    self.setup.secrets.clone(),
-                ),
-                limiter: MemoryLimiter::new(inner.limits.memory_bytes),
-                plugin: inner.id.clone(),
-                config: self.setup.config.clone(),
-                progress: self.progress.clone(),
+            FileGuard::new(inner.id.clone(), inner.protected.clone(), mounts.collect()),
+            NetworkGate::new(
+                HostGrant::new(&self.setup.hosts),
+                self.setup.secrets.clone(),
+            ),
+            Reports::new(
+                inner.id.clone(),
+                self.setup.config.clone(),
+                self.progress.clone(),
                 stdio,
-                protected: inner.protected.clone(),
-                call_timeout: inner.limits.call_timeout,
-                secrets: self.setup.secrets.clone(),
-            },
-            self.setup
-                .mounts
-                .iter()
-                .map(|(host, _)| host.clone())
-                .collect(),
-        );
-        MountDirs::learn(&mut state).map_err(|e| classify(&self.plugin, call, &e, &state))?;
+                self.setup.secrets.clone(),
+            ),
+            MemoryLimiter::new(inner.limits.memory_bytes),
+            inner.limits.call_timeout,
+        )
+        .map_err(|e| classify(&self.plugin, call, &e, None))?;
         state.begin_call();
         let mut store = Store::new(&inner.engine, state);
-        store.limiter(|state| &mut state.sandbox.limiter);
+        store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(ticks);
         match inner.pre.instantiate(&mut store) {
             Ok(instance) => Ok(Live { store, instance }),
-            Err(error) => Err(classify(&self.plugin, call, &error, store.data())),
+            Err(error) => Err(classify(&self.plugin, call, &error, Some(store.data()))),
         }
     }
 }
 
+/// What stopped `plugin`'s `call`, told from wasmtime's `error` and, once the instance exists,
+/// its `state`: the memory cap, the deadline, or else a crash with the plugin's last output.
 fn classify(
     plugin: &Plugin,
     call: &'static str,
     error: &wasmtime::Error,
-    state: &HostState,
+    state: Option<&HostState>,
 ) -> RuntimeError {
     let id = plugin.id().to_owned();
     tracing::debug!(plugin = %id, call, "plugin call stopped: {error:?}");
-    if state.sandbox.limiter.hit {
+    if state.is_some_and(|state| state.limiter.hit) {
         return RuntimeError::in_call(
             id,
             call,
@@ -584,7 +590,9 @@ fn classify(
         Some(trap) => trap.to_string(),
         None => error.root_cause().to_string(),
     };
-    let output = state.output_tail(1024);
+    let output = state
+        .map(|state| state.reports.output_tail(1024))
+        .unwrap_or_default();
     let message = if output.is_empty() {
         trap
     } else {

@@ -40,7 +40,7 @@ fn components_of_every_supported_version_list_and_give_their_texts() {
         ("folder", "0.3.0", &notes, Some(1)),
     ] {
         let plugin = load(&runtime, id, Limits::default());
-        assert_eq!(plugin.wit_version(), version, "{id}");
+        assert_eq!(plugin.wit_version().as_str(), version, "{id}");
         assert_eq!(plugin.manifest().wit, version, "{id}");
         let mut session = folder_session(&plugin, folder);
         let (docs, _) = list_all(&mut session).unwrap_or_else(|e| panic!("{id} lists: {e}"));
@@ -89,7 +89,7 @@ fn hostile_doc(locator: &str) -> SourceDoc {
 fn a_document_that_breaks_a_call_for_several_fails_alone() {
     let runtime = runtime();
     let plugin = load(&runtime, "hostile", quick_limits());
-    assert_eq!(plugin.wit_version(), "0.3.0");
+    assert_eq!(plugin.wit_version(), quarry_runtime::WitVersion::V0_3_0);
     let (values, grant) = settings(&plugin, &[("mode", "ok")]);
     let mut session = plugin.session(&values, &grant, None).expect("session");
 

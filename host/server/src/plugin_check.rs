@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use quarry_core::terminal::printable;
-use quarry_runtime::{FieldKind, Grant, Limits, Plugin, SUPPORTED_WIT_VERSIONS, ToFetch};
+use quarry_runtime::{FieldKind, Grant, Limits, Plugin, ToFetch, WitVersion};
 
 use crate::connector::read_settings;
 use crate::setup::{Paths, plugin_runtime};
@@ -38,14 +38,14 @@ pub async fn check(
     );
     println!(
         "WIT        quarry:connector@{} (this host runs {}); compiled and linked in {:.1} s",
-        printable(&m.wit),
-        SUPPORTED_WIT_VERSIONS.join(", "),
+        plugin.wit_version(),
+        WitVersion::all_joined(", "),
         started.elapsed().as_secs_f64()
     );
     println!(
         "Exports    quarry:connector/source@{}: {}",
-        printable(&m.wit),
-        quarry_runtime::source_functions(&m.wit).join(", ")
+        plugin.wit_version(),
+        plugin.wit_version().source_functions().join(", ")
     );
     println!("Imports    {}", packages(plugin.imports()));
     println!("Asks for");

@@ -7,7 +7,7 @@
 //! functions of `wasi:io/streams` are replaced in the linker by versions that wait at most until
 //! the deadline and then stop the call.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceTable};
@@ -18,47 +18,13 @@ use wasmtime_wasi::p2::bindings::io::streams::{
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable};
 use wasmtime_wasi::runtime::in_tokio;
 
-use crate::host_state::HostState;
+use super::instance::HostState;
+use crate::policy::deadline::DeadlineReached;
 
 /// The `wasi:io/poll` instance whose functions are replaced.
 const POLL: &str = "wasi:io/poll@0.2.12";
 /// The `wasi:io/streams` instance whose blocking functions are replaced.
 const STREAMS: &str = "wasi:io/streams@0.2.12";
-
-/// The error that stops a call whose deadline passed while it waited in the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DeadlineReached;
-
-impl std::fmt::Display for DeadlineReached {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the call's deadline passed while it waited")
-    }
-}
-
-impl std::error::Error for DeadlineReached {}
-
-/// When the running call must end; `None` between calls.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CallDeadline(Option<Instant>);
-
-impl CallDeadline {
-    /// The deadline of a call starting now that may take `limit`.
-    pub(crate) fn starting_now(limit: Duration) -> CallDeadline {
-        CallDeadline(Instant::now().checked_add(limit))
-    }
-
-    /// Time left until the deadline: zero once it passed, and outside a call.
-    pub(crate) fn left(self) -> Duration {
-        self.0.map_or(Duration::ZERO, |d| {
-            d.saturating_duration_since(Instant::now())
-        })
-    }
-
-    /// The instant itself (now, outside a call).
-    pub(crate) fn at(self) -> Instant {
-        self.0.unwrap_or_else(Instant::now)
-    }
-}
 
 /// Replaces `poll` and `pollable.block` of `wasi:io/poll`, and the blocking functions of
 /// `wasi:io/streams`, in `linker` (which must already hold wasmtime-wasi's).
@@ -69,18 +35,16 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
     poll.func_wrap(
         "poll",
         |mut store: StoreContextMut<'_, HostState>, (pollables,): (Vec<Resource<DynPollable>>,)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            let ready = until(left, Poll::poll(&mut state.table, pollables))??;
+            let (table, left) = store.data_mut().waits();
+            let ready = until(left, Poll::poll(table, pollables))??;
             Ok((ready,))
         },
     )?;
     poll.func_wrap(
         "[method]pollable.block",
         |mut store: StoreContextMut<'_, HostState>, (pollable,): (Resource<DynPollable>,)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            until(left, HostPollable::block(&mut state.table, pollable))??;
+            let (table, left) = store.data_mut().waits();
+            until(left, HostPollable::block(table, pollable))??;
             Ok(())
         },
     )?;
@@ -95,68 +59,56 @@ fn add_streams(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         "[method]input-stream.blocking-read",
         |mut store: StoreContextMut<'_, HostState>,
          (stream, len): (Resource<DynInputStream>, u64)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            let read = until(left, Input::blocking_read(&mut state.table, stream, len))?;
-            Ok((answer(&mut state.table, read)?,))
+            let (table, left) = store.data_mut().waits();
+            let read = until(left, Input::blocking_read(table, stream, len))?;
+            Ok((answer(table, read)?,))
         },
     )?;
     streams.func_wrap(
         "[method]input-stream.blocking-skip",
         |mut store: StoreContextMut<'_, HostState>,
          (stream, len): (Resource<DynInputStream>, u64)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            let skipped = until(left, Input::blocking_skip(&mut state.table, stream, len))?;
-            Ok((answer(&mut state.table, skipped)?,))
+            let (table, left) = store.data_mut().waits();
+            let skipped = until(left, Input::blocking_skip(table, stream, len))?;
+            Ok((answer(table, skipped)?,))
         },
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-write-and-flush",
         |mut store: StoreContextMut<'_, HostState>,
          (stream, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            let written = until(
-                left,
-                Output::blocking_write_and_flush(&mut state.table, stream, bytes),
-            )?;
-            Ok((answer(&mut state.table, written)?,))
+            let (table, left) = store.data_mut().waits();
+            let written = until(left, Output::blocking_write_and_flush(table, stream, bytes))?;
+            Ok((answer(table, written)?,))
         },
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-write-zeroes-and-flush",
         |mut store: StoreContextMut<'_, HostState>,
          (stream, len): (Resource<DynOutputStream>, u64)| {
-            let state = store.data_mut();
-            let left = state.time_left();
+            let (table, left) = store.data_mut().waits();
             let written = until(
                 left,
-                Output::blocking_write_zeroes_and_flush(&mut state.table, stream, len),
+                Output::blocking_write_zeroes_and_flush(table, stream, len),
             )?;
-            Ok((answer(&mut state.table, written)?,))
+            Ok((answer(table, written)?,))
         },
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-flush",
         |mut store: StoreContextMut<'_, HostState>, (stream,): (Resource<DynOutputStream>,)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            let flushed = until(left, Output::blocking_flush(&mut state.table, stream))?;
-            Ok((answer(&mut state.table, flushed)?,))
+            let (table, left) = store.data_mut().waits();
+            let flushed = until(left, Output::blocking_flush(table, stream))?;
+            Ok((answer(table, flushed)?,))
         },
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-splice",
         |mut store: StoreContextMut<'_, HostState>,
          (to, from, len): (Resource<DynOutputStream>, Resource<DynInputStream>, u64)| {
-            let state = store.data_mut();
-            let left = state.time_left();
-            let spliced = until(
-                left,
-                Output::blocking_splice(&mut state.table, to, from, len),
-            )?;
-            Ok((answer(&mut state.table, spliced)?,))
+            let (table, left) = store.data_mut().waits();
+            let spliced = until(left, Output::blocking_splice(table, to, from, len))?;
+            Ok((answer(table, spliced)?,))
         },
     )?;
     Ok(())

@@ -3,9 +3,9 @@
 
 use quarry_core::DocId;
 
+use super::bindings::quarry::connector::types as wit;
 use super::convert;
-use super::quarry::connector::types as wit;
-use crate::wit::{Answer, CallError};
+use crate::wit::source::{Answer, CallError};
 
 /// The WIT reference of a document.
 pub(super) fn doc_ref((id, locator): (&DocId, &str)) -> wit::DocRef {

@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 
 use quarry_core::{Coverage, DocId, DocMeta, ExtractedText, FileChunk, SourceBatch, SourceDoc};
 
-use super::quarry::connector::types as wit;
+use super::bindings::quarry::connector::types as wit;
 use crate::GuestError;
-use crate::host_state::{LogLevel, cut};
 use crate::limits::{Limits, MAX_FIELD_BYTES, MAX_LOCATOR_BYTES, MAX_METADATA_ENTRIES};
+use crate::sandbox::reports::LogLevel;
 
 /// Checks and converts a listing batch.
 pub(super) fn batch(batch: wit::Batch, limits: &Limits) -> Result<SourceBatch, String> {
@@ -132,7 +132,10 @@ pub(super) fn chunk(chunk: wit::FileChunk, max_bytes: u32) -> Result<FileChunk, 
 
 /// The plugin's own error.
 pub(super) fn guest_error(error: wit::ConnectorError) -> GuestError {
-    let short = |m: String| cut(&m, MAX_FIELD_BYTES).to_owned();
+    let short = |mut m: String| {
+        m.truncate(m.floor_char_boundary(MAX_FIELD_BYTES));
+        m
+    };
     match error {
         wit::ConnectorError::NotFound(m) => GuestError::NotFound(short(m)),
         wit::ConnectorError::Unavailable(m) => GuestError::Unavailable(short(m)),

@@ -1,9 +1,9 @@
 //! The host interface of 0.1.0 (`quarry:connector/host`; 0.2.0's is the same), on the
 //! version-independent [`HostState`].
 
+use super::bindings::quarry::connector::{host, types};
 use super::convert;
-use super::quarry::connector::{host, types};
-use crate::host_state::HostState;
+use crate::sandbox::instance::HostState;
 
 impl types::Host for HostState {}
 

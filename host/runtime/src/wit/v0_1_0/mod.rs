@@ -2,6 +2,7 @@
 //! conversions of what its plugins return (`convert.rs`), and the four calls of its `source`
 //! interface in version-independent types.
 
+mod bindings;
 mod calls;
 mod convert;
 mod host;
@@ -10,18 +11,11 @@ use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
+pub(super) use self::bindings::{Connector, ConnectorPre};
 use self::calls::{answer, doc_ref};
-use super::{Answer, Source};
-use crate::host_state::HostState;
+use super::source::{Answer, Source};
 use crate::limits::Limits;
-
-wasmtime::component::bindgen!({
-    path: "../../wit/connector@0.1.0",
-    world: "connector",
-});
-
-/// The version, as a component's exports name it (`quarry:connector/source@0.1.0`).
-pub(super) const VERSION: &str = "0.1.0";
+use crate::sandbox::instance::HostState;
 
 /// Links this version's host interface (`quarry:connector/host@0.1.0` and its types).
 pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {

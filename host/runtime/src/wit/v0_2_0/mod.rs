@@ -2,6 +2,8 @@
 //! conversions of what its plugins return (`convert.rs`, shared with 0.1.0), and the five calls
 //! of its `source` interface in version-independent types: 0.1.0's four and `list-changes`.
 
+mod bindings;
+
 // The types of 0.2.0 are those of 0.1.0 (same names, same fields), so the same checks and
 // conversions compile against this version's bindings: one source for both keeps them in step.
 // So are its host interface and what the calls share.
@@ -19,18 +21,11 @@ use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
+pub(super) use self::bindings::{Connector, ConnectorPre};
 use self::calls::{answer, doc_ref};
-use super::{Answer, Source, changes_only};
-use crate::host_state::HostState;
+use super::source::{Answer, Source, changes_only};
 use crate::limits::Limits;
-
-wasmtime::component::bindgen!({
-    path: "../../wit/connector@0.2.0",
-    world: "connector",
-});
-
-/// The version, as a component's exports name it (`quarry:connector/source@0.2.0`).
-pub(super) const VERSION: &str = "0.2.0";
+use crate::sandbox::instance::HostState;
 
 /// Links this version's host interface (`quarry:connector/host@0.2.0` and its types).
 pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {

@@ -1,11 +1,11 @@
 //! The host interface of 0.3.0 (`quarry:connector/host`): 0.1.0's, and the bulk reads
-//! (`read-folder`, `read-file-start`, in `bulk_reads.rs`), on the version-independent
+//! (`read-folder`, `read-file-start`, in `sandbox/files/bulk.rs`), on the version-independent
 //! [`HostState`].
 
+use super::bindings::quarry::connector::{host, types};
 use super::convert;
-use super::quarry::connector::{host, types};
-use crate::bulk_reads::{self, EntryKind, ReadError};
-use crate::host_state::HostState;
+use crate::sandbox::files::bulk::{EntryKind, ReadError};
+use crate::sandbox::instance::HostState;
 
 impl types::Host for HostState {}
 
@@ -13,7 +13,7 @@ impl host::Host for HostState {
     host_calls_since_0_1_0!();
 
     fn read_folder(&mut self, path: String) -> Result<Vec<types::FolderEntry>, types::ReadError> {
-        let entries = bulk_reads::read_folder(self, &path).map_err(read_error)?;
+        let entries = self.files.read_folder(&path).map_err(read_error)?;
         Ok(entries
             .into_iter()
             .map(|entry| types::FolderEntry {
@@ -35,7 +35,9 @@ impl host::Host for HostState {
         path: String,
         max_bytes: u32,
     ) -> Result<(Vec<u8>, u64), types::ReadError> {
-        bulk_reads::read_file_start(self, &path, max_bytes).map_err(read_error)
+        self.files
+            .read_file_start(&path, max_bytes)
+            .map_err(read_error)
     }
 }
 

@@ -3,6 +3,8 @@
 //! 0.1.0), and the six calls of its `source` interface in version-independent types: 0.2.0's
 //! five and `fetch-contents`.
 
+mod bindings;
+
 // The types 0.3.0 shares with 0.1.0 have the same names and fields, so the same checks and
 // conversions compile against this version's bindings, as for 0.2.0.
 #[path = "../v0_1_0/calls.rs"]
@@ -17,18 +19,11 @@ use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
+pub(super) use self::bindings::{Connector, ConnectorPre};
 use self::calls::{answer, checked, doc_ref};
-use super::{Answer, CallError, Source, changes_only};
-use crate::host_state::HostState;
+use super::source::{Answer, CallError, Source, changes_only};
 use crate::limits::Limits;
-
-wasmtime::component::bindgen!({
-    path: "../../wit/connector@0.3.0",
-    world: "connector",
-});
-
-/// The version, as a component's exports name it (`quarry:connector/source@0.3.0`).
-pub(super) const VERSION: &str = "0.3.0";
+use crate::sandbox::instance::HostState;
 
 /// Links this version's host interface (`quarry:connector/host@0.3.0` and its types).
 pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {

@@ -1,0 +1,16 @@
+//! The sandbox layer: the only part of the runtime that names an instance's state
+//! ([`instance::HostState`]). It applies the policy (`crate::policy`) to each instance and
+//! implements what the linker gets besides wasmtime-wasi's own: the shadows of WASI's file
+//! calls (`files/`), of its waits (`waits.rs`), the HTTP gate (`http.rs`, `outbound.rs`), the
+//! plugin's output and reports (`stdio.rs`, `reports.rs`) and its memory cap (`limiter.rs`).
+//! Each area keeps its own slice of the state, and a shadow sees only its slice (the manner of
+//! wasmtime-wasi's `WasiFilesystemCtx` and its view).
+
+pub(crate) mod files;
+pub(crate) mod http;
+pub(crate) mod instance;
+pub(crate) mod limiter;
+mod outbound;
+pub(crate) mod reports;
+pub(crate) mod stdio;
+pub(crate) mod waits;

@@ -1,0 +1,91 @@
+//! The seam between the host and every version: the `source` interface in version-independent
+//! types ([`Source`]), how a call ends ([`Answer`], [`CallError`]), and the checks every version
+//! shares.
+
+use quarry_core::{Coverage, DocId, ExtractedText, FileChunk, SourceBatch};
+use wasmtime::Store;
+
+use crate::error::GuestError;
+use crate::limits::Limits;
+use crate::sandbox::instance::HostState;
+
+/// Checks that an answer to `list-changes` is what the contract says: a listing of changes, in
+/// one batch.
+pub(crate) fn changes_only(batch: SourceBatch) -> Result<SourceBatch, String> {
+    if batch.coverage != Coverage::Changes || batch.more {
+        return Err(
+            "list-changes must answer one batch of coverage `changes` with `more` false".to_owned(),
+        );
+    }
+    Ok(batch)
+}
+
+/// How a call into a plugin ended: `Err` when the host stopped it (a trap, the deadline, the
+/// memory cap), `Ok(Err(_))` when the plugin returned without a usable value.
+pub(crate) type Answer<T> = wasmtime::Result<Result<T, CallError>>;
+
+/// A call the plugin returned from without a usable value.
+pub(crate) enum CallError {
+    /// The plugin's own error (WIT `connector-error`).
+    Guest(GuestError),
+    /// An answer that breaks the contract (too large, a bad id); says what was wrong.
+    Output(String),
+}
+
+/// The `source` interface of every version, in version-independent types: each method is the
+/// WIT function of the same name, its answer checked against the contract.
+pub(crate) trait Source {
+    /// One batch of the listing after `checkpoint`, within `limits`.
+    fn list_docs(
+        &self,
+        store: &mut Store<HostState>,
+        checkpoint: Option<&str>,
+        limits: &Limits,
+    ) -> Answer<SourceBatch>;
+
+    /// What changed at `paths` (sandbox paths), within `limits`; `None` when the plugin cannot
+    /// tell from the paths (a full listing is needed). Versions before 0.2.0 never can.
+    fn list_changes(
+        &self,
+        _store: &mut Store<HostState>,
+        _paths: &[String],
+        _limits: &Limits,
+    ) -> Answer<Option<SourceBatch>> {
+        Ok(Ok(None))
+    }
+
+    /// The text of a document, within `limits`.
+    fn fetch_content(
+        &self,
+        store: &mut Store<HostState>,
+        doc: (&DocId, &str),
+        limits: &Limits,
+    ) -> Answer<ExtractedText>;
+
+    /// The texts of several documents in one call, each checked as [`Source::fetch_content`]
+    /// checks one, within `limits`: one result per document, in order. `None` when the version
+    /// has no such call (before 0.3.0): ask for one document at a time.
+    fn fetch_contents(
+        &self,
+        _store: &mut Store<HostState>,
+        _docs: &[(&DocId, &str)],
+        _limits: &Limits,
+    ) -> Answer<Option<Vec<Result<ExtractedText, CallError>>>> {
+        Ok(Ok(None))
+    }
+
+    /// At most `range.1` bytes of the original file from offset `range.0`.
+    fn read_file(
+        &self,
+        store: &mut Store<HostState>,
+        doc: (&DocId, &str),
+        range: (u64, u32),
+    ) -> Answer<FileChunk>;
+
+    /// The plugin's verdict on `config`.
+    fn validate_config(
+        &self,
+        store: &mut Store<HostState>,
+        config: &[(String, String)],
+    ) -> Answer<()>;
+}
