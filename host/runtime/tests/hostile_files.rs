@@ -250,3 +250,86 @@ fn quarrys_own_folders_inside_a_grant_are_out_of_reach() {
         );
     }
 }
+
+/// What one entry of the granted folder is, for the table below.
+enum Entry {
+    File(&'static str),
+    Folder,
+    Fifo,
+    Socket,
+    Symlink(&'static str),
+    HardLink(&'static str),
+    DataFolderCopy,
+}
+
+/// One table of what a granted folder may hold, each read by the plugin through WASI (`open-at`)
+/// and through the host's bulk reads (`read-file-start`, `read-folder`): both go through the one
+/// guarded open, so each entry is read by both or refused by both.
+#[test]
+fn wasi_opens_and_bulk_reads_refuse_the_same_entries() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let share = tmp.path().join("share");
+    let own = share.join("q");
+    fs::create_dir_all(&own).expect("mkdir");
+    fs::write(own.join("admin-token"), "secret-token").expect("write");
+    fs::write(tmp.path().join("outside.txt"), "outside").expect("write");
+    let table: [(&str, Entry, bool); 11] = [
+        ("notes.txt", Entry::File("my notes"), true),
+        ("folder", Entry::Folder, true),
+        ("q", Entry::Folder, false),
+        ("fifo", Entry::Fifo, false),
+        ("socket", Entry::Socket, false),
+        ("link-to-token", Entry::Symlink("q/admin-token"), false),
+        ("link-to-own", Entry::Symlink("q"), false),
+        ("link-out", Entry::Symlink("../outside.txt"), false),
+        ("link-up", Entry::Symlink(".."), false),
+        ("token-hard-link", Entry::HardLink("q/admin-token"), false),
+        ("backup", Entry::DataFolderCopy, false),
+    ];
+    let mut keep = Vec::new();
+    for (name, entry, _) in &table {
+        let path = share.join(name);
+        match entry {
+            Entry::File(text) => fs::write(&path, text).expect("write"),
+            Entry::Folder if *name == "q" => {}
+            Entry::Folder => {
+                fs::create_dir(&path).expect("mkdir");
+                fs::write(path.join("inside.txt"), "inside").expect("write");
+            }
+            Entry::Fifo => mkfifo(&path),
+            Entry::Socket => keep.push(UnixListener::bind(&path).expect("bind a socket")),
+            Entry::Symlink(target) => symlink(target, &path).expect("symlink"),
+            Entry::HardLink(target) => fs::hard_link(share.join(target), &path).expect("link"),
+            Entry::DataFolderCopy => {
+                fs::create_dir_all(path.join("index")).expect("mkdir");
+                fs::write(path.join("quarry.db"), "db").expect("write");
+                fs::write(path.join("index/quarry-format"), "9").expect("write");
+            }
+        }
+    }
+    let runtime = runtime_protecting(std::slice::from_ref(&own));
+
+    let (report, took) = read_all(&runtime, &share, None);
+    assert!(took < Duration::from_secs(1), "nothing waited: {took:?}");
+    assert!(!report.contains("secret-token"), "{report}");
+    assert!(!report.contains("outside"), "{report}");
+    for (name, _, readable) in &table {
+        let (wasi, bulk) = (line(&report, name), bulk_line(&report, name));
+        if *readable {
+            assert!(
+                wasi.starts_with(&format!("READ {name}:")),
+                "{wasi}\n{report}"
+            );
+            assert!(
+                bulk.starts_with(&format!("BULK READ {name}:")),
+                "{bulk}\n{report}"
+            );
+        } else {
+            assert!(
+                wasi.starts_with(&format!("DENIED {name}:")),
+                "{wasi}\n{report}"
+            );
+            assert_eq!(bulk, format!("BULK DENIED {name}: refused"), "{report}");
+        }
+    }
+}
