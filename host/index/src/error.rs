@@ -1,6 +1,7 @@
 //! Errors of the index.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What can go wrong with the index.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -35,13 +36,19 @@ pub enum IndexError {
     Closed,
     /// tantivy failed.
     #[error("index error: {0}")]
-    Tantivy(String),
-}
-
-impl From<tantivy::TantivyError> for IndexError {
-    fn from(e: tantivy::TantivyError) -> Self {
-        IndexError::Tantivy(e.to_string())
-    }
+    Tantivy(#[from] tantivy::TantivyError),
+    /// The system failed the index (a thread, a read).
+    #[error("index error: {what}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The system's error (shared: an error reaches every job of a commit).
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The index holds less than Quarry wrote into it.
+    #[error("the index is damaged: {0}")]
+    Damaged(String),
 }
 
 impl quarry_core::ErrorCode for IndexError {

@@ -104,7 +104,7 @@ fn load_part(searcher: &Searcher, f: &Fields, key: &str, n: usize) -> Result<Str
     );
     let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
     let Some((_, address)) = found.first() else {
-        return Err(IndexError::Tantivy(format!(
+        return Err(IndexError::Damaged(format!(
             "part {n} of the text of {key} is missing"
         )));
     };

@@ -123,7 +123,10 @@ impl SegmentVectors {
             .sorted_ords_to_term_cb(&ords, |bytes| {
                 ranges.push(out.append(bytes, model));
             })
-            .map_err(|e| IndexError::Tantivy(format!("reading passage vectors: {e}")))?;
+            .map_err(|e| IndexError::Io {
+                what: "reading passage vectors",
+                source: Arc::new(e),
+            })?;
         let mut next = 0usize;
         for (ord, doc) in by_ord {
             while ords.get(next).is_some_and(|&o| o < ord) {

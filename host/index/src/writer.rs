@@ -7,6 +7,7 @@
 //! place in the queue instead.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -83,7 +84,10 @@ impl Writer {
                     }
                 }
             })
-            .map_err(|e| IndexError::Tantivy(format!("starting the index writer: {e}")))?;
+            .map_err(|e| IndexError::Io {
+                what: "starting the index writer",
+                source: Arc::new(e),
+            })?;
         match wait_created.recv() {
             Ok(Ok(())) => Ok(Writer {
                 jobs: Some(jobs),
@@ -95,7 +99,7 @@ impl Writer {
             }
             Err(_) => {
                 let _ = thread.join();
-                Err(IndexError::Tantivy("the index writer thread ended".into()))
+                Err(IndexError::Closed)
             }
         }
     }
@@ -140,7 +144,7 @@ fn run(mut writer: IndexWriter, reader: IndexReader, fields: Fields, rx: Receive
             if let Err(e) = writer.rollback() {
                 tracing::error!("index rollback failed: {e}");
             }
-            IndexError::Tantivy(e.to_string())
+            IndexError::Tantivy(e)
         });
         for job in group {
             let _ = job.done.send(result.clone());

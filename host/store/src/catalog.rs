@@ -329,7 +329,8 @@ impl Store {
         for row in rows {
             let id: String = row.try_get("doc_id")?;
             noted.push(NotedDoc {
-                doc_id: DocId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+                doc_id: DocId::parse(id)
+                    .map_err(|e| StoreError::unreadable("documents.doc_id", e))?,
                 path: row.try_get("shown")?,
                 note: row.try_get("note")?,
             });
@@ -601,7 +602,7 @@ fn push_ids(query: &mut QueryBuilder<Sqlite>, ids: &[DocId]) {
 fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
     let id: String = row.try_get("doc_id")?;
     Ok(CatalogDoc {
-        doc_id: DocId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+        doc_id: DocId::parse(id).map_err(|e| StoreError::unreadable("documents.doc_id", e))?,
         locator: row.try_get("locator")?,
         version: row.try_get("version")?,
         meta: DocMeta {

@@ -280,7 +280,7 @@ impl Store {
         }
         self.connector(&ConnectorId::parse(id).map_err(|e| StoreError::Invalid(e.to_string()))?)
             .await?
-            .ok_or_else(|| StoreError::Db("the new connector vanished".into()))
+            .ok_or_else(|| StoreError::corrupt("connectors: the new connector vanished"))
     }
 
     /// Adds the cost of a run of plugin calls to a connector's totals (the peak is a maximum).
@@ -729,7 +729,7 @@ impl Store {
         let config = self.open_settings(&id, row)?;
         let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
         Ok(Connector {
-            id: ConnectorId::parse(id).map_err(|e| StoreError::Db(e.to_string()))?,
+            id: ConnectorId::parse(id).map_err(|e| StoreError::unreadable("connectors.id", e))?,
             name: row.try_get("name")?,
             plugin_id: row.try_get("plugin_id")?,
             plugin_version: row.try_get("plugin_version")?,
@@ -819,8 +819,9 @@ impl CredentialPolicy {
     fn from_row(row: &SqliteRow) -> Result<CredentialPolicy, StoreError> {
         let mode: String = row.try_get("credentials")?;
         Ok(CredentialPolicy {
-            mode: CredentialMode::parse(&mode)
-                .ok_or_else(|| StoreError::Db(format!("connectors.credentials holds {mode:?}")))?,
+            mode: CredentialMode::parse(&mode).ok_or_else(|| {
+                StoreError::corrupt(format!("connectors.credentials holds {mode:?}"))
+            })?,
             released: from_json(row, "released")?,
         })
     }
@@ -860,5 +861,5 @@ fn from_json<T: serde::de::DeserializeOwned>(
 ) -> Result<T, StoreError> {
     let text: String = row.try_get(column)?;
     serde_json::from_str(&text)
-        .map_err(|e| StoreError::Db(format!("connectors.{column} is not valid JSON: {e}")))
+        .map_err(|e| StoreError::unreadable(format!("connectors.{column} is not valid JSON"), e))
 }

@@ -39,10 +39,62 @@ pub enum StoreError {
     /// The database failed.
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
-    /// Stored data is not what Quarry wrote, or the system refused what the store needs (no
-    /// randomness for a key).
-    #[error("database error: {0}")]
-    Db(String),
+    /// Stored data is not what Quarry wrote.
+    #[error(
+        "database error: stored data is not what Quarry wrote: {what}{}",
+        source.as_ref().map(|s| format!(": {s}")).unwrap_or_default()
+    )]
+    Corrupt {
+        /// What is wrong, naming the table and column.
+        what: String,
+        /// Why it does not read, when something said so.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// The system refused what the store needs: randomness for a key, an id or a seal.
+    #[error("{what}: {source}")]
+    System {
+        /// What the store was doing.
+        what: &'static str,
+        /// The system's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Sealing a secret setting failed (the cipher says no more).
+    #[error("sealing a secret failed")]
+    Seal,
+}
+
+impl StoreError {
+    /// Stored data that is not what Quarry wrote: `what` says where.
+    pub(crate) fn corrupt(what: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// Stored data at `what` that does not read, for the reason `source` gives.
+    pub(crate) fn unreadable(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::Corrupt {
+            what: what.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// The system refused `what`.
+    pub(crate) fn system(
+        what: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::System {
+            what,
+            source: Box::new(source),
+        }
+    }
 }
 
 impl ErrorCode for StoreError {
@@ -50,7 +102,11 @@ impl ErrorCode for StoreError {
         match self {
             StoreError::NameTaken { .. } | StoreError::Invalid(_) => ErrorKind::Validation,
             StoreError::NotFound { .. } => ErrorKind::NotFound,
-            StoreError::Open { .. } | StoreError::Sql(_) | StoreError::Db(_) => ErrorKind::Internal,
+            StoreError::Open { .. }
+            | StoreError::Sql(_)
+            | StoreError::Corrupt { .. }
+            | StoreError::System { .. }
+            | StoreError::Seal => ErrorKind::Internal,
         }
     }
 }

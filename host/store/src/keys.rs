@@ -47,7 +47,7 @@ pub(crate) struct KeyParts {
 pub(crate) fn generate() -> Result<(ApiKey, KeyParts), StoreError> {
     let mut random = [0u8; 32];
     getrandom::fill(&mut random)
-        .map_err(|e| StoreError::Db(format!("no randomness for a new key: {e}")))?;
+        .map_err(|e| StoreError::system("no randomness for a new key", e))?;
     let body = base62(&random, BODY_LEN);
     let check = base62(&crc32fast::hash(body.as_bytes()).to_be_bytes(), CHECK_LEN);
     let key = format!("{KEY_PREFIX}{body}{check}");
@@ -89,7 +89,7 @@ pub fn looks_like_key(s: &str) -> bool {
 pub(crate) fn random_id(prefix: &str) -> Result<String, StoreError> {
     let mut random = [0u8; 17];
     getrandom::fill(&mut random)
-        .map_err(|e| StoreError::Db(format!("no randomness for a new id: {e}")))?;
+        .map_err(|e| StoreError::system("no randomness for a new id", e))?;
     Ok(format!("{prefix}{}", base62(&random, 23)))
 }
 
@@ -97,7 +97,7 @@ pub(crate) fn random_id(prefix: &str) -> Result<String, StoreError> {
 pub(crate) fn random_secret() -> Result<String, StoreError> {
     let mut random = [0u8; 32];
     getrandom::fill(&mut random)
-        .map_err(|e| StoreError::Db(format!("no randomness for a new secret: {e}")))?;
+        .map_err(|e| StoreError::system("no randomness for a new secret", e))?;
     Ok(base62(&random, BODY_LEN))
 }
 

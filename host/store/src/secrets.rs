@@ -85,7 +85,7 @@ impl SecretBox {
     pub(crate) fn seal(&self, context: &str, plain: &str) -> Result<String, StoreError> {
         let mut nonce = [0u8; NONCE_LEN];
         getrandom::fill(&mut nonce)
-            .map_err(|e| StoreError::Db(format!("no randomness to seal a secret: {e}")))?;
+            .map_err(|e| StoreError::system("no randomness to seal a secret", e))?;
         let mut sealed = plain.as_bytes().to_vec();
         self.key
             .seal_in_place_append_tag(
@@ -93,7 +93,7 @@ impl SecretBox {
                 Aad::from(context.as_bytes()),
                 &mut sealed,
             )
-            .map_err(|_| StoreError::Db("sealing a secret failed".to_owned()))?;
+            .map_err(|_unspecified| StoreError::Seal)?;
         let mut out = nonce.to_vec();
         out.extend_from_slice(&sealed);
         Ok(format!("{SEALED}{}", STANDARD.encode(out)))

@@ -38,7 +38,7 @@ pub fn embed_docs<D: BorrowMut<IndexDoc>>(
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut vectors = embedder
         .embed_passages(&refs)
-        .map_err(|e| SyncError::Embed(e.to_string()))?
+        .map_err(SyncError::Embed)?
         .into_iter();
     for (doc, doc_ranges) in docs.iter_mut().zip(ranges) {
         let doc: &mut IndexDoc = doc.borrow_mut();

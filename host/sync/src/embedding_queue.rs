@@ -52,7 +52,10 @@ impl EmbeddingQueue {
                     run(&index, &embedder, &stop);
                     let _ = end.send(());
                 })
-                .map_err(|e| SyncError::Embed(format!("starting the embedding queue: {e}")))?
+                .map_err(|source| SyncError::Thread {
+                    what: "the embedding queue",
+                    source,
+                })?
         };
         Ok(EmbeddingQueue {
             stop,

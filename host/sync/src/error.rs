@@ -24,7 +24,16 @@ pub enum SyncError {
     Index(#[from] IndexError),
     /// The embedding model failed on this batch (the batch is retried at the next sync).
     #[error("embedding failed: {0}")]
-    Embed(String),
+    Embed(#[from] quarry_embed::EmbedError),
+    /// A thread the sync needs could not be started.
+    #[error("starting {what}: {source}")]
+    Thread {
+        /// The thread's work.
+        what: &'static str,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The connector was removed while it synced.
     #[error("the connector was removed")]
     Gone,
@@ -78,7 +87,10 @@ impl SyncError {
             SyncError::Invalid(_) => {
                 "the last sync failed: the connector's settings need the user's attention"
             }
-            SyncError::Store(_) | SyncError::Index(_) | SyncError::Embed(_) => {
+            SyncError::Store(_)
+            | SyncError::Index(_)
+            | SyncError::Embed(_)
+            | SyncError::Thread { .. } => {
                 "the last sync failed: Quarry could not store what it read; it tries again at the next sync"
             }
             SyncError::Gone | SyncError::Stopped => "the last sync did not finish",
@@ -108,9 +120,11 @@ impl quarry_core::ErrorCode for SyncError {
             },
             SyncError::Store(e) => e.error_kind(),
             SyncError::Invalid(_) | SyncError::PluginMissing(_) => ErrorKind::Validation,
-            SyncError::Index(_) | SyncError::Embed(_) | SyncError::Gone | SyncError::Stopped => {
-                ErrorKind::Internal
-            }
+            SyncError::Index(_)
+            | SyncError::Embed(_)
+            | SyncError::Thread { .. }
+            | SyncError::Gone
+            | SyncError::Stopped => ErrorKind::Internal,
         }
     }
 }
