@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine needs to build, test and run Quarry, and nothing twice.
-# Sources: Debian's packages and the crate registry only (no rustup downloads).
+# Sources: Debian's packages, the crate registry, PyPI and npm; rustup only adds rustfmt and
+# clippy to the toolchain in use (no wasm32 target: plugins build with Debian's rustc-web).
 set -euo pipefail
 
 WASM_TOOLS_VERSION=1.263.0

@@ -5,8 +5,8 @@
 //! plugin's cost), the constructor says which, not a second type. Field order is the order of the
 //! struct (it is the order of the JSON).
 //!
-//! `docs/openapi.json` describes the `/api/v1` views; `tests/tests/api_openapi.rs` checks real
-//! answers against it.
+//! `host/api/openapi.json` (served at `/api/v1/openapi.json`) describes the `/api/v1` views;
+//! `tests/tests/api_openapi.rs` checks real answers against it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
