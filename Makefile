@@ -57,6 +57,8 @@ test: build
 	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --exclude quarry-partial --exclude quarry-older-notes --lib
 
 lint: setup
+	scripts/import_map.py
+	scripts/long_functions.py
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cd plugins && cargo fmt --all -- --check

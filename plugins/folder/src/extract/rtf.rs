@@ -72,6 +72,24 @@ struct Output {
 }
 
 impl Output {
+    /// The text read, with the title, author and creation time of the `\info` group.
+    fn into_content(self) -> Content {
+        let mut content = Content::text(quarry_sdk::text::tidy(&self.text));
+        for (key, value) in [("title", &self.title), ("author", &self.author)] {
+            if !value.trim().is_empty() {
+                content = content.with_meta(key, value.trim());
+            }
+        }
+        let [year, month, day, hour, minute] = self.created;
+        if year > 0 {
+            content = content.with_meta(
+                "created",
+                format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:00"),
+            );
+        }
+        content
+    }
+
     fn target(&mut self, destination: Destination) -> Option<&mut String> {
         match destination {
             Destination::Text => Some(&mut self.text),
@@ -190,20 +208,7 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
         }
     }
     out.flush(group.destination);
-    let mut content = Content::text(quarry_sdk::text::tidy(&out.text));
-    for (key, value) in [("title", &out.title), ("author", &out.author)] {
-        if !value.trim().is_empty() {
-            content = content.with_meta(key, value.trim());
-        }
-    }
-    let [year, month, day, hour, minute] = out.created;
-    if year > 0 {
-        content = content.with_meta(
-            "created",
-            format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:00"),
-        );
-    }
-    Ok(content)
+    Ok(out.into_content())
 }
 
 /// What follows a backslash.
