@@ -5,9 +5,12 @@ files. A circle is files that reach each other through such uses, directly or no
 that uses its own submodules counts only through what it names, so `mod.rs` declaring its
 children is no use of them.
 
+Layers are checked too: in the runtime, `policy/` (no instance state) uses nothing of the
+sandbox or the WIT versions, and `sandbox/` nothing of the WIT versions (see `LAYERS`).
+
 Usage: scripts/import_map.py [--map] [CRATE_DIR ...] (default: every host/* crate).
-Prints the circles (and with --map every file's uses); exits 1 when a crate has a circle.
-`make lint` runs it.
+Prints the circles and the uses across layers (and with --map every file's uses); exits 1
+when a crate has either. `make lint` runs it.
 """
 
 import re
@@ -44,6 +47,28 @@ def owner(files: dict, module: tuple):
         if module[:length] in files:
             return module[:length]
     return None
+
+
+# Per crate: (a folder, the folders and files its files may not use).
+LAYERS = {
+    "runtime": [
+        ("policy", ("sandbox", "wit", "engine", "plugin")),
+        ("sandbox", ("wit", "engine", "plugin")),
+    ],
+}
+
+
+def layer_breaches(crate: str, edges: dict) -> list:
+    """The uses that point up a layer of `LAYERS`."""
+    found = []
+    for folder, banned in LAYERS.get(crate, []):
+        for module, uses in edges.items():
+            if module[:1] != (folder,):
+                continue
+            for target in uses:
+                if target[:1] and target[0] in banned:
+                    found.append((module, target))
+    return sorted(found)
 
 
 CHILD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", re.M)
@@ -196,6 +221,9 @@ def main() -> int:
         for component in found:
             failed = True
             print("  circle: " + " <-> ".join(name(m) for m in component))
+        for module, target in layer_breaches(crate.name, edges):
+            failed = True
+            print(f"  up a layer: {name(module)} -> {name(target)}")
     return 1 if failed else 0
 
 
