@@ -12,8 +12,9 @@ use std::fs::Metadata;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use cap_fs_ext::OpenOptionsSyncExt;
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
+use cap_fs_ext::{
+    FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
+};
 use cap_primitives::fs::{OpenOptions, OpenOptionsExt};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use wasmtime_wasi::filesystem::{Dir, WasiFilesystemCtxView};
