@@ -438,7 +438,23 @@ fn hard_links_to_quarrys_own_files_in_a_shared_folder_are_left_out_and_counted()
     // What a hard-link backup of the home folder makes: the same files under other names, of
     // each of Quarry's folders on this file system (the data folder, its index, the keys, the
     // component cache, the plugins; the model too where it shares the device).
-    q.start();
+    // The server gets a component cache of its own, the shared one's files under new names: a
+    // test running beside this one may replace a shared file (a compile stored again), which
+    // would leave a link to it pointing at a file that is no longer Quarry's.
+    let own_cache = q.scratch("component-cache");
+    for entry in std::fs::read_dir(quarry_tests::component_cache())
+        .expect("component cache")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+    {
+        let to = own_cache.join(entry.file_name());
+        if std::fs::hard_link(entry.path(), &to).is_err() {
+            // A file replaced while copied is copied whole from one inode or the other.
+            let _ = std::fs::copy(entry.path(), &to);
+        }
+    }
+    let cache_env = own_cache.to_str().expect("utf-8 path").to_owned();
+    q.start_with_env(&[("QUARRY_COMPONENT_CACHE", &cache_env)]);
     q.wait_synced();
     q.stop();
     let sealing = std::fs::read_dir(q.keys_dir())
@@ -453,12 +469,15 @@ fn hard_links_to_quarrys_own_files_in_a_shared_folder_are_left_out_and_counted()
         .map(|e| e.path())
         .find(|p| p.is_file())
         .expect("an index file");
-    let cache_file = std::fs::read_dir(quarry_tests::component_cache())
+    // The smallest: one over the folder plugin's size limit is not read at all.
+    let cache_file = std::fs::read_dir(&own_cache)
         .expect("component cache")
         .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_file())
-        .expect("a compiled component");
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter_map(|e| Some((e.metadata().ok()?.len(), e.path())))
+        .min()
+        .expect("a compiled component")
+        .1;
     let own_files = [
         sealing.clone(),
         q.data_dir().join("quarry.db"),
@@ -482,7 +501,7 @@ fn hard_links_to_quarrys_own_files_in_a_shared_folder_are_left_out_and_counted()
         "the data folder's and the keys' files at least: {linked:?}"
     );
     let sealing_key = std::fs::read_to_string(&sealing).expect("key");
-    q.start();
+    q.start_with_env(&[("QUARRY_COMPONENT_CACHE", &cache_env)]);
     q.wait_synced();
     let found = q.keyword_search(&key, sealing_key.trim(), 10);
     assert!(paths(&found).is_empty(), "{found}");
