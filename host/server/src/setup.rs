@@ -11,6 +11,7 @@ use quarry_index::SearchIndex;
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
 use quarry_store::{DB_FILE, Store};
 
+use crate::bundle::{Bundle, DEFAULT_MODEL};
 use crate::cli::Cli;
 use crate::private;
 
@@ -29,6 +30,9 @@ pub struct Paths {
     pub component_cache: PathBuf,
     /// The embedding model; `None` for keyword search only.
     pub model: Option<EmbedConfig>,
+    /// The installation this binary belongs to, whose plugins, model and library are used
+    /// where none are named.
+    pub bundle: Option<Bundle>,
 }
 
 impl Paths {
@@ -53,14 +57,30 @@ impl Paths {
                 .map_or_else(|| data_dir.join("cache"), |d| d.join("quarry"))
                 .join("components"),
         };
+        let bundle = Bundle::of_this_binary();
+        // Unnamed, the data folder's model and library are used where they are, else those
+        // this installation ships.
+        let own_or_bundled = |own: PathBuf, bundled: Option<PathBuf>| {
+            if own.exists() {
+                own
+            } else {
+                bundled.unwrap_or(own)
+            }
+        };
         let model_dir = match &cli.model.model_dir {
             Some(dir) if dir.as_os_str() == "none" => None,
             Some(dir) => Some(absolute(dir)?),
-            None => Some(data_dir.join("models/all-MiniLM-L6-v2")),
+            None => Some(own_or_bundled(
+                data_dir.join("models").join(DEFAULT_MODEL),
+                bundle.as_ref().and_then(|b| b.model(DEFAULT_MODEL)),
+            )),
         };
         let runtime_library = match &cli.model.ort_lib {
             Some(lib) => absolute(lib)?,
-            None => data_dir.join("models/onnxruntime/libonnxruntime.so"),
+            None => own_or_bundled(
+                data_dir.join("models/onnxruntime/libonnxruntime.so"),
+                bundle.as_ref().and_then(Bundle::runtime_library),
+            ),
         };
         let model = model_dir.map(|model_dir| EmbedConfig {
             model_dir,
@@ -70,8 +90,9 @@ impl Paths {
             }),
         });
         let mut plugin_dirs = Vec::new();
-        if let Some(dir) = &cli.plugins.plugins_dir {
-            plugin_dirs.push(absolute(dir)?);
+        match &cli.plugins.plugins_dir {
+            Some(dir) => plugin_dirs.push(absolute(dir)?),
+            None => plugin_dirs.extend(bundle.as_ref().and_then(Bundle::plugins)),
         }
         plugin_dirs.push(data_dir.join("plugins"));
         Ok(Paths {
@@ -80,6 +101,7 @@ impl Paths {
             keys_dir,
             component_cache,
             model,
+            bundle,
         })
     }
 
@@ -162,7 +184,7 @@ pub fn load_plugins_with(runtime: &Runtime, paths: &Paths) -> anyhow::Result<Plu
     }
     if plugins.all().is_empty() {
         tracing::warn!(
-            "no plugins found in {}; run `make plugins` or pass --plugins-dir",
+            "no plugins found in {}; install Quarry (`make install`, the Debian package), or in a checkout run `make plugins` and pass --plugins-dir",
             paths
                 .plugin_dirs
                 .iter()
