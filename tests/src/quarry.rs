@@ -168,6 +168,11 @@ impl Quarry {
         path
     }
 
+    /// The settings file the binary reads (`$QUARRY_CONFIG`); absent unless the test writes it.
+    pub fn config_file(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+
     /// The data folder.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
@@ -237,6 +242,9 @@ impl Quarry {
             )
             .env("QUARRY_ORT_LIB", crate::ort_lib())
             .env("QUARRY_KEYS_DIR", self.keys_dir())
+            // A settings file of this test's own (none unless the test writes it): the
+            // machine's ~/.config/quarry/config.toml never reaches a test.
+            .env("QUARRY_CONFIG", self.config_file())
             .env_remove("QUARRY_DATA_DIR")
             .env_remove("QUARRY_LISTEN")
             .stdin(Stdio::null());

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueHint};
 use quarry_api::ApiLimits;
 
 /// Quarry: local search over your own data, for agents and scripts.
@@ -12,12 +12,12 @@ use quarry_api::ApiLimits;
 pub struct Cli {
     /// Where Quarry keeps its database and index [default: the platform's data folder, e.g.
     /// ~/.local/share/quarry].
-    #[arg(long, env = "QUARRY_DATA_DIR", global = true)]
+    #[arg(long, env = "QUARRY_DATA_DIR", global = true, value_hint = ValueHint::DirPath)]
     pub data_dir: Option<PathBuf>,
     /// Where Quarry keeps the key that seals password settings, outside the data folder so that
     /// a copy of the data folder opens none of them [default: the platform's config folder,
     /// e.g. ~/.config/quarry/keys].
-    #[arg(long, env = "QUARRY_KEYS_DIR", global = true)]
+    #[arg(long, env = "QUARRY_KEYS_DIR", global = true, value_hint = ValueHint::DirPath)]
     pub keys_dir: Option<PathBuf>,
     #[command(flatten)]
     pub plugins: PluginOptions,
@@ -31,13 +31,14 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct PluginOptions {
     /// The bundled plugins: a folder of plugin folders (each with a quarry-plugin.toml), read
-    /// before the data folder's `plugins` (their ids cannot be taken by installed plugins);
+    /// before the data folder's `plugins` (their ids cannot be taken by installed plugins)
+    /// [default: those installed with Quarry, <prefix>/share/quarry/plugins]; in a checkout
     /// `make plugins` builds them into target/plugins and `make run` passes that.
-    #[arg(long, env = "QUARRY_PLUGINS_DIR", global = true)]
+    #[arg(long, env = "QUARRY_PLUGINS_DIR", global = true, value_hint = ValueHint::DirPath)]
     pub plugins_dir: Option<PathBuf>,
     /// Where compiled components are cached, in a folder of this user's [default: the
     /// platform's cache folder, e.g. ~/.cache/quarry/components].
-    #[arg(long, env = "QUARRY_COMPONENT_CACHE", global = true)]
+    #[arg(long, env = "QUARRY_COMPONENT_CACHE", global = true, value_hint = ValueHint::DirPath)]
     pub component_cache: Option<PathBuf>,
 }
 
@@ -45,15 +46,17 @@ pub struct PluginOptions {
 #[derive(Debug, Args)]
 pub struct ModelOptions {
     /// A sentence-embedding model folder (tokenizer.json and onnx/model.onnx), or `none` for
-    /// keyword search only [default: the data folder's models/all-MiniLM-L6-v2]; `make setup`
-    /// installs all-MiniLM-L6-v2 into the repository's models/ and `make run` passes it, and
-    /// `make setup MODEL=multilingual-e5-small` adds a model for semantic search beyond English.
-    #[arg(long, env = "QUARRY_MODEL_DIR", global = true)]
+    /// keyword search only [default: the data folder's models/all-MiniLM-L6-v2 if there is
+    /// one, else the one installed with Quarry]; in a checkout `make setup` puts it in models/
+    /// and `make run` passes it, and `make setup MODEL=multilingual-e5-small` adds a model for
+    /// semantic search beyond English.
+    #[arg(long, env = "QUARRY_MODEL_DIR", global = true, value_hint = ValueHint::DirPath)]
     pub model_dir: Option<PathBuf>,
     /// ONNX Runtime's shared library, which runs the model; it must belong to this user or root
     /// and be writable by no one else [default: the data folder's
-    /// models/onnxruntime/libonnxruntime.so].
-    #[arg(long, env = "QUARRY_ORT_LIB", global = true)]
+    /// models/onnxruntime/libonnxruntime.so if there is one, else the one installed with
+    /// Quarry, <prefix>/lib/quarry].
+    #[arg(long, env = "QUARRY_ORT_LIB", global = true, value_hint = ValueHint::FilePath)]
     pub ort_lib: Option<PathBuf>,
     /// Threads that embed documents while indexing [default: the number of cores].
     #[arg(long, env = "QUARRY_EMBED_THREADS", global = true)]
@@ -84,6 +87,20 @@ pub enum Command {
     /// Serve MCP over stdin and stdout for agents that launch a command, with the integration
     /// key in QUARRY_API_KEY: through the running server, else on the data folder directly.
     Mcp(McpArgs),
+    /// Show the effective settings and where each came from: a flag, the environment, the
+    /// settings file (~/.config/quarry/config.toml, or $QUARRY_CONFIG) or the default.
+    Config {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the manual page or a shell's completions (what the package installs).
+    #[command(hide = true)]
+    Generate {
+        /// man, bash, zsh or fish.
+        #[arg(value_parser = ["man", "bash", "zsh", "fish"])]
+        what: String,
+    },
 }
 
 /// Arguments of `quarry mcp`.

@@ -3,10 +3,15 @@
 
 mod activity;
 mod admin;
+mod bundle;
 mod cli;
+mod config;
 mod connector;
 mod descriptors;
+mod effective;
+mod generate;
 mod integration;
+mod logging;
 mod mcp;
 mod plugin;
 mod plugin_check;
@@ -15,29 +20,34 @@ mod progress;
 mod scaffold;
 mod search;
 mod serve;
+mod service_manager;
 mod setup;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command};
 use crate::setup::{Paths, open_store};
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    // The settings file's values stand as the options' defaults: the environment and flags
+    // override them.
+    let settings = match config::Settings::load(&Cli::command()) {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("error: the settings file: {e:#}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let command = settings.apply(Cli::command());
+    let matches = command.clone().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // The MCP library's own warnings repeat what a client sent (a request id of any length):
     // only its errors are logged unless QUARRY_LOG asks for more.
     let default_level = match cli.command {
         Command::Serve(_) => "info,rmcp=error",
         _ => "warn,rmcp=error",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    logging::init(default_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -48,7 +58,12 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(run(cli));
+    let parsed = Parsed {
+        command,
+        matches,
+        settings,
+    };
+    let outcome = runtime.block_on(run(cli, parsed));
     // Threads still blocked (a plugin call past its grace, a client's connection) are not
     // waited for: the process ends.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -61,7 +76,14 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// How the command line was read, for `quarry config` to say where each setting came from.
+struct Parsed {
+    command: clap::Command,
+    matches: clap::ArgMatches,
+    settings: config::Settings,
+}
+
+async fn run(cli: Cli, parsed: Parsed) -> anyhow::Result<()> {
     let paths = Paths::new(&cli)?;
     // What Quarry writes is its user's alone; a new connector's project folder is the author's.
     if !matches!(cli.command, Command::Plugin(cli::PluginCommand::New { .. })) {
@@ -91,5 +113,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             admin::run(&paths, &store, command).await
         }
         Command::Mcp(args) => mcp::run(&paths, &args).await,
+        Command::Config { json } => effective::run(&paths, &parsed, json),
+        Command::Generate { what } => generate::run(parsed.command, &what),
     }
 }

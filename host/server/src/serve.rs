@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::admin::{first_admin_token, login_link, note_server_url};
 use crate::cli::ServeArgs;
+use crate::service_manager::ServiceManager;
 use crate::setup::{
     Paths, load_embedder, load_plugins_with, open_index, open_store, recheck_for_credentials,
     runtime_config,
@@ -98,7 +99,29 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         descriptors,
         "connections are capped"
     );
+    let manager = ServiceManager::from_env();
+    manager.notify(&format!("READY=1\nSTATUS=serving {}", config.public_url));
+    let _watchdog = manager
+        .watchdog_beat()
+        .map(|beat| tokio::spawn(keep_watchdog(manager, beat, store.clone())));
     serve_until_stopped(listener, state, connections, scheduler, store).await
+}
+
+/// Tells the service manager the service is alive every `beat` for as long as the database
+/// answers within a beat: a service whose runtime or database hangs is restarted by its unit.
+async fn keep_watchdog(manager: ServiceManager, beat: Duration, store: Store) {
+    let mut ticks = tokio::time::interval(beat);
+    loop {
+        ticks.tick().await;
+        match tokio::time::timeout(beat, store.ping()).await {
+            Ok(Ok(())) => manager.notify("WATCHDOG=1"),
+            Ok(Err(e)) => tracing::warn!("the database did not answer the watchdog's query: {e}"),
+            Err(_) => tracing::warn!(
+                "the database did not answer the watchdog's query within {} s",
+                beat.as_secs_f32()
+            ),
+        }
+    }
 }
 
 /// The index, opened for writing; one of an older layout is rebuilt from the sources.
@@ -191,6 +214,7 @@ async fn serve_until_stopped(
             REQUESTS_GRACE.as_secs_f32()
         ),
     }
+    ServiceManager::from_env().notify("STOPPING=1");
     tracing::info!("shutting down: stopping syncs");
     if tokio::time::timeout(SYNCS_GRACE, scheduler_task)
         .await

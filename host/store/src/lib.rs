@@ -149,6 +149,13 @@ impl Store {
         self.write_turn.clone().lock_owned().await
     }
 
+    /// Answers once the database answers a query: what a service manager's watchdog asks
+    /// before it is told the service is alive.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Closes every connection, waiting for running queries.
     pub async fn close(&self) {
         self.pool.close().await;
