@@ -25,10 +25,14 @@ export QUARRY_ORT_LIB ?= $(CURDIR)/models/onnxruntime/libonnxruntime.so
 # The multilingual model the tests use beside the default (fetched by `make test`).
 export QUARRY_MULTILINGUAL_MODEL_DIR ?= $(CURDIR)/models/multilingual-e5-small
 
-.PHONY: help setup plugins build test lint fmt run bench eval fuzz soak clean
+.PHONY: help setup plugins build test lint fmt run bench eval fuzz soak clean release install uninstall deb
 
 help:
 	@echo "make run    build everything and start Quarry"
+	@echo "make install  install Quarry under PREFIX (default ~/.local; PREFIX=/usr/local works)"
+	@echo "           with its plugins, model, manual page, completions and user service"
+	@echo "make uninstall  remove it again (your data, settings and keys stay)"
+	@echo "make deb   the Debian package (cargo-deb), in target/debian/"
 	@echo "           MODEL=multilingual-e5-small: semantic search beyond English"
 	@echo "make test   run every test (sets up the machine first)"
 	@echo "make lint   rustfmt and clippy, host and plugins"
@@ -51,7 +55,8 @@ plugins: setup
 build: plugins
 	cargo build --workspace --all-targets --locked
 
-test: build
+# The install tests use the release binary and the package (tests/tests/installed.rs).
+test: build deb
 	@scripts/fetch-model.sh multilingual-e5-small
 	cargo test --workspace --locked
 	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --exclude quarry-partial --exclude quarry-older-notes --lib
@@ -106,6 +111,24 @@ fuzz: build
 soak: plugins
 	cargo build --locked --release -p quarry-server
 	cargo run --locked --release -p quarry-tests --example soak
+
+# The installed form: the release binary with the plugins, the model and ONNX Runtime beside it
+# (scripts/install.sh says where each goes).
+PREFIX ?= $(HOME)/.local
+release: plugins
+	cargo build --locked --release -p quarry-server
+
+install: release
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BIN="$(CARGO_TARGET_DIR)/release/quarry" scripts/install.sh
+
+uninstall:
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --uninstall
+
+# The package installs under /usr what `make install` would; built from a staging folder.
+deb: release
+	rm -rf packaging/stage
+	@PREFIX=/usr DESTDIR="$(CURDIR)/packaging/stage" BIN="$(CARGO_TARGET_DIR)/release/quarry" scripts/install.sh
+	cargo deb --locked -p quarry-server --no-build --no-strip --output target/debian/
 
 clean:
 	rm -rf target $(CARGO_TARGET_DIR) $(WASM_TARGET_DIR) $(QUARRY_COMPONENT_CACHE)

@@ -15,7 +15,11 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # wasi-libc is std's C library there. These come from bookworm-security.
 # chromium runs the settings page's browser tests (driven by playwright-core from npm);
 # nodejs and npm only where the machine has no Node.js of its own.
-packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core)
+# The install tests build the package (dpkg-dev's shlibdeps), verify its user unit (systemd),
+# render its manual page (man-db, groff-base, bsdextrautils' col) and use it as a new user
+# (passwd's useradd, procps' pkill).
+packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
+  dpkg-dev systemd man-db groff-base bsdextrautils passwd procps)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).
@@ -39,6 +43,14 @@ if ! wasm-tools --version 2>/dev/null | grep -q "$WASM_TOOLS_VERSION"; then
     --no-default-features --features component,validate,print
 else
   step "wasm-tools $WASM_TOOLS_VERSION present"
+fi
+
+CARGO_DEB_VERSION=3.7.0
+if ! cargo deb --version 2>/dev/null | grep -q "$CARGO_DEB_VERSION"; then
+  step "installing cargo-deb $CARGO_DEB_VERSION (make deb)"
+  cargo install --locked "cargo-deb@$CARGO_DEB_VERSION"
+else
+  step "cargo-deb $CARGO_DEB_VERSION present"
 fi
 
 for component in rustfmt clippy; do
