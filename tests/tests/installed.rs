@@ -387,9 +387,7 @@ fn make_install_into_an_empty_prefix_serves_with_no_flags_and_uninstall_leaves_d
             .env("PLUGINS", quarry_tests::plugins_dir())
             .env(
                 "MODELS",
-                quarry_tests::model_dir()
-                    .parent()
-                    .expect("models/"),
+                quarry_tests::model_dir().parent().expect("models/"),
             )
             .output()
             .expect("install.sh runs");

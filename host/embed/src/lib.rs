@@ -11,6 +11,7 @@
 mod cache;
 mod chunk;
 mod error;
+mod memory;
 mod model;
 mod pooling;
 mod prompts;

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
@@ -43,9 +43,15 @@ pub struct Embedder {
     prompts: Prompts,
     tokenizer: Tokenizer,
     token_types: bool,
-    passages: Mutex<Session>,
+    /// The passages' session: opened when there are passages to embed, closed by
+    /// [`Embedder::release_passages`] once the queue is drained (its weights and buffers are
+    /// most of what the model holds).
+    passages: Mutex<Option<Session>>,
     queries: Mutex<Session>,
     cache: QueryCache,
+    env: &'static ort::environment::Environment,
+    model_file: PathBuf,
+    threads: usize,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -148,22 +154,10 @@ impl Embedder {
                 message: e.to_string(),
             })?;
         tokenizer.with_padding(None);
-        let open = |threads: usize| open_session(env, &model_file, threads);
-        // The passages' session is built on a thread of the lowest priority: ONNX Runtime
-        // starts its threads there, and they inherit it, so embedding yields to searches and
-        // to syncs (documents are searchable by keyword before their vectors exist). Queries
-        // get a session at normal priority.
-        let passages = std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    quarry_core::priority::run_when_idle();
-                    open(config.threads.max(1))
-                })
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })?;
-        let queries = open(1)?;
-        let names: Vec<&str> = passages.inputs().iter().map(|i| i.name()).collect();
+        // Queries get a session at normal priority, for as long as the model is loaded; the
+        // passages' session is opened when needed.
+        let queries = open_session(env, &model_file, 1)?;
+        let names: Vec<&str> = queries.inputs().iter().map(|i| i.name()).collect();
         for needed in ["input_ids", "attention_mask"] {
             if !names.contains(&needed) {
                 return Err(EmbedError::Shape {
@@ -182,9 +176,12 @@ impl Embedder {
             prompts,
             tokenizer,
             token_types,
-            passages: Mutex::new(passages),
+            passages: Mutex::new(None),
             queries: Mutex::new(queries),
             cache: QueryCache::default(),
+            env,
+            model_file: model_file.clone(),
+            threads: config.threads.max(1),
         };
         let probe = embedder.run(&embedder.queries, &["dimension probe"])?;
         embedder.dims = probe.first().map_or(0, Vec::len);
@@ -226,7 +223,7 @@ impl Embedder {
                 .map(|&i| self.prompts.passage(texts[i]))
                 .collect();
             let batch_texts: Vec<&str> = prompted.iter().map(AsRef::as_ref).collect();
-            for (&i, v) in batch.iter().zip(self.run(&self.passages, &batch_texts)?) {
+            for (&i, v) in batch.iter().zip(self.run_passages(&batch_texts)?) {
                 out[i] = v;
             }
         }
@@ -238,7 +235,46 @@ impl Embedder {
     pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let prompted: Vec<Cow<'_, str>> = texts.iter().map(|t| self.prompts.passage(t)).collect();
         let texts: Vec<&str> = prompted.iter().map(AsRef::as_ref).collect();
-        self.run(&self.passages, &texts)
+        self.run_passages(&texts)
+    }
+
+    /// Closes the passages' session, freeing its weights and buffers until passages come
+    /// again (the embedding queue calls it once drained). Queries are not affected.
+    pub fn release_passages(&self) {
+        let released = self
+            .passages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if released.is_some() {
+            drop(released);
+            crate::memory::give_back();
+            tracing::debug!(model = %self.id, "closed the passages' session: nothing to embed");
+        }
+    }
+
+    /// Runs `texts` on the passages' session, opening it first if it is closed. It is opened
+    /// on a thread of the lowest priority: ONNX Runtime starts its threads there, and they
+    /// inherit it, so embedding yields to searches and to syncs (documents are searchable by
+    /// keyword before their vectors exist).
+    fn run_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut slot = self.passages.lock().unwrap_or_else(PoisonError::into_inner);
+        let session = match &mut *slot {
+            Some(session) => session,
+            None => {
+                let opened = std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| {
+                            quarry_core::priority::run_when_idle();
+                            open_session(self.env, &self.model_file, self.threads)
+                        })
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })?;
+                slot.insert(opened)
+            }
+        };
+        self.run_on(session, texts)
     }
 
     /// Embeds a search query (after the model's query prompt) on the query session (never
@@ -256,8 +292,14 @@ impl Embedder {
         Ok(vector)
     }
 
-    /// Tokenises `texts`, runs them as one padded batch, pools.
+    /// [`Embedder::run_on`] the session in `session`.
     fn run(&self, session: &Mutex<Session>, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut session = session.lock().unwrap_or_else(PoisonError::into_inner);
+        self.run_on(&mut session, texts)
+    }
+
+    /// Tokenises `texts`, runs them as one padded batch, pools.
+    fn run_on(&self, session: &mut Session, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -297,7 +339,6 @@ impl Embedder {
         if self.token_types {
             inputs.push(("token_type_ids", tensor(vec![0i64; n * len])?));
         }
-        let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
         let outputs = session.run(inputs).map_err(|e| fail(&e))?;
         let (shape, data) = outputs[0]
             .try_extract_tensor::<f32>()

@@ -24,6 +24,8 @@ mod vectors;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::thread::Thread;
 
 use quarry_core::{ConnectorId, DocId};
 use tantivy::collector::TopDocs;
@@ -118,6 +120,8 @@ pub struct SearchIndex {
     fields: Fields,
     writer: Option<Writer>,
     vectors: VectorCache,
+    /// Threads woken after each commit of this process ([`SearchIndex::wake_on_commit`]).
+    woken_on_commit: Mutex<Vec<Thread>>,
 }
 
 impl SearchIndex {
@@ -153,7 +157,35 @@ impl SearchIndex {
             fields,
             writer,
             vectors: VectorCache::default(),
+            woken_on_commit: Mutex::default(),
         })
+    }
+
+    /// Unparks `thread` after every commit this process makes, so that a thread waiting for
+    /// new documents can park without a timeout instead of polling.
+    pub fn wake_on_commit(&self, thread: Thread) {
+        self.woken_on_commit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(thread);
+    }
+
+    /// Applies `change` and wakes the threads waiting for a commit.
+    fn commit(&self, change: Change) -> Result<(), IndexError> {
+        let written = self
+            .writer
+            .as_ref()
+            .ok_or(IndexError::ReadOnly)?
+            .write(change);
+        for thread in self
+            .woken_on_commit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            thread.unpark();
+        }
+        written
     }
 
     /// True when this process holds the writer.
@@ -166,10 +198,7 @@ impl SearchIndex {
         if batch.is_empty() {
             return Ok(());
         }
-        self.writer
-            .as_ref()
-            .ok_or(IndexError::ReadOnly)?
-            .write(Change::Batch(batch))
+        self.commit(Change::Batch(batch))
     }
 
     /// Up to `max_docs` documents that lack vectors of `model` (written without a model, with
@@ -211,10 +240,7 @@ impl SearchIndex {
         if embedded.is_empty() {
             return Ok(());
         }
-        self.writer
-            .as_ref()
-            .ok_or(IndexError::ReadOnly)?
-            .write(Change::Vectors(embedded))
+        self.commit(Change::Vectors(embedded))
     }
 
     /// A number that changes whenever searches see a new commit.

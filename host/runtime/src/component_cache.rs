@@ -3,7 +3,6 @@
 //! and each file is opened without following links and checked before it is loaded.
 
 use std::fs;
-use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,19 +60,25 @@ impl ComponentCache {
     }
 
     /// The compiled component cached under `key`, if there is a usable one. A file that is a
-    /// link, not this user's, or writable by others is not loaded.
+    /// link, not this user's, or writable by others is not loaded. The file is mapped, not
+    /// copied: its code is the kernel's to page in and drop, not memory of the process's own.
     pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
         let path = self.path(key);
-        let mut file = match checked_file(&path) {
-            Ok(file) => file?,
+        let checked = match checked_file(&path) {
+            Ok(file) => file?.metadata().ok()?,
             Err(why) => {
                 tracing::warn!(path = %path.display(), "not loading a cached component: {why}");
                 return None;
             }
         };
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).ok()?;
-        match deserialize(engine, &bytes) {
+        let loaded = map_file(engine, &path);
+        // The file mapped is the one checked (files here are only ever replaced, by rename).
+        let mapped = fs::symlink_metadata(&path).ok()?;
+        if (mapped.dev(), mapped.ino()) != (checked.dev(), checked.ino()) {
+            tracing::warn!(path = %path.display(), "recompiling: the cached component was replaced while loaded");
+            return None;
+        }
+        match loaded {
             Ok(component) => Some(component),
             Err(e) => {
                 tracing::warn!(path = %path.display(), "recompiling: cached component unusable: {e:#}");
@@ -138,6 +143,17 @@ pub(crate) fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Com
     // user's that no one else may write to (checked by `open` and `load`). wasmtime additionally
     // checks the header.
     unsafe { Component::deserialize(engine, bytes) }
+}
+
+/// Maps the compiled component at `path`, checked by [`ComponentCache::load`].
+#[allow(unsafe_code)]
+fn map_file(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    // SAFETY: as for `deserialize`: the file was checked just before (a regular file of this
+    // user's, writable by no one else, not a link, in a folder of this user's that no one else
+    // may write to), and `load` makes sure the file mapped is the one checked. Cache files are
+    // never written in place (a new file is renamed over the old), so the mapping never
+    // changes under the component. wasmtime checks the header.
+    unsafe { Component::deserialize_file(engine, path) }
 }
 
 #[cfg(test)]

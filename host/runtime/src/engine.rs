@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::hash::Hasher;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -154,6 +154,10 @@ impl Runtime {
             .precompile_component(bytes)
             .map_err(|e| component_error(format!("not a valid component: {e:#}")))?;
         cache.store(key, &compiled)?;
+        // Mapped from the cache as at any later start; from memory if that fails.
+        if let Some(component) = cache.load(&self.engine, key) {
+            return Ok(component);
+        }
         deserialize(&self.engine, &compiled)
             .map_err(|e| component_error(format!("compiled component unusable: {e:#}")))
     }
@@ -186,28 +190,57 @@ impl Hasher for Sha256Hasher {
     }
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+/// Advances the engine's epoch every [`EPOCH_TICK`] while a plugin call runs, until dropped.
+/// With no call running it sleeps without waking: an idle server spends no CPU on deadlines.
+/// Deadlines count ticks, so a pause between calls costs no call any of its time.
 pub(crate) struct EpochTicker {
     stop: Arc<AtomicBool>,
+    /// Calls running now.
+    running: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl EpochTicker {
     fn start(engine: Engine) -> std::io::Result<EpochTicker> {
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let running = Arc::new(AtomicUsize::new(0));
+        let (flag, calls) = (stop.clone(), running.clone());
         let thread = std::thread::Builder::new()
             .name("quarry-epoch".into())
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
+                    if calls.load(Ordering::Acquire) == 0 {
+                        // Woken by the next call (an unpark before this park is not lost).
+                        std::thread::park();
+                        continue;
+                    }
                     std::thread::sleep(EPOCH_TICK);
                     engine.increment_epoch();
                 }
             })?;
         Ok(EpochTicker {
             stop,
+            running,
             thread: Some(thread),
         })
+    }
+
+    /// Keeps the epoch advancing until the returned guard is dropped: held for each call.
+    pub(crate) fn call_running(&self) -> CallRunning<'_> {
+        self.running.fetch_add(1, Ordering::AcqRel);
+        if let Some(thread) = &self.thread {
+            thread.thread().unpark();
+        }
+        CallRunning(self)
+    }
+}
+
+/// A plugin call under way; see [`EpochTicker::call_running`].
+pub(crate) struct CallRunning<'a>(&'a EpochTicker);
+
+impl Drop for CallRunning<'_> {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -215,6 +248,7 @@ impl Drop for EpochTicker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
             let _ = thread.join();
         }
     }

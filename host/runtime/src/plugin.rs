@@ -54,8 +54,8 @@ struct Inner {
     limits: Limits,
     /// Quarry's own folders: never mounted, never opened.
     protected: Arc<ProtectedPaths>,
-    /// Keeps call deadlines running for as long as the plugin can be called.
-    _ticker: Arc<EpochTicker>,
+    /// Advances call deadlines while a call runs.
+    ticker: Arc<EpochTicker>,
 }
 
 impl Runtime {
@@ -118,7 +118,7 @@ impl Runtime {
                 imports,
                 limits,
                 protected: self.protected.clone(),
-                _ticker: self.ticker.clone(),
+                ticker: self.ticker.clone(),
             }),
         })
     }
@@ -448,6 +448,7 @@ impl Session {
         f: impl FnOnce(&ConnectorInstance, &mut Store<HostState>) -> Answer<R>,
     ) -> Result<R, RuntimeError> {
         let ticks = deadline_ticks(&self.plugin.inner.limits);
+        let _deadline_running = self.plugin.inner.ticker.call_running();
         // A call's CPU time includes making its instance, when it needs a new one.
         let cpu_before = thread_cpu_time();
         self.usage.calls += 1;

@@ -22,8 +22,6 @@ const ROUND_DOCS: usize = 64;
 const ROUND_BYTES: usize = 8 << 20;
 /// Documents embedded at once within a round; a stop is noticed between them.
 const GROUP_DOCS: usize = 16;
-/// How often an idle queue looks for new commits.
-const IDLE_CHECK: Duration = Duration::from_millis(250);
 /// How long the queue waits after an error before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(30);
 /// How long dropping the queue waits for a group being embedded to finish.
@@ -78,16 +76,22 @@ impl Drop for EmbeddingQueue {
 
 fn run(index: &SearchIndex, embedder: &Embedder, stop: &AtomicBool) {
     quarry_core::priority::run_when_idle();
+    // Parked until a commit (or the stop) wakes it: an idle queue costs no wakeups.
+    index.wake_on_commit(std::thread::current());
     // The commit after which nothing was pending: until the next one there is nothing to do.
     let mut idle_at: Option<u64> = None;
     while !stop.load(Ordering::Relaxed) {
         let generation = index.generation();
         if idle_at == Some(generation) {
-            std::thread::park_timeout(IDLE_CHECK);
+            std::thread::park();
             continue;
         }
         match embed_round(index, embedder, stop) {
-            Ok(0) => idle_at = Some(generation),
+            Ok(0) => {
+                // Drained: what embedding passages holds is given back until there is more.
+                embedder.release_passages();
+                idle_at = Some(generation);
+            }
             Ok(_) => idle_at = None,
             Err(SyncError::Stopped) => break,
             Err(e) => {
