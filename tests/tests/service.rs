@@ -205,3 +205,50 @@ fn a_bad_settings_file_stops_every_command_naming_its_line_and_the_fix() {
         assert!(out.stderr.contains(said), "{text}: {}", out.stderr);
     }
 }
+
+/// Voluntary context switches of each of `pid`'s threads named `name`, summed.
+fn wakeups(pid: u32, name: &str) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("tasks")
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .filter_map(|t| {
+            std::fs::read_to_string(t.path().join("status"))
+                .ok()?
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .sum()
+}
+
+#[test]
+fn an_idle_server_wakes_neither_its_deadline_ticker_nor_its_embedding_queue() {
+    let mut q = Quarry::new();
+    let folder = q.scratch("notes");
+    std::fs::write(folder.join("heron.md"), "The heron waits in the reeds.\n").expect("write");
+    q.add_folder("Notes", &folder);
+    q.start();
+    q.wait_synced();
+    let pid = q.pid().expect("running");
+    // Thread names are cut to 15 bytes.
+    let threads = ["quarry-epoch", "quarry-embeddin"];
+    // The queue's last look (which finds nothing pending) follows the last commit closely.
+    std::thread::sleep(Duration::from_millis(500));
+    let before: Vec<u64> = threads.iter().map(|t| wakeups(pid, t)).collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let after: Vec<u64> = threads.iter().map(|t| wakeups(pid, t)).collect();
+    assert_eq!(before, after, "wakeups of {threads:?} while idle");
+    // And both wake when there is work: a new file is synced, embedded and found by meaning.
+    std::fs::write(folder.join("invoice.md"), "Quarterly invoice totals.\n").expect("write");
+    q.wait_for("the new file synced and embedded", |connectors| {
+        connectors
+            .iter()
+            .all(|c| c["doc_count"] == 2 && c["embedding"]["pending"].as_u64() == Some(0))
+    });
+    let after_work: Vec<u64> = threads.iter().map(|t| wakeups(pid, t)).collect();
+    assert!(
+        after_work.iter().zip(&after).all(|(w, a)| w > a),
+        "{threads:?}: {after:?} then {after_work:?}"
+    );
+}
