@@ -191,6 +191,8 @@ impl Embedder {
                 message: "it returned an empty vector".into(),
             });
         }
+        // Building the session optimises the graph in memory it then frees.
+        crate::memory::give_back();
         Ok(embedder)
     }
 
