@@ -56,8 +56,11 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     ));
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();
-    let scheduler =
-        Arc::new(Scheduler::new(syncer, args.parallel_syncs as usize).watching(own_files));
+    let scheduler = Arc::new(
+        Scheduler::new(syncer, args.parallel_syncs as usize)
+            .watching(own_files)
+            .keeping_disk_reserve(&paths.data_dir),
+    );
     scheduler.start().await?;
 
     let listener = TcpListener::bind(args.listen)

@@ -9,6 +9,7 @@
 
 mod adding;
 mod credentials;
+mod disk_space;
 mod embed;
 mod embedding_queue;
 mod error;
@@ -18,6 +19,7 @@ mod watch;
 
 pub use adding::{ConnectorRequest, add_connector, own_folders_inside, seal_stored_secrets};
 pub use credentials::{RULES_VERSION, Recheck, recheck_index};
+pub use disk_space::{DiskReserve, RESERVE_BYTES, RESUME_FREE_BYTES};
 pub use embed::embed_docs;
 pub use embedding_queue::{EmbeddingQueue, embed_all_pending, embed_round};
 pub use error::SyncError;

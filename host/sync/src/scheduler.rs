@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use quarry_core::ConnectorId;
 use quarry_runtime::SyncSchedule;
-use quarry_store::{Connector, ConnectorStatus, now_ms};
+use quarry_store::{Connector, ConnectorStatus, SyncFailure, now_ms};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
+use crate::disk_space::{DiskReserve, RESUME_FREE_BYTES};
 use crate::watch::{Changed, FolderWatcher, RESCAN_EVERY};
 use crate::{SyncError, Syncer};
 
@@ -37,6 +38,11 @@ pub struct Scheduler {
     /// Paths the watcher saw change, per connector, not yet synced (kept while the connector's
     /// sync runs). Only in memory: after a crash, every connector is listed whole anyway.
     changes: Mutex<HashMap<ConnectorId, Vec<PathBuf>>>,
+    /// The data folder's disk reserve, given up when the disk fills ([`crate::disk_space`]).
+    reserve: Option<DiskReserve>,
+    /// Connectors whose sync the full disk stopped: no sync starts until there is room again,
+    /// then these are synced.
+    waiting_for_space: Arc<Mutex<HashSet<ConnectorId>>>,
 }
 
 impl Scheduler {
@@ -51,7 +57,56 @@ impl Scheduler {
             watcher: None,
             finished: Arc::default(),
             changes: Mutex::default(),
+            reserve: None,
+            waiting_for_space: Arc::default(),
         }
+    }
+
+    /// Keeps a disk reserve in the data folder `data_dir`, so that a sync the full disk stops
+    /// is recorded as such, syncs pause, and they resume by themselves once space is free.
+    pub fn keeping_disk_reserve(mut self, data_dir: &std::path::Path) -> Scheduler {
+        let reserve = DiskReserve::of(data_dir);
+        reserve.make();
+        self.reserve = Some(reserve);
+        self
+    }
+
+    /// Whether syncs wait for the disk to have room (a sync stopped on a full disk).
+    pub fn waits_for_space(&self) -> bool {
+        !self
+            .waiting_for_space
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
+    /// When syncs wait for space: resumes them if there is room again (the reserve made again,
+    /// each stopped connector asked to sync); returns whether they still wait.
+    async fn still_waiting_for_space(&self) -> Result<bool, SyncError> {
+        let Some(reserve) = &self.reserve else {
+            return Ok(false);
+        };
+        if !self.waits_for_space() {
+            return Ok(false);
+        }
+        if !reserve.room_to_resume() {
+            return Ok(true);
+        }
+        reserve.make();
+        let waiting: Vec<ConnectorId> = self
+            .waiting_for_space
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .collect();
+        for id in &waiting {
+            self.syncer.store().request_sync(id, now_ms()).await?;
+        }
+        tracing::info!(
+            connectors = waiting.len(),
+            "the data folder's disk has room again: syncs resume"
+        );
+        Ok(false)
     }
 
     /// Also watches connectors' granted folders and syncs them when their files change;
@@ -140,6 +195,9 @@ impl Scheduler {
             if self.claim(&id) {
                 self.spawn(id, Job::Purge);
             }
+        }
+        if self.still_waiting_for_space().await? {
+            return Ok(());
         }
         let connectors: Vec<Connector> = store
             .connectors()
@@ -254,6 +312,13 @@ impl Scheduler {
         let slots = self.slots.clone();
         let stop = self.stop.clone();
         let finished = self.finished.clone();
+        let full_disk = self.reserve.clone().map(|reserve| {
+            (
+                reserve,
+                self.waiting_for_space.clone(),
+                self.syncer.store().clone(),
+            )
+        });
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks.spawn(async move {
             let permit = slots.acquire_owned().await;
@@ -276,6 +341,11 @@ impl Scheduler {
             match started {
                 Ok(_) => match outcome.await {
                     Ok(Ok(())) | Ok(Err(SyncError::Stopped | SyncError::Gone)) => {}
+                    Ok(Err(e)) if e.is_disk_full() && full_disk.is_some() => {
+                        if let Some((reserve, waiting, store)) = &full_disk {
+                            stopped_by_full_disk(store, &id, reserve, waiting, &e).await;
+                        }
+                    }
                     Ok(Err(e)) => tracing::warn!(connector = %id, "{e}"),
                     Err(_) => tracing::error!(connector = %id, "the sync thread panicked"),
                 },
@@ -289,6 +359,34 @@ impl Scheduler {
         });
         // Reap finished tasks so the set does not grow.
         while tasks.try_join_next().is_some() {}
+    }
+}
+
+/// A sync stopped because the disk is full: the reserve is given up so that the failure can be
+/// recorded, and the connector waits for space.
+async fn stopped_by_full_disk(
+    store: &quarry_store::Store,
+    id: &ConnectorId,
+    reserve: &DiskReserve,
+    waiting: &Mutex<HashSet<ConnectorId>>,
+    error: &SyncError,
+) {
+    reserve.release();
+    waiting
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id.clone());
+    let failure = SyncFailure {
+        full: format!(
+            "disk full: the file system of Quarry's data folder has no space left; syncs resume by themselves once {} MiB are free ({error})",
+            RESUME_FREE_BYTES >> 20
+        ),
+        public: "the last sync stopped: the disk is full; it resumes by itself once space is freed"
+            .to_owned(),
+    };
+    tracing::warn!(connector = %id, "{}", failure.full);
+    if let Err(e) = store.sync_finished(id, Some(&failure), now_ms()).await {
+        tracing::error!(connector = %id, "the full disk could not be recorded: {e}");
     }
 }
 
