@@ -212,15 +212,20 @@ impl Scheduler {
             // A running sync is not timed again: its start would still look overdue.
             if !due && !self.is_busy(&connector.id) {
                 let schedule = self.schedule(&connector);
-                let since = |t: Option<i64>| now - t.unwrap_or(connector.created_ms);
-                if since(connector.listing.last_full_ms) >= schedule.full_every_ms
+                // A last time in the future means the clock went back (NTP, a machine resumed
+                // with a wrong clock): overdue, rather than waiting for the clock to catch up.
+                let overdue = |t: Option<i64>, every: i64| {
+                    let since = now - t.unwrap_or(connector.created_ms);
+                    since < 0 || since >= every
+                };
+                if overdue(connector.listing.last_full_ms, schedule.full_every_ms)
                     && !connector.schedule.full_requested
                 {
                     store.request_full_sync(&connector.id, now).await?;
                     due = true;
-                } else if since(connector.last_sync_ms) >= schedule.every_ms
+                } else if overdue(connector.last_sync_ms, schedule.every_ms)
                     || (unwatchable.contains(&connector.id)
-                        && since(connector.last_sync_ms) >= millis(RESCAN_EVERY))
+                        && overdue(connector.last_sync_ms, millis(RESCAN_EVERY)))
                 {
                     store.request_sync(&connector.id, now).await?;
                     due = true;

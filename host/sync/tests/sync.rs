@@ -9,7 +9,7 @@ use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{DocInfo, Hit, IndexDoc, SearchIndex, SearchRequest, WriteBatch};
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
 use quarry_store::{CatalogDoc, ConnectorGrant, ConnectorStatus, NewConnector, Store, now_ms};
-use quarry_sync::{SyncError, SyncReport, Syncer};
+use quarry_sync::{Scheduler, SyncError, SyncReport, Syncer};
 
 struct World {
     _dir: tempfile::TempDir,
@@ -405,4 +405,32 @@ fn a_full_listing_reports_what_remains_and_when_it_completed() {
     let after = w.connector();
     assert!(after.listing.last_full_ms.expect("completed") >= completed);
     assert_eq!(after.doc_count, 2500);
+}
+
+#[test]
+fn a_clock_that_went_back_does_not_hold_a_connectors_syncs_until_it_catches_up() {
+    let w = world();
+    w.write("a.txt", "alpha");
+    w.sync();
+    // The last sync as a clock that has since gone back two days would have written it.
+    let future = now_ms() + 2 * 86_400_000;
+    w.rt.block_on(w.store.sync_finished(&w.connector, None, future))
+        .expect("store");
+    let syncer = Arc::new(Syncer::new(
+        w.store.clone(),
+        w.index.clone(),
+        w.syncer.plugins().clone(),
+        w.rt.handle().clone(),
+    ));
+    let scheduler = Scheduler::new(syncer, 1);
+    w.rt.block_on(scheduler.tick()).expect("tick");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while w.connector().last_sync_ms == Some(future) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no sync while the last one looks two days ahead"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(w.connector().last_sync_ms.is_some_and(|t| t < future));
 }
