@@ -46,6 +46,16 @@ struct Setting {
     line: usize,
 }
 
+/// How the command line was read, for `quarry config` to say where each setting came from.
+pub struct Parsed {
+    /// The command line's definition, with the file's values as defaults.
+    pub command: clap::Command,
+    /// What was parsed.
+    pub matches: ArgMatches,
+    /// The settings file.
+    pub settings: Settings,
+}
+
 /// The settings file as read: where it is, and what it sets.
 #[derive(Debug, Default)]
 pub struct Settings {

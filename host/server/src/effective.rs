@@ -6,9 +6,8 @@ use anyhow::Context;
 use clap::{Arg, CommandFactory};
 use serde_json::json;
 
-use crate::Parsed;
 use crate::cli::Cli;
-use crate::config::{Origin, settable};
+use crate::config::{Origin, Parsed, settable};
 use crate::setup::Paths;
 
 /// One effective setting.

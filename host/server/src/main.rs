@@ -58,7 +58,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let parsed = Parsed {
+    let parsed = config::Parsed {
         command,
         matches,
         settings,
@@ -76,14 +76,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// How the command line was read, for `quarry config` to say where each setting came from.
-struct Parsed {
-    command: clap::Command,
-    matches: clap::ArgMatches,
-    settings: config::Settings,
-}
-
-async fn run(cli: Cli, parsed: Parsed) -> anyhow::Result<()> {
+async fn run(cli: Cli, parsed: config::Parsed) -> anyhow::Result<()> {
     let paths = Paths::new(&cli)?;
     // What Quarry writes is its user's alone; a new connector's project folder is the author's.
     if !matches!(cli.command, Command::Plugin(cli::PluginCommand::New { .. })) {

@@ -59,7 +59,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let scheduler = Arc::new(
         Scheduler::new(syncer, args.parallel_syncs as usize)
             .watching(own_files)
-            .keeping_disk_reserve(&paths.data_dir),
+            .keeping_disk_reserve(&paths.data_dir)
+            .woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
     );
     scheduler.start().await?;
 

@@ -14,6 +14,7 @@ mod embed;
 mod embedding_queue;
 mod error;
 mod scheduler;
+mod store_changes;
 mod syncer;
 mod watch;
 

@@ -1,6 +1,7 @@
-//! The server's sync scheduler: every [`TICK`] it looks at the store and starts what is due, so
-//! changes made by the CLI or the settings page in another process are picked up within a
-//! second. A sync is due when asked for, when a watched folder changed, when the connector's
+//! The server's sync scheduler: it looks at the store when the database is written (at most
+//! once per [`TICK`]), when a sync falls due, when a sync ends or a watched folder changes, and
+//! starts what is due, so changes made by the CLI or the settings page in another process are
+//! picked up within a second, and an idle server wakes for nothing. A sync is due when asked for, when a watched folder changed, when the connector's
 //! interval has passed since its last sync (a full listing when its full-listing interval has
 //! passed), or every [`RESCAN_EVERY`] for folders that cannot be watched. A connector never
 //! syncs twice at once (a change during a sync asks for another); at most `parallel` sync at the
@@ -19,11 +20,17 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::disk_space::{DiskReserve, RESUME_FREE_BYTES};
+use crate::store_changes::StoreChanges;
 use crate::watch::{Changed, FolderWatcher, RESCAN_EVERY};
 use crate::{SyncError, Syncer};
 
-/// How often the scheduler looks for work.
+/// How often the scheduler looks for work when it cannot watch the store, and the shortest
+/// time between two looks when it can.
 pub const TICK: Duration = Duration::from_millis(500);
+
+/// The longest a scheduler that watches the store goes without looking at it (should a write
+/// go unseen, or the clock jump).
+const LOOK_ANYWAY: Duration = Duration::from_secs(300);
 
 /// Starts syncs and purges as the store asks for them.
 pub struct Scheduler {
@@ -43,6 +50,13 @@ pub struct Scheduler {
     /// Connectors whose sync the full disk stopped: no sync starts until there is room again,
     /// then these are synced.
     waiting_for_space: Arc<Mutex<HashSet<ConnectorId>>>,
+    /// Writes to the database (by the CLI, the settings page, a sync), when they can be
+    /// watched: then the scheduler looks at the store when it changed or something falls due,
+    /// not every tick.
+    store_changes: Option<StoreChanges>,
+    /// When the next sync falls due by its schedule (milliseconds since the epoch), as the last
+    /// look found.
+    next_due_ms: Mutex<Option<i64>>,
 }
 
 impl Scheduler {
@@ -59,7 +73,35 @@ impl Scheduler {
             changes: Mutex::default(),
             reserve: None,
             waiting_for_space: Arc::default(),
+            store_changes: None,
+            next_due_ms: Mutex::default(),
         }
+    }
+
+    /// Looks at the store when the database `db` is written (and when a sync falls due), not
+    /// every [`TICK`]: an idle server then wakes for nothing. Without a watch on its folder,
+    /// every tick it is.
+    pub fn woken_by_store_changes(mut self, db: &std::path::Path) -> Scheduler {
+        self.store_changes = StoreChanges::watch(db);
+        self
+    }
+
+    /// When to look at the store next without being woken: every tick without a watch on the
+    /// store or while syncs wait for disk space; otherwise when the next sync falls due, or after
+    /// [`LOOK_ANYWAY`] at the latest.
+    fn next_look(&self) -> Instant {
+        let now = Instant::now();
+        if self.store_changes.is_none() || self.waits_for_space() {
+            return now + TICK;
+        }
+        let due = *self
+            .next_due_ms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let until_due = due.map_or(LOOK_ANYWAY, |at| {
+            Duration::from_millis(u64::try_from(at - now_ms()).unwrap_or(0))
+        });
+        now + until_due.min(LOOK_ANYWAY)
     }
 
     /// Keeps a disk reserve in the data folder `data_dir`, so that a sync the full disk stops
@@ -137,14 +179,32 @@ impl Scheduler {
     /// for them.
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
-        let mut ticks = tokio::time::interval(TICK);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_look = Instant::now();
+        // The store was written since the last look: look again, at most once per tick
+        // however often it is written (an integration's searches write the activity log).
+        let mut store_written = false;
+        self.tick_logged().await;
         loop {
             let burst_due = self.watcher.as_ref().and_then(|w| w.next_due());
+            let next_look = if store_written {
+                self.next_look().min(last_look + TICK)
+            } else {
+                self.next_look()
+            };
             tokio::select! {
                 () = &mut shutdown => break,
-                _ = ticks.tick() => self.tick_logged().await,
-                () = self.finished.notified() => self.tick_logged().await,
+                () = sleep_until(Some(next_look)) => {
+                    store_written = false;
+                    last_look = Instant::now();
+                    self.tick_logged().await;
+                }
+                () = self.finished.notified() => {
+                    last_look = Instant::now();
+                    self.tick_logged().await;
+                }
+                () = store_changed(self.store_changes.as_ref()), if !store_written => {
+                    store_written = true;
+                }
                 () = changed(self.watcher.as_deref()) => {}
                 () = sleep_until(burst_due) => {
                     if let Some(watcher) = &self.watcher {
@@ -207,6 +267,7 @@ impl Scheduler {
             .collect();
         let unwatchable = self.update_watches(&connectors).await;
         let now = now_ms();
+        let mut next_due: Option<i64> = None;
         for connector in connectors {
             let mut due = connector.schedule.sync_requested_ms.is_some();
             // A running sync is not timed again: its start would still look overdue.
@@ -229,6 +290,20 @@ impl Scheduler {
                 {
                     store.request_sync(&connector.id, now).await?;
                     due = true;
+                } else {
+                    let last_sync = connector.last_sync_ms.unwrap_or(connector.created_ms);
+                    let mut at = last_sync.saturating_add(schedule.every_ms);
+                    if !connector.schedule.full_requested {
+                        let last_full = connector
+                            .listing
+                            .last_full_ms
+                            .unwrap_or(connector.created_ms);
+                        at = at.min(last_full.saturating_add(schedule.full_every_ms));
+                    }
+                    if unwatchable.contains(&connector.id) {
+                        at = at.min(last_sync.saturating_add(millis(RESCAN_EVERY)));
+                    }
+                    next_due = Some(next_due.map_or(at, |n| n.min(at)));
                 }
             }
             if due && self.claim(&connector.id) {
@@ -240,6 +315,10 @@ impl Scheduler {
                 self.spawn(connector.id, Job::Changes(changed));
             }
         }
+        *self
+            .next_due_ms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = next_due;
         Ok(())
     }
 
@@ -435,6 +514,14 @@ fn millis(d: Duration) -> i64 {
 async fn changed(watcher: Option<&FolderWatcher>) {
     match watcher {
         Some(w) => w.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Completes when the store changed; never without a watch on it.
+async fn store_changed(changes: Option<&StoreChanges>) {
+    match changes {
+        Some(changes) => changes.changed().await,
         None => std::future::pending().await,
     }
 }
