@@ -151,10 +151,12 @@ impl Server {
 
     /// Sends `signal` to the server's process group.
     fn signal(&self, signal: &str) {
+        // Quiet: the group may be gone already.
         let _ = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg("--")
             .arg(format!("-{}", self.child.id()))
+            .stderr(Stdio::null())
             .status();
     }
 }

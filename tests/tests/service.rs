@@ -21,18 +21,29 @@ fn next_state(socket: &UnixDatagram, limit: Duration) -> String {
     try_state(socket, limit).expect("a state from the server")
 }
 
-#[test]
-fn the_server_tells_its_service_manager_it_is_ready_alive_and_stopping() {
+/// A server started under a service manager whose socket the test owns, with a watchdog of one
+/// second and `env` besides; returns it, once it said it is ready, with the socket.
+fn under_a_manager(env: &[(&str, &str)]) -> (Quarry, UnixDatagram, String) {
     let mut q = Quarry::new();
     q.without_model();
-    let dir = q.scratch("manager");
-    let path = dir.join("notify");
+    let path = q.scratch("manager").join("notify");
     let socket = UnixDatagram::bind(&path).expect("bind");
     let notify = path.to_str().expect("utf-8").to_owned();
-    // A watchdog of one second: the server beats every half second.
-    q.start_with_env(&[("NOTIFY_SOCKET", &notify), ("WATCHDOG_USEC", "1000000")]);
+    let mut all = vec![
+        ("NOTIFY_SOCKET", notify.as_str()),
+        ("WATCHDOG_USEC", "1000000"),
+    ];
+    all.extend_from_slice(env);
+    q.start_with_env(&all);
     let ready = next_state(&socket, Duration::from_secs(30));
     assert!(ready.starts_with("READY=1\n"), "{ready}");
+    (q, socket, ready)
+}
+
+#[test]
+fn the_server_tells_its_service_manager_it_is_ready_alive_and_stopping() {
+    // A watchdog of one second: the server beats every half second.
+    let (mut q, socket, ready) = under_a_manager(&[]);
     assert!(
         ready.contains(&format!("STATUS=serving {}", q.url())),
         "{ready}"
@@ -63,19 +74,7 @@ fn the_server_tells_its_service_manager_it_is_ready_alive_and_stopping() {
 
 #[test]
 fn a_watchdog_meant_for_another_process_is_not_beaten() {
-    let mut q = Quarry::new();
-    q.without_model();
-    let dir = q.scratch("manager");
-    let path = dir.join("notify");
-    let socket = UnixDatagram::bind(&path).expect("bind");
-    let notify = path.to_str().expect("utf-8").to_owned();
-    q.start_with_env(&[
-        ("NOTIFY_SOCKET", &notify),
-        ("WATCHDOG_USEC", "1000000"),
-        ("WATCHDOG_PID", "1"),
-    ]);
-    let ready = next_state(&socket, Duration::from_secs(30));
-    assert!(ready.starts_with("READY=1\n"), "{ready}");
+    let (_q, socket, _) = under_a_manager(&[("WATCHDOG_PID", "1")]);
     let beat = try_state(&socket, Duration::from_millis(1500));
     assert_eq!(beat, None, "no beat for another process's watchdog");
 }
