@@ -431,3 +431,26 @@ fn a_plugin_folder_whose_files_are_devices_or_fifos_is_refused_in_bounded_time_a
         }
     }
 }
+
+#[test]
+fn a_command_whose_output_pipe_closes_ends_quietly() {
+    let q = Quarry::new();
+    // Thousands of lines into `head -n 1`: the pipe closes long before the last.
+    let (program, args, env) = q.invocation(&["generate", "bash"]);
+    let quoted: Vec<String> = std::iter::once(program)
+        .chain(args)
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} | head -n 1", quoted.join(" ")))
+        .env_clear()
+        .envs(env)
+        .output()
+        .expect("sh runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}

@@ -41,6 +41,9 @@ fn main() -> std::process::ExitCode {
     let command = settings.apply(Cli::command());
     let matches = command.clone().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if !matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+        end_quietly_on_a_closed_pipe();
+    }
     // The MCP library's own warnings repeat what a client sent (a request id of any length):
     // only its errors are logged unless QUARRY_LOG asks for more.
     let default_level = match cli.command {
@@ -73,6 +76,18 @@ fn main() -> std::process::ExitCode {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// A command whose output goes into a pipe that closes (`quarry activity | head`) ends there
+/// quietly, as other command-line tools do, instead of panicking in `println!`. Not for `serve`
+/// and `mcp`: a client that goes away must not end them.
+#[allow(unsafe_code)]
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restores the default disposition of SIGPIPE before any thread of ours starts (the
+    // runtime is built after this); no handler of ours is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
