@@ -6,6 +6,7 @@ use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 use quarry_core::trust::{owned_and_guarded, owner_is_me, write_new_private};
 use wasmtime::Engine;
@@ -54,6 +55,7 @@ impl ComponentCache {
                 },
             )
         })?;
+        prune(dir, SystemTime::now());
         Ok(ComponentCache {
             dir: dir.to_owned(),
         })
@@ -65,7 +67,12 @@ impl ComponentCache {
     pub(crate) fn load(&self, engine: &Engine, key: &str) -> Option<Component> {
         let path = self.path(key);
         let checked = match checked_file(&path) {
-            Ok(file) => file?.metadata().ok()?,
+            Ok(file) => {
+                let file = file?;
+                // Used now: kept by the pruning of files unused for a month.
+                let _ = file.set_modified(SystemTime::now());
+                file.metadata().ok()?
+            }
             Err(why) => {
                 tracing::warn!(path = %path.display(), "not loading a cached component: {why}");
                 return None;
@@ -110,6 +117,55 @@ impl ComponentCache {
 
     fn path(&self, key: &str) -> PathBuf {
         self.dir.join(format!("{key}.cwasm"))
+    }
+}
+
+/// A cached file unused this long is removed when a runtime opens the cache: compilations of
+/// plugins removed or upgraded, and of older Quarrys (each wasmtime build has its own files).
+const UNUSED_FOR: Duration = Duration::from_secs(30 * 86_400);
+
+/// A temporary file this old is one a crashed write left.
+const STALE_WRITE: Duration = Duration::from_secs(86_400);
+
+/// Entries looked at in one pruning, at most.
+const PRUNE_AT_MOST: usize = 10_000;
+
+/// Removes from the cache folder `dir` the compiled files unused for [`UNUSED_FOR`] and the
+/// temporary files of writes that never finished, as of `now`. Only regular files named as the
+/// cache names them are touched.
+fn prune(dir: &Path, now: SystemTime) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut removed = 0u64;
+    for entry in entries.flatten().take(PRUNE_AT_MOST) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let limit = if name.ends_with(".cwasm") {
+            UNUSED_FOR
+        } else if name.contains(".tmp-") {
+            STALE_WRITE
+        } else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let unused = meta
+            .modified()
+            .ok()
+            .and_then(|at| now.duration_since(at).ok())
+            .is_some_and(|age| age > limit);
+        if meta.is_file() && unused && fs::remove_file(entry.path()).is_ok() {
+            removed += meta.len();
+        }
+    }
+    if removed > 0 {
+        tracing::info!(
+            dir = %dir.display(),
+            "removed {} MiB of compiled components unused for {} days",
+            removed >> 20,
+            UNUSED_FOR.as_secs() / 86_400
+        );
     }
 }
 
@@ -159,6 +215,31 @@ fn map_file(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compiled_files_unused_for_a_month_and_stale_writes_are_pruned() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let now = SystemTime::now();
+        let aged = |name: &str, days: u64| {
+            let path = dir.join(name);
+            let file = fs::File::create(&path).expect("create");
+            file.set_modified(now - Duration::from_secs(days * 86_400))
+                .expect("age");
+            path
+        };
+        let old = aged("old.cwasm", 31);
+        let recent = aged("recent.cwasm", 29);
+        let crashed = aged("k.tmp-1-0", 2);
+        let writing = aged("k.tmp-2-0", 0);
+        let other = aged("notes.txt", 400);
+        prune(dir, now);
+        assert!(!old.exists(), "unused for a month");
+        assert!(recent.exists());
+        assert!(!crashed.exists(), "a write that never finished");
+        assert!(writing.exists(), "a write under way");
+        assert!(other.exists(), "not the cache's");
+    }
 
     #[test]
     fn a_cache_others_may_write_to_is_made_private() {
