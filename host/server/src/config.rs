@@ -71,7 +71,7 @@ impl Settings {
         let Some(path) = path() else {
             return Ok(Settings::default());
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_bounded(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Settings {
@@ -160,6 +160,32 @@ pub fn settable(command: &clap::Command) -> Vec<(bool, &Arg)> {
 
 fn is_builtin(arg: &Arg) -> bool {
     matches!(arg.get_id().as_str(), "help" | "version")
+}
+
+/// A settings file is this long at most.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The text of the regular file at `path` (links followed: a settings file kept elsewhere is
+/// common), at most [`MAX_FILE_BYTES`]; a FIFO or device is refused without waiting on it.
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB",
+            MAX_FILE_BYTES >> 10
+        )));
+    }
+    Ok(text)
 }
 
 /// The settings `text` makes, each checked as its option would check it.
@@ -324,6 +350,28 @@ mod tests {
                 (true, "rate_limit".into(), "1000".into(), 8),
             ]
         );
+    }
+
+    #[test]
+    fn a_settings_file_is_read_only_when_regular_and_small() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("fifo.toml");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+        let refused = read_bounded(&fifo).expect_err("a FIFO, without waiting on it");
+        assert!(refused.to_string().contains("regular"), "{refused}");
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, "#".repeat((MAX_FILE_BYTES + 1) as usize)).expect("write");
+        assert!(read_bounded(&big).is_err());
+        let fine = dir.path().join("fine.toml");
+        std::fs::write(&fine, "data-dir = \"/x\"\n").expect("write");
+        assert_eq!(read_bounded(&fine).expect("read"), "data-dir = \"/x\"\n");
     }
 
     #[test]
