@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, ValueHint};
+use quarry_runtime::read_bounded_text;
 use toml::de::{DeTable, DeValue};
 
 /// The subcommand whose options the file's `[serve]` table sets.
@@ -68,26 +69,10 @@ impl Settings {
     /// parsed, an unknown key, or a value its option refuses is an error naming the file, the
     /// line and the fix.
     pub fn load(command: &clap::Command) -> anyhow::Result<Settings> {
-        let Some(path) = path() else {
-            return Ok(Settings::default());
-        };
-        let text = match read_bounded(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Settings {
-                    file: Some(path),
-                    settings: Vec::new(),
-                });
-            }
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot read {}", path.display()));
-            }
-        };
-        let settings = parse(command, &text).with_context(|| format!("in {}", path.display()))?;
-        Ok(Settings {
-            file: Some(path),
-            settings,
-        })
+        match path() {
+            Some(path) => load_from(command, path),
+            None => Ok(Settings::default()),
+        }
     }
 
     /// `command` with the file's values as its options' defaults.
@@ -162,31 +147,30 @@ fn is_builtin(arg: &Arg) -> bool {
     matches!(arg.get_id().as_str(), "help" | "version")
 }
 
+/// The settings file at `path`, read and checked as [`Settings::load`] says.
+fn load_from(command: &clap::Command, path: PathBuf) -> anyhow::Result<Settings> {
+    // A regular file only (a FIFO is never waited on), at most MAX_FILE_BYTES.
+    let text = match read_bounded_text(&path, MAX_FILE_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Settings {
+                file: Some(path),
+                settings: Vec::new(),
+            });
+        }
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read {}", path.display()));
+        }
+    };
+    let settings = parse(command, &text).with_context(|| format!("in {}", path.display()))?;
+    Ok(Settings {
+        file: Some(path),
+        settings,
+    })
+}
+
 /// A settings file is this long at most.
 const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// The text of the regular file at `path` (links followed: a settings file kept elsewhere is
-/// common), at most [`MAX_FILE_BYTES`]; a FIFO or device is refused without waiting on it.
-fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut text = String::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {} KiB",
-            MAX_FILE_BYTES >> 10
-        )));
-    }
-    Ok(text)
-}
 
 /// The settings `text` makes, each checked as its option would check it.
 fn parse(command: &clap::Command, text: &str) -> anyhow::Result<Vec<Setting>> {
@@ -353,7 +337,7 @@ mod tests {
     }
 
     #[test]
-    fn a_settings_file_is_read_only_when_regular_and_small() {
+    fn a_settings_file_that_is_a_fifo_or_too_large_is_an_error_naming_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join("fifo.toml");
         rustix::fs::mknodat(
@@ -364,14 +348,15 @@ mod tests {
             0,
         )
         .expect("mkfifo");
-        let refused = read_bounded(&fifo).expect_err("a FIFO, without waiting on it");
-        assert!(refused.to_string().contains("regular"), "{refused}");
         let big = dir.path().join("big.toml");
         std::fs::write(&big, "#".repeat((MAX_FILE_BYTES + 1) as usize)).expect("write");
-        assert!(read_bounded(&big).is_err());
-        let fine = dir.path().join("fine.toml");
-        std::fs::write(&fine, "data-dir = \"/x\"\n").expect("write");
-        assert_eq!(read_bounded(&fine).expect("read"), "data-dir = \"/x\"\n");
+        let command = crate::cli::Cli::command();
+        for (file, said) in [(&fifo, "regular file"), (&big, "larger than")] {
+            let err = load_from(&command, file.clone()).expect_err("refused");
+            let shown = format!("{err:#}");
+            assert!(shown.contains(said), "{shown}");
+            assert!(shown.contains(&file.display().to_string()), "{shown}");
+        }
     }
 
     #[test]
