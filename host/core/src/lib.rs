@@ -1,7 +1,7 @@
 //! Quarry's shared vocabulary: identifiers, the documents connectors produce, the table of API
 //! error codes, which script a character is in, and outside text made safe for a terminal; and
-//! two small checks on the process and its files (thread priority, whether a file may be
-//! trusted). No other I/O.
+//! small calls on the process and its files (thread priority, giving freed memory back, whether
+//! a file may be trusted). No other I/O.
 //!
 //! Every other host crate depends on this one; it depends on nothing of ours.
 
@@ -10,6 +10,7 @@
 mod api_error;
 mod error;
 mod ids;
+pub mod memory;
 pub mod priority;
 pub mod script;
 mod source;

@@ -11,7 +11,6 @@
 mod cache;
 mod chunk;
 mod error;
-mod memory;
 mod model;
 mod pooling;
 mod prompts;

@@ -192,7 +192,7 @@ impl Embedder {
             });
         }
         // Building the session optimises the graph in memory it then frees.
-        crate::memory::give_back();
+        quarry_core::memory::give_back();
         Ok(embedder)
     }
 
@@ -250,7 +250,7 @@ impl Embedder {
             .take();
         if released.is_some() {
             drop(released);
-            crate::memory::give_back();
+            quarry_core::memory::give_back();
             tracing::debug!(model = %self.id, "closed the passages' session: nothing to embed");
         }
     }

@@ -414,13 +414,17 @@ impl Scheduler {
                 .name("quarry-sync".into())
                 .spawn(move || {
                     quarry_core::priority::run_in_background();
-                    let _ = done.send(match job {
+                    let outcome = match job {
                         Job::Sync => syncer.sync(&task_id, &stop).map(|_| ()),
                         Job::Changes(paths) => {
                             syncer.sync_changes(&task_id, &paths, &stop).map(|_| ())
                         }
                         Job::Purge => syncer.purge(&task_id),
-                    });
+                    };
+                    // What the sync held (its listing, the plugin's buffers, the index
+                    // writer's) is free now: an idle server should not keep it.
+                    quarry_core::memory::give_back();
+                    let _ = done.send(outcome);
                 });
             match started {
                 Ok(_) => match outcome.await {
