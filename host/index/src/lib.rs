@@ -12,6 +12,7 @@ mod document;
 mod error;
 mod hybrid;
 mod keyword;
+mod merges;
 mod pending;
 mod query_syntax;
 mod request;
@@ -31,6 +32,7 @@ use quarry_core::{ConnectorId, DocId};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
+use tantivy::indexer::IndexWriterOptions;
 use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
@@ -46,6 +48,7 @@ pub use snippet::Snippet;
 pub use vectors::Embedding;
 pub use writer::WriteBatch;
 
+use crate::merges::BoundedMerges;
 use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
 use crate::text_parts::StoredText;
 use crate::vectors::VectorCache;
@@ -103,12 +106,19 @@ fn start_writer(
         let index = index.clone();
         let dir = dir.to_owned();
         move || {
-            index
-                .writer_with_num_threads(threads, WRITER_HEAP_BYTES)
-                .map_err(|e| match e {
-                    TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
-                    e => open_error(&dir, e),
-                })
+            // One merge at a time: each keeps the segments it reads resident, and on a
+            // machine of 2 cores more merges would only take turns.
+            let options = IndexWriterOptions::builder()
+                .num_worker_threads(threads)
+                .memory_budget_per_thread(WRITER_HEAP_BYTES / threads)
+                .num_merge_threads(1)
+                .build();
+            let writer = index.writer_with_options(options).map_err(|e| match e {
+                TantivyError::LockFailure(LockError::LockBusy, _) => IndexError::Busy,
+                e => open_error(&dir, e),
+            })?;
+            writer.set_merge_policy(Box::new(BoundedMerges::default()));
+            Ok(writer)
         }
     };
     Writer::start(create, reader, fields)
