@@ -1,7 +1,12 @@
 """Writes a BERT sentence encoder (sentence-transformers layout: config.json + model.safetensors)
 as one ONNX graph of ONNX Runtime's fused transformer operators, in fp32.
 
-Usage: bert_onnx.py CONFIG_JSON MODEL_SAFETENSORS OUT_ONNX
+Usage: bert_onnx.py CONFIG_JSON MODEL_SAFETENSORS OUT_DIR
+
+Writes OUT_DIR/model.onnx (the graph) and OUT_DIR/model.onnx.data (its weights, as ONNX external
+data). ONNX Runtime maps a graph's external data file into memory instead of reading it onto the
+heap: the word embeddings (half the weights) stay file pages the kernel may drop, of which only
+the rows of tokens in use are ever read, and two sessions of the same model share them.
 
 Why: on CPUs like the ones Quarry runs on, ONNX Runtime embeds fastest with the fused kernels
 (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu) over fp32 weights; an
@@ -16,6 +21,7 @@ into the position embeddings (exactly what the model computes for single texts).
 """
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -27,7 +33,7 @@ MS = "com.microsoft"
 
 
 def main() -> None:
-    config_path, weights_path, out_path = sys.argv[1:4]
+    config_path, weights_path, out_dir = sys.argv[1:4]
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
     if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu":
@@ -145,7 +151,14 @@ def main() -> None:
         producer_name="quarry bert_onnx.py",
     )
     model.ir_version = 8
-    onnx.save(model, out_path)
+    onnx.save_model(
+        model,
+        os.path.join(out_dir, "model.onnx"),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="model.onnx.data",
+        size_threshold=1024,
+    )
 
 
 if __name__ == "__main__":

