@@ -78,6 +78,9 @@ run: build
 	@scripts/run.sh
 
 # Release builds; each benchmark prints its figures beside a baseline measured in the same run.
+# The memory bench's baseline is the revision before the work on memory at rest, built once,
+# with the model in the form it fetched.
+MEMORY_BASELINE = fab3b36d6e9a5401fd3c6e3e85b4903c1e0d7ce0
 bench: plugins
 	scripts/bench-venv.sh
 	scripts/pinned-venv.sh $(CACHE)/tools/secrets-bench tests/bench/secrets-requirements.txt "bench: detect-secrets"
@@ -90,6 +93,11 @@ bench: plugins
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo bench --locked -p quarry-tests --bench index_languages
 	QUARRY_SECRETS_BENCH=$(CACHE)/tools/secrets-bench cargo bench --locked -p quarry-tests --bench credentials
+	scripts/baseline.sh $(MEMORY_BASELINE) $(CACHE)/baseline/quarry-$(MEMORY_BASELINE)
+	scripts/baseline-model.sh $(MEMORY_BASELINE) models/all-MiniLM-L6-v2 $(CACHE)/baseline/model-$(MEMORY_BASELINE)/all-MiniLM-L6-v2
+	QUARRY_BENCH_BASELINE=$(CACHE)/baseline/quarry-$(MEMORY_BASELINE) \
+	  QUARRY_BENCH_BASELINE_MODEL=$(CACHE)/baseline/model-$(MEMORY_BASELINE)/all-MiniLM-L6-v2 \
+	  cargo bench --locked -p quarry-tests --bench memory
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
 # the reference BM25 row; known items in Chinese and Japanese; questions and answers in different

@@ -15,14 +15,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use quarry_tests::bench::{env_or, percentile_ms};
-use quarry_tests::generated::english;
+use quarry_tests::bench::{MemoryPeaks, MemorySampler, env_or, peak_rss_mib, percentile_ms};
+use quarry_tests::generated::{english, note_path, write_notes};
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
 use serde_json::json;
-
-/// Files per generated sub-folder.
-const PER_FOLDER: usize = 100;
 
 /// Saves timed per run.
 const SAVES: usize = 20;
@@ -95,60 +92,11 @@ struct Later {
     memory: MemoryPeaks,
 }
 
-/// Peaks of a process's resident memory by kind, in MiB.
-#[derive(Default, Clone, Copy)]
-struct MemoryPeaks {
-    anon_mib: f64,
-    file_mib: f64,
-}
-
-/// Samples a process's `RssAnon` and `RssFile` every 100 ms until stopped; keeps the peaks.
-struct MemorySampler {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<MemoryPeaks>,
-}
-
-impl MemorySampler {
-    fn start(pid: u32) -> MemorySampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let mut peaks = MemoryPeaks::default();
-                while !stop.load(Ordering::Relaxed) {
-                    let (Some(anon), Some(file)) =
-                        (status_mib(pid, "RssAnon:"), status_mib(pid, "RssFile:"))
-                    else {
-                        break;
-                    };
-                    peaks.anon_mib = peaks.anon_mib.max(anon);
-                    peaks.file_mib = peaks.file_mib.max(file);
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                peaks
-            })
-        };
-        MemorySampler { stop, thread }
-    }
-
-    fn finish(self) -> MemoryPeaks {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().expect("memory sampler")
-    }
-}
-
 fn run(files: usize, model: bool) -> Later {
     let mut q = Quarry::new();
     let dir = q.scratch("files");
     let mut rng = Rng(files as u64);
-    for i in 0..files {
-        let path = dir.join(format!("f{:04}/note{i:06}.md", i / PER_FOLDER));
-        if i % PER_FOLDER == 0 {
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        }
-        let text = format!("# Note {i}\n\n{}\n", english(&mut rng, 80));
-        std::fs::write(path, text).expect("write");
-    }
+    write_notes(&dir, files, &mut rng);
     let floor = native_read(&dir);
     if !model {
         // The server and the CLI the bench polls alike.
@@ -231,9 +179,8 @@ fn scattered_edits(q: &Quarry, key: &str, dir: &Path, files: usize, rng: &mut Rn
     picked.dedup();
     let t = Instant::now();
     for &i in &picked {
-        let path = dir.join(format!("f{:04}/note{i:06}.md", i / PER_FOLDER));
         std::fs::write(
-            path,
+            note_path(dir, i),
             format!("# Note {i}\n\nscatteredit {}\n", english(rng, 20)),
         )
         .expect("edit");
@@ -317,23 +264,4 @@ fn saves(q: &Quarry, key: &str, dir: &Path) -> Vec<Duration> {
         std::thread::sleep(Duration::from_millis(300));
     }
     times
-}
-
-/// The process's peak resident memory (VmHWM), in MiB.
-fn peak_rss_mib(pid: u32) -> f64 {
-    status_mib(pid, "VmHWM:").expect("VmHWM in /proc/<pid>/status")
-}
-
-/// The memory figure `field` (e.g. `VmHWM:`) of process `pid`'s `/proc/<pid>/status`, in MiB;
-/// `None` once the process is gone.
-fn status_mib(pid: u32, field: &str) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    Some(kib / 1024.0)
 }

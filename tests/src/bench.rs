@@ -1,5 +1,8 @@
-//! Small helpers the benchmarks share: settings from the environment and latency percentiles.
+//! Small helpers the benchmarks share: settings from the environment, latency percentiles and
+//! a process's resident memory.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The number in environment variable `name`, or `default`.
@@ -19,6 +22,71 @@ pub fn percentile_ms(times: &[Duration], p: f64) -> f64 {
     }
     let at = ((sorted.len() as f64 * p) as usize).min(sorted.len() - 1);
     sorted[at].as_secs_f64() * 1e3
+}
+
+/// Peaks of a process's resident memory by kind, in MiB.
+#[derive(Default, Clone, Copy)]
+pub struct MemoryPeaks {
+    /// Anonymous memory (heap, stacks): `RssAnon`.
+    pub anon_mib: f64,
+    /// File-backed pages (mapped index files and the binary): `RssFile`.
+    pub file_mib: f64,
+}
+
+/// Samples a process's `RssAnon` and `RssFile` every 100 ms until finished; keeps the peaks.
+pub struct MemorySampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<MemoryPeaks>,
+}
+
+impl MemorySampler {
+    /// Starts sampling process `pid`.
+    pub fn start(pid: u32) -> MemorySampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut peaks = MemoryPeaks::default();
+                while !stop.load(Ordering::Relaxed) {
+                    let (Some(anon), Some(file)) =
+                        (status_mib(pid, "RssAnon:"), status_mib(pid, "RssFile:"))
+                    else {
+                        break;
+                    };
+                    peaks.anon_mib = peaks.anon_mib.max(anon);
+                    peaks.file_mib = peaks.file_mib.max(file);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                peaks
+            })
+        };
+        MemorySampler { stop, thread }
+    }
+
+    /// Stops sampling; the peaks seen.
+    pub fn finish(self) -> MemoryPeaks {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().expect("memory sampler")
+    }
+}
+
+/// Process `pid`'s peak resident memory (`VmHWM`), in MiB.
+pub fn peak_rss_mib(pid: u32) -> f64 {
+    status_mib(pid, "VmHWM:").expect("VmHWM in /proc/<pid>/status")
+}
+
+/// The memory figure `field` (e.g. `VmHWM:`) of process `pid`'s `/proc/<pid>/status`, in MiB;
+/// `None` once the process is gone.
+pub fn status_mib(pid: u32, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
 }
 
 #[cfg(test)]

@@ -50,3 +50,24 @@ pub fn english(rng: &mut Rng, n: usize) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Files per sub-folder of a [`write_notes`] folder.
+const NOTES_PER_FOLDER: usize = 100;
+
+/// Where note `i` of a [`write_notes`] folder lives: `f<i/100>/note<i>.md`.
+pub fn note_path(dir: &std::path::Path, i: usize) -> std::path::PathBuf {
+    dir.join(format!("f{:04}/note{i:06}.md", i / NOTES_PER_FOLDER))
+}
+
+/// Fills `dir` with `files` Markdown notes of about 80 English words each, 100 to a
+/// sub-folder, the same for the same `rng`.
+pub fn write_notes(dir: &std::path::Path, files: usize, rng: &mut Rng) {
+    for i in 0..files {
+        let path = note_path(dir, i);
+        if i % NOTES_PER_FOLDER == 0 {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        }
+        let text = format!("# Note {i}\n\n{}\n", english(rng, 80));
+        std::fs::write(path, text).expect("write");
+    }
+}

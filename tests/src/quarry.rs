@@ -72,6 +72,8 @@ pub struct Quarry {
     wrapper: Vec<String>,
     /// The embedding model the binary gets ([`Quarry::without_model`], [`Quarry::with_model`]).
     model: Model,
+    /// Another build of the binary ([`Quarry::use_binary`]).
+    binary: Option<PathBuf>,
     /// The admin token, once made by [`Quarry::admin_token`] (Quarry keeps only its hash).
     admin_token: std::sync::OnceLock<String>,
 }
@@ -134,6 +136,7 @@ impl Quarry {
             honour_permissions: false,
             wrapper: Vec::new(),
             model: Model::Default,
+            binary: None,
             admin_token: std::sync::OnceLock::new(),
         }
     }
@@ -213,19 +216,29 @@ impl Quarry {
         (program, all, env)
     }
 
+    /// Runs another build of `quarry` (a baseline a benchmark measures beside this one) instead
+    /// of the one cargo built beside the tests.
+    pub fn use_binary(&mut self, path: PathBuf) {
+        self.binary = Some(path);
+    }
+
+    fn program(&self) -> PathBuf {
+        self.binary.clone().unwrap_or_else(binary)
+    }
+
     fn command(&self) -> Command {
         let mut command = if let Some((program, args)) = self.wrapper.split_first() {
             let mut wrapped = Command::new(program);
-            wrapped.args(args).arg(binary());
+            wrapped.args(args).arg(self.program());
             wrapped
         } else if self.honour_permissions && running_as_root() {
             let mut setpriv = Command::new("setpriv");
             setpriv
                 .args(["--bounding-set", "-dac_override,-dac_read_search"])
-                .arg(binary());
+                .arg(self.program());
             setpriv
         } else {
-            Command::new(binary())
+            Command::new(self.program())
         };
         command
             .arg("--data-dir")
