@@ -95,8 +95,8 @@ fn model_file(dir: &Path) -> Result<PathBuf, EmbedError> {
 }
 
 /// The id of the model in `dir` without loading it: its folder's name and the start of the
-/// SHA-256 of its graph, the graph's external weights and its prompts, if it has any ([`Embedder::id`]; vectors are compared
-/// only with vectors of the same id).
+/// SHA-256 of its graph, the graph's external weights and its prompts, if it has any
+/// ([`Embedder::id`]; vectors are compared only with vectors of the same id).
 pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
     id_of(dir, &Prompts::of_model(dir)?)
 }
