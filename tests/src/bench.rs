@@ -78,15 +78,7 @@ pub fn peak_rss_mib(pid: u32) -> f64 {
 /// The memory figure `field` (e.g. `VmHWM:`) of process `pid`'s `/proc/<pid>/status`, in MiB;
 /// `None` once the process is gone.
 pub fn status_mib(pid: u32, field: &str) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    Some(kib / 1024.0)
+    crate::proc_status::status_kib(pid, field).map(|kib| kib as f64 / 1024.0)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod generated;
 pub mod http;
 pub mod mcp;
 pub mod pdf;
+pub mod proc_status;
 pub mod quarry;
 pub mod rng;
 pub mod web;

@@ -289,15 +289,10 @@ impl Quarry {
             .spawn()
             .expect("quarry runs");
         let (stdout, stderr) = crate::read_outputs(&mut child);
-        let status_file = format!("/proc/{}/status", child.id());
         let started = Instant::now();
         let mut peak_kib = 0;
         let status = loop {
-            if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("VmHWM:"))
-                    .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            }) {
+            if let Some(kib) = crate::proc_status::status_kib(child.id(), "VmHWM:") {
                 peak_kib = peak_kib.max(kib);
             }
             if let Ok(Some(status)) = child.try_wait() {

@@ -12,12 +12,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 /// Anonymous memory of this process, in KiB (`RssAnon`).
 fn anonymous_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .expect("status")
-        .lines()
-        .find_map(|l| l.strip_prefix("RssAnon:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .expect("RssAnon")
+    quarry_tests::proc_status::status_kib(std::process::id(), "RssAnon:").expect("RssAnon")
 }
 
 #[test]
