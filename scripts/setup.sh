@@ -89,6 +89,19 @@ step "the MCP Python SDK"
 scripts/pinned-venv.sh "${QUARRY_MCP_PY:-$HOME/.cache/quarry/tools/mcp-py}" \
   tests/mcp/requirements.txt "the MCP Python SDK"
 
+# The official MCP TypeScript SDK, at the versions tests/mcp/ts/package-lock.json pins, in the
+# tools cache (tests/mcp/client.mjs loads it from there); reinstalled only when the lock changes.
+mcp_ts="${QUARRY_MCP_TS:-$HOME/.cache/quarry/tools/mcp-ts}"
+if ! cmp -s tests/mcp/ts/package-lock.json "$mcp_ts/.package-lock.json.installed" 2>/dev/null; then
+  step "installing the MCP TypeScript SDK (npm ci in $mcp_ts)"
+  mkdir -p "$mcp_ts"
+  cp tests/mcp/ts/package.json tests/mcp/ts/package-lock.json "$mcp_ts/"
+  (cd "$mcp_ts" && npm ci --no-audit --no-fund --loglevel=error)
+  cp tests/mcp/ts/package-lock.json "$mcp_ts/.package-lock.json.installed"
+else
+  step "the MCP TypeScript SDK present"
+fi
+
 # --- browser-test driver ------------------------------------------------------------------
 # playwright-core at the version package-lock.json pins; it drives Debian's chromium (it never
 # downloads a browser). Reinstalled only when the lock file changes.

@@ -1,6 +1,8 @@
-//! The independent MCP client of the end-to-end tests: the official MCP Python SDK (pinned in
+//! The independent MCP clients of the end-to-end tests, the two official SDKs: Python (pinned in
 //! `tests/mcp/requirements.txt`, installed by `make setup` in its own virtualenv) runs
-//! `tests/mcp/client.py`, which connects to Quarry, runs a plan's steps and prints what it saw.
+//! `tests/mcp/client.py`, TypeScript (pinned in `tests/mcp/ts/package-lock.json`, installed by
+//! `make setup` into the tools cache) runs `tests/mcp/client.mjs`. Each connects to Quarry, runs
+//! a plan's steps and prints what it saw, in the same shape.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,6 +12,57 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::quarry::Quarry;
+
+/// An official MCP SDK, as the tests drive it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sdk {
+    /// The Python SDK (`mcp` on PyPI).
+    Python,
+    /// The TypeScript SDK (`@modelcontextprotocol/sdk` on npm), behind most desktop and editor
+    /// agents; it checks every structured answer against the tool's output schema.
+    TypeScript,
+}
+
+impl Sdk {
+    /// Both SDKs.
+    pub const BOTH: [Sdk; 2] = [Sdk::Python, Sdk::TypeScript];
+
+    /// The client process to start.
+    fn command(self) -> Command {
+        match self {
+            Sdk::Python => {
+                let mut command = Command::new(python());
+                command.arg(client_script());
+                command
+            }
+            Sdk::TypeScript => {
+                let sdk = typescript_sdk();
+                let mut command = Command::new("node");
+                command
+                    .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs"))
+                    .env("QUARRY_MCP_TS", sdk);
+                command
+            }
+        }
+    }
+}
+
+/// Where `make setup` installed the TypeScript SDK: `$QUARRY_MCP_TS` (the Makefile sets it),
+/// else the default under `~/.cache/quarry`. Panics with the fix when it is not installed.
+fn typescript_sdk() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_MCP_TS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/quarry/tools/mcp-ts"))
+        })
+        .unwrap_or_else(|| PathBuf::from("mcp-ts"));
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "no MCP TypeScript SDK in {}: run `make setup` (or `make test`, which runs it)",
+        dir.display()
+    );
+    dir
+}
 
 /// The virtualenv's Python: `$QUARRY_MCP_PY/bin/python` (the Makefile sets it), else the
 /// default under `~/.cache/quarry`. Panics with the fix when it is not installed.
@@ -34,11 +87,16 @@ pub fn client_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py")
 }
 
-/// Runs the client on `plan` (see `client.py`); its report. Panics when it does not end within
-/// two minutes or prints no JSON.
+/// Runs the Python client on `plan` (see `client.py`); its report.
 pub fn run(plan: &Value) -> Value {
-    let mut child = Command::new(python())
-        .arg(client_script())
+    run_with(Sdk::Python, plan)
+}
+
+/// Runs `sdk`'s client on `plan` (see `client.py`); its report. Panics when it does not end
+/// within two minutes or prints no JSON.
+pub fn run_with(sdk: Sdk, plan: &Value) -> Value {
+    let mut child = sdk
+        .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -58,7 +116,7 @@ pub fn run(plan: &Value) -> Value {
             let _ = child.wait();
             let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
             panic!(
-                "the MCP client did not finish within 120 s; its last words:\n{}",
+                "the MCP client ({sdk:?}) did not finish within 120 s; its last words:\n{}",
                 &stderr[stderr.floor_char_boundary(stderr.len().saturating_sub(4000))..]
             );
         }
@@ -72,7 +130,7 @@ pub fn run(plan: &Value) -> Value {
     let stdout = String::from_utf8_lossy(&output.stdout);
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
         panic!(
-            "the MCP client printed no JSON ({e}): {stdout}\nstderr: {}",
+            "the MCP client ({sdk:?}) printed no JSON ({e}): {stdout}\nstderr: {}",
             String::from_utf8_lossy(&output.stderr)
         )
     })
@@ -94,14 +152,15 @@ pub fn stdio_plan(q: &Quarry, key: &str, steps: Value) -> Value {
     json!({"transport": "stdio", "command": program, "args": args, "env": env, "steps": steps})
 }
 
-/// Runs `steps` over Streamable HTTP to `q` with `key`; their results.
-pub fn over_http(q: &Quarry, key: &str, steps: Value) -> Vec<Value> {
-    results(&run(&http_plan(q, Some(key), steps)))
+/// Runs `steps` with `sdk` over Streamable HTTP to `q` with `key`; their results.
+pub fn over_http(sdk: Sdk, q: &Quarry, key: &str, steps: Value) -> Vec<Value> {
+    results(&run_with(sdk, &http_plan(q, Some(key), steps)))
 }
 
-/// Runs `steps` over stdio (`quarry mcp` on `q`'s data folder) with `key`; their results.
-pub fn over_stdio(q: &Quarry, key: &str, steps: Value) -> Vec<Value> {
-    results(&run(&stdio_plan(q, key, steps)))
+/// Runs `steps` with `sdk` over stdio (`quarry mcp` on `q`'s data folder) with `key`; their
+/// results.
+pub fn over_stdio(sdk: Sdk, q: &Quarry, key: &str, steps: Value) -> Vec<Value> {
+    results(&run_with(sdk, &stdio_plan(q, key, steps)))
 }
 
 /// A step calling `tool` with `arguments`.
@@ -117,10 +176,30 @@ pub fn results(report: &Value) -> Vec<Value> {
         .clone()
 }
 
-/// The error code of a tool error result (its structured content is the REST envelope).
-pub fn error_code(result: &Value) -> &str {
+/// The REST error envelope of a tool error result (in `_meta`), after checking that it is a tool
+/// error the client read without an exception, with no structured content to break the tool's
+/// output schema, and whose text starts with the same code.
+pub fn error_envelope(result: &Value) -> &Value {
     assert_eq!(result["isError"], true, "a tool error: {result}");
-    result["structuredContent"]["error"]["code"]
+    assert!(
+        result.get("structuredContent").is_none(),
+        "a tool error carries no structured content: {result}"
+    );
+    let envelope = &result["_meta"]["quarry/error"];
+    let code = envelope["error"]["code"]
         .as_str()
-        .unwrap_or_else(|| panic!("no error code: {result}"))
+        .unwrap_or_else(|| panic!("no error code in _meta: {result}"));
+    let text = result["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with(&format!("{code}: ")),
+        "the text starts with the code {code}: {result}"
+    );
+    envelope
+}
+
+/// The error code of a tool error result (see [`error_envelope`]).
+pub fn error_code(result: &Value) -> &str {
+    error_envelope(result)["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use quarry_tests::credentials::{SharedFolder, shared_folder};
-use quarry_tests::mcp::{call, over_http};
+use quarry_tests::mcp::{Sdk, call, over_http};
 use quarry_tests::quarry::{Quarry, result_paths as paths};
 use serde_json::{Value, json};
 
@@ -181,7 +181,7 @@ fn no_credential_in_a_shared_folder_reaches_an_integration_and_every_look_alike_
             json!({"connector_id": connector, "doc_id": doc["doc_id"]}),
         ));
     }
-    let results = over_http(&q, &key, Value::Array(steps));
+    let results = over_http(Sdk::TypeScript, &q, &key, Value::Array(steps));
     let report = Value::Array(results.clone()).to_string();
     assert_no_leak("MCP", &report, &values);
     let refused = &results[results.len() - held_sample.len()..];

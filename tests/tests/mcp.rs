@@ -1,9 +1,13 @@
-//! The MCP server against an independent client, the official MCP Python SDK: over Streamable
-//! HTTP at `/mcp` and over stdio (`quarry mcp`), the real binary over folders indexed by the real
-//! folder plugin. Tools answer as the REST routes do, refuse as they do, and are audited.
+//! The MCP server against independent clients, both official MCP SDKs (Python and TypeScript):
+//! over Streamable HTTP at `/mcp` and over stdio (`quarry mcp`), the real binary over folders
+//! indexed by the real folder plugin. Tools answer as the REST routes do, refuse as they do
+//! (tool errors every client reads, the TypeScript SDK checking each answer against the tool's
+//! output schema), and are audited.
 
 use quarry_tests::corpus;
-use quarry_tests::mcp::{call, error_code, http_plan, over_http, over_stdio, results, run};
+use quarry_tests::mcp::{
+    Sdk, call, error_code, error_envelope, http_plan, over_http, over_stdio, results, run_with,
+};
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
 
@@ -23,7 +27,7 @@ fn result_for(result: &Value, path: &str) -> Value {
 }
 
 fn detail_fields(result: &Value) -> Vec<String> {
-    let details = result["structuredContent"]["error"]["details"].as_array();
+    let details = error_envelope(result)["error"]["details"].as_array();
     let mut fields: Vec<String> = details
         .into_iter()
         .flatten()
@@ -60,15 +64,24 @@ fn audited(q: &Quarry, name: &str, expected: usize) -> Vec<(String, u64)> {
 fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
     let (q, notes, _) = world();
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    let report = run(&http_plan(
-        &q,
-        Some(&key),
-        json!([
-            {"op": "list_tools"},
-            call("list_connectors", json!({})),
-            call("search", json!({"query": "spring", "semantic_search": false})),
-        ]),
-    ));
+    for sdk in Sdk::BOTH {
+        answers_as_the_rest_routes(sdk, &q, &key, &notes);
+    }
+}
+
+fn answers_as_the_rest_routes(sdk: Sdk, q: &Quarry, key: &str, notes: &str) {
+    let report = run_with(
+        sdk,
+        &http_plan(
+            q,
+            Some(key),
+            json!([
+                {"op": "list_tools"},
+                call("list_connectors", json!({})),
+                call("search", json!({"query": "spring", "semantic_search": false})),
+            ]),
+        ),
+    );
     assert_eq!(report["server"]["name"], "quarry", "{report}");
     assert!(
         report["instructions"]
@@ -110,18 +123,18 @@ fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
     let listed = &steps[1];
     assert_eq!(listed["schema_valid"], true, "{listed}");
     let rest = q
-        .request("GET", "/api/v1/connectors", Some(&key), None)
+        .request("GET", "/api/v1/connectors", Some(key), None)
         .json();
     assert_eq!(listed["structuredContent"], rest);
     assert!(
         listed["text"]
             .as_str()
-            .is_some_and(|t| t.contains("Notes") && t.contains(&notes))
+            .is_some_and(|t| t.contains("Notes") && t.contains(notes))
     );
 
     let found = &steps[2];
     assert_eq!(found["schema_valid"], true, "{found}");
-    let rest = q.search_ok(&key, json!({"query": "spring", "semantic_search": false}));
+    let rest = q.search_ok(key, json!({"query": "spring", "semantic_search": false}));
     let mut structured = found["structuredContent"].clone();
     structured["took_ms"] = rest["took_ms"].clone();
     assert_eq!(structured, rest);
@@ -136,7 +149,7 @@ fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
 
     // Read just that page, as the text said; the original is linked, not inlined.
     let args = json!({"connector_id": notes, "doc_id": doc_id, "page_start": 2, "page_end": 2});
-    let steps = over_http(&q, &key, json!([call("read_document", args)]));
+    let steps = over_http(sdk, q, key, json!([call("read_document", args)]));
     let read = &steps[0];
     assert_eq!(read["schema_valid"], true, "{read}");
     let doc = &read["structuredContent"];
@@ -160,7 +173,7 @@ fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
     let path = url
         .strip_prefix(&q.url())
         .expect("the link is this server's");
-    let file = q.request("GET", path, Some(&key), None);
+    let file = q.request("GET", path, Some(key), None);
     assert_eq!(file.status, 200);
     assert!(file.body.starts_with(b"%PDF"));
 }
@@ -168,9 +181,17 @@ fn tools_answer_as_the_rest_routes_do_and_a_result_is_read_by_its_page() {
 #[test]
 fn invalid_arguments_are_tool_errors_naming_each_field() {
     let (q, notes, _) = world();
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    for sdk in Sdk::BOTH {
+        invalid_arguments_are_refused(sdk, &q, &notes);
+    }
+}
+
+fn invalid_arguments_are_refused(sdk: Sdk, q: &Quarry, notes: &str) {
+    let name = format!("Agent-{sdk:?}");
+    let key = q.integration(&name, "all", &["--quota", "unlimited"]);
     let steps = over_http(
-        &q,
+        sdk,
+        q,
         &key,
         json!([
             call("search", json!({"query": "x", "limit": 0, "bogus": 1})),
@@ -203,7 +224,7 @@ fn invalid_arguments_are_tool_errors_naming_each_field() {
         "an unknown tool is a protocol error: {}",
         steps[4]
     );
-    let audit = audited(&q, "Agent", 4);
+    let audit = audited(q, &name, 4);
     assert_eq!(
         audit,
         [
@@ -219,8 +240,15 @@ fn invalid_arguments_are_tool_errors_naming_each_field() {
 #[test]
 fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
     let (q, notes, mail) = world();
+    for sdk in Sdk::BOTH {
+        refuses_as_the_api_does(sdk, &q, &notes, &mail);
+    }
+}
+
+fn refuses_as_the_api_does(sdk: Sdk, q: &Quarry, notes: &str, mail: &str) {
+    let named = |name: &str| format!("{name}-{sdk:?}");
     let mail_doc = q.keyword_search(
-        &q.integration("All", "all", &["--quota", "unlimited"]),
+        &q.integration(&named("All"), "all", &["--quota", "unlimited"]),
         "friday",
         10,
     )["results"][0]["doc_id"]
@@ -229,9 +257,10 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
         .to_owned();
 
     // Selected: only Notes is seen; a Mail document is refused before anything is read.
-    let selected = q.integration("NotesOnly", "Notes", &["--quota", "unlimited"]);
+    let selected = q.integration(&named("NotesOnly"), "Notes", &["--quota", "unlimited"]);
     let steps = over_http(
-        &q,
+        sdk,
+        q,
         &selected,
         json!([
             call("list_connectors", json!({})),
@@ -251,11 +280,11 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
         .iter()
         .filter_map(|c| c["connector_id"].as_str())
         .collect();
-    assert_eq!(seen, [notes.as_str()]);
+    assert_eq!(seen, [notes]);
     let hits = steps[1]["structuredContent"]["results"]
         .as_array()
         .expect("results");
-    assert!(!hits.is_empty() && hits.iter().all(|h| h["connector_id"] == notes.as_str()));
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["connector_id"] == notes));
     assert_eq!(error_code(&steps[2]), "DATA_SHARING_DECLINED");
     assert!(
         steps[2]["text"]
@@ -266,9 +295,10 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
     );
 
     // Declined: every call is refused, in words the agent can pass on.
-    let declined = q.integration("Nobody", "none", &["--quota", "unlimited"]);
+    let declined = q.integration(&named("Nobody"), "none", &["--quota", "unlimited"]);
     for step in over_http(
-        &q,
+        sdk,
+        q,
         &declined,
         json!([
             call("search", json!({"query": "revenue"})),
@@ -278,7 +308,7 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
         assert_eq!(error_code(&step), "DATA_SHARING_DECLINED");
     }
     assert_eq!(
-        audited(&q, "Nobody", 2),
+        audited(q, &named("Nobody"), 2),
         [
             ("mcp:search".to_owned(), 403),
             ("mcp:list_connectors".to_owned(), 403)
@@ -286,9 +316,10 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
     );
 
     // Quota: each tool call is one request; the third of a quota of two is refused.
-    let tiny = q.integration("Tiny", "all", &["--quota", "2"]);
+    let tiny = q.integration(&named("Tiny"), "all", &["--quota", "2"]);
     let steps = over_http(
-        &q,
+        sdk,
+        q,
         &tiny,
         json!([
             call("list_connectors", json!({})),
@@ -308,10 +339,11 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
     );
 
     // A revoked key: the client connects, and its calls say the key is no longer valid.
-    let gone = q.integration("Gone", "all", &[]);
-    q.cli_ok(&["integration", "revoke", "Gone"]);
+    let gone = q.integration(&named("Gone"), "all", &[]);
+    q.cli_ok(&["integration", "revoke", &named("Gone")]);
     let steps = over_http(
-        &q,
+        sdk,
+        q,
         &gone,
         json!([call("search", json!({"query": "revenue"}))]),
     );
@@ -323,7 +355,7 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
     );
 
     // No key at all: refused before the protocol, with 401.
-    let report = run(&http_plan(&q, None, json!([])));
+    let report = run_with(sdk, &http_plan(q, None, json!([])));
     assert!(
         report["error"].as_str().is_some_and(|e| !e.is_empty()),
         "a client without a key cannot connect: {report}"
@@ -342,6 +374,12 @@ fn sharing_quota_and_keys_refuse_tool_calls_as_the_api_does() {
 
 #[test]
 fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
+    for sdk in Sdk::BOTH {
+        relays_or_serves_over_stdio(sdk);
+    }
+}
+
+fn relays_or_serves_over_stdio(sdk: Sdk) {
     let (mut q, notes, _) = world();
     let key = q.integration("Desktop", "all", &["--quota", "unlimited"]);
     let steps = || {
@@ -350,13 +388,13 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
             call("search", json!({"query": "spring", "semantic_search": false})),
         ])
     };
-    let relayed = over_stdio(&q, &key, steps());
+    let relayed = over_stdio(sdk, &q, &key, steps());
     assert_eq!(relayed[0]["tools"].as_array().map(Vec::len), Some(3));
     let hit = result_for(&relayed[1], "report.pdf");
     assert_eq!(hit["page"], 2);
     let doc_id = hit["doc_id"].as_str().expect("doc_id").to_owned();
     let read = json!({"connector_id": notes, "doc_id": doc_id, "page_start": 2});
-    let through_server = over_stdio(&q, &key, json!([call("read_document", read.clone())]));
+    let through_server = over_stdio(sdk, &q, &key, json!([call("read_document", read.clone())]));
     // Only a server links the original file: these calls went through it.
     assert!(
         through_server[0]["text"]
@@ -373,7 +411,7 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
 
     // No server: `quarry mcp` reads the data folder itself, with the same checks.
     q.stop();
-    let here = over_stdio(&q, &key, json!([call("read_document", read.clone())]));
+    let here = over_stdio(sdk, &q, &key, json!([call("read_document", read.clone())]));
     assert_eq!(here[0]["schema_valid"], true, "{}", here[0]);
     let content = here[0]["structuredContent"]["content"]
         .as_str()
@@ -389,6 +427,7 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
     );
     let declined = q.integration("Nobody", "none", &[]);
     let refused = over_stdio(
+        sdk,
         &q,
         &declined,
         json!([call("search", json!({"query": "x"}))]),
@@ -399,11 +438,11 @@ fn stdio_relays_to_the_running_server_or_serves_the_folder_itself() {
         call("list_connectors", json!({})),
         call("list_connectors", json!({}))
     ]);
-    let metered = over_stdio(&q, &tiny, twice);
+    let metered = over_stdio(sdk, &q, &tiny, twice);
     assert_eq!(metered[0]["isError"], false);
     assert_eq!(error_code(&metered[1]), "QUOTA_EXCEEDED");
     q.cli_ok(&["integration", "revoke", "Desktop"]);
-    let revoked = over_stdio(&q, &key, steps());
+    let revoked = over_stdio(sdk, &q, &key, steps());
     assert_eq!(error_code(&revoked[1]), "UNAUTHORIZED");
     assert_eq!(
         audited(&q, "Desktop", 3).len(),
@@ -450,7 +489,9 @@ fn the_agent_guide_is_served_to_the_integration_and_its_mcp_configurations_conne
         "headers": http["headers"],
         "steps": [call("list_connectors", json!({}))],
     });
-    assert_eq!(results(&run(&plan))[0]["isError"], false);
+    for sdk in Sdk::BOTH {
+        assert_eq!(results(&run_with(sdk, &plan))[0]["isError"], false);
+    }
     let stdio = &configs[1]["mcpServers"]["quarry"];
     let mut env = stdio["env"].clone();
     env["PATH"] = json!(std::env::var("PATH").unwrap_or_default());
@@ -461,14 +502,16 @@ fn the_agent_guide_is_served_to_the_integration_and_its_mcp_configurations_conne
         "env": env,
         "steps": [call("search", json!({"query": "revenue"}))],
     });
-    let found = results(&run(&plan));
-    assert!(
-        found[0]["structuredContent"]["total"]
-            .as_u64()
-            .is_some_and(|t| t > 0),
-        "{}",
-        found[0]
-    );
+    for sdk in Sdk::BOTH {
+        let found = results(&run_with(sdk, &plan));
+        assert!(
+            found[0]["structuredContent"]["total"]
+                .as_u64()
+                .is_some_and(|t| t > 0),
+            "{sdk:?}: {}",
+            found[0]
+        );
+    }
 
     // A declined integration reads why; a request without a valid key does not.
     let declined = q.integration("Nobody", "none", &[]);
@@ -516,8 +559,15 @@ fn mcp_requests_are_bounded_as_api_requests_are() {
             .is_some_and(|m| m.contains("text/event-stream"))
     );
 
+    for sdk in Sdk::BOTH {
+        rate_bound_refuses_tool_calls(sdk, &q, &key);
+    }
+}
+
+/// Six tool calls in a row, past a rate of one a second: tool errors with the code and why.
+fn rate_bound_refuses_tool_calls(sdk: Sdk, q: &Quarry, key: &str) {
     let calls: Vec<Value> = (0..6).map(|_| call("list_connectors", json!({}))).collect();
-    let steps = over_http(&q, &key, Value::Array(calls));
+    let steps = over_http(sdk, q, key, Value::Array(calls));
     let bounded: Vec<&Value> = steps.iter().filter(|s| s["isError"] == true).collect();
     assert!(
         !bounded.is_empty(),

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use axum::http::HeaderMap;
 use quarry_core::ErrorKind;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Resource};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -19,6 +19,9 @@ use crate::extractors::input::Fields;
 use crate::routes::{connectors, docs, search};
 use crate::state::AppState;
 use crate::views::ErrorEnvelope;
+
+/// The `_meta` key of a tool error's REST error envelope.
+pub(crate) const ERROR_META: &str = "quarry/error";
 
 /// Who calls and how its answers reach it.
 pub(crate) struct CallContext {
@@ -154,8 +157,9 @@ fn structured(
     Ok(result)
 }
 
-/// A refusal as a tool error: the REST error envelope as structured content, and text that
-/// names the code and says what the agent can do about it.
+/// A refusal as a tool error. Its text starts with the API code and message and says what the
+/// agent can do about it; the REST error envelope goes in `_meta` under [`ERROR_META`], never in
+/// `structuredContent`, which clients check against the tool's output schema (docs/mcp.md).
 fn refused(error: &ApiError, request_id: &str) -> CallToolResult {
     let body = ErrorEnvelope::of(error, request_id);
     let mut text = format!(
@@ -168,7 +172,11 @@ fn refused(error: &ApiError, request_id: &str) -> CallToolResult {
     text.push_str("\n\n");
     text.push_str(advice(error.kind));
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = serde_json::to_value(&body).ok();
+    if let Ok(envelope) = serde_json::to_value(&body) {
+        let mut meta = JsonObject::new();
+        meta.insert(ERROR_META.to_owned(), envelope);
+        result.meta = Some(MetaObject(meta));
+    }
     result
 }
 
@@ -201,8 +209,8 @@ fn advice(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// Bytes of a result as sent, about (its text and structured content), counted without
-/// writing the JSON anywhere.
+/// Bytes of a result as sent, about (its text, structured content and `_meta`), counted
+/// without writing the JSON anywhere.
 fn size(result: &CallToolResult) -> u64 {
     let text: usize = result
         .content
@@ -212,6 +220,9 @@ fn size(result: &CallToolResult) -> u64 {
     let mut counter = Counter(0);
     if let Some(value) = &result.structured_content {
         let _ = serde_json::to_writer(&mut counter, value);
+    }
+    if let Some(meta) = &result.meta {
+        let _ = serde_json::to_writer(&mut counter, &meta.0);
     }
     (text + counter.0) as u64
 }
