@@ -2,7 +2,9 @@
 //! committed), the location of the plugins `make plugins` built, an HTTP client for raw
 //! requests, and a harness that runs the real `quarry` binary.
 
+pub mod admin;
 pub mod bench;
+pub mod browser;
 pub mod corpus;
 pub mod credentials;
 pub mod docx;

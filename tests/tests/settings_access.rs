@@ -4,67 +4,10 @@
 //! are checked before the user's grant installs them.
 
 use base64::Engine as _;
-use quarry_tests::http::{self, Response};
+use quarry_tests::admin::{send, session_cookie, sign_in};
+use quarry_tests::http;
 use quarry_tests::quarry::Quarry;
 use serde_json::{Value, json};
-
-/// A signed-in browser, as far as the server can tell: the session cookie and the CSRF token.
-struct Admin {
-    cookie: String,
-    csrf: String,
-}
-
-fn send(q: &Quarry, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
-    q.raw(&http::build(method, path, &q.addr, headers, body))
-}
-
-fn session_cookie(response: &Response) -> Option<String> {
-    let set = response.header("set-cookie")?;
-    let pair = set.split(';').next()?;
-    pair.starts_with("quarry_session=")
-        .then(|| pair.to_owned())
-        .filter(|p| p.len() > "quarry_session=".len())
-}
-
-fn sign_in(q: &Quarry) -> Admin {
-    let form = format!("token={}", q.admin_token());
-    let response = send(
-        q,
-        "POST",
-        "/settings/login",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        form.as_bytes(),
-    );
-    assert_eq!(response.status, 200, "{}", response.text());
-    let set = response.header("set-cookie").expect("a session cookie");
-    assert!(set.contains("HttpOnly"), "{set}");
-    assert!(set.contains("SameSite=Strict"), "{set}");
-    let cookie = session_cookie(&response).expect("a session cookie");
-    let page = send(q, "GET", "/settings", &[("Cookie", &cookie)], b"");
-    assert_eq!(page.status, 200);
-    let html = page.text();
-    let csrf = html
-        .split("name=\"csrf-token\" content=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the page carries its CSRF token")
-        .to_owned();
-    Admin { cookie, csrf }
-}
-
-impl Admin {
-    fn call(&self, q: &Quarry, method: &str, path: &str, body: Option<&Value>) -> Response {
-        let text = body.map(Value::to_string).unwrap_or_default();
-        let mut headers = vec![
-            ("Cookie", self.cookie.as_str()),
-            ("X-CSRF-Token", &self.csrf),
-        ];
-        if body.is_some() {
-            headers.push(("Content-Type", "application/json"));
-        }
-        send(q, method, path, &headers, text.as_bytes())
-    }
-}
 
 fn started() -> Quarry {
     let mut q = Quarry::new();
@@ -138,6 +81,21 @@ fn admin_routes(connector: &str, integration: &str) -> Vec<(&'static str, String
             Some(json!({"stage_id": "x", "grant": true})),
         ),
         ("GET", "/admin/v1/activity".into(), None),
+        (
+            "POST",
+            "/admin/v1/search".into(),
+            Some(json!({"query": "report", "see_as": integration})),
+        ),
+        (
+            "GET",
+            format!("/admin/v1/connectors/{connector}/docs/d_any?page=1&q=report"),
+            None,
+        ),
+        (
+            "GET",
+            format!("/admin/v1/connectors/{connector}/docs/d_any/file"),
+            None,
+        ),
         ("POST", "/settings/logout".into(), None),
     ]
 }
@@ -232,6 +190,22 @@ fn changes_need_the_csrf_token_and_this_origin() {
             "{what}"
         );
     }
+    // A search from the search page is a POST, checked the same way: it reads documents.
+    let search = send(
+        &q,
+        "POST",
+        "/admin/v1/search",
+        &[("Cookie", cookie), ("Content-Type", "application/json")],
+        json!({"query": "report"}).to_string().as_bytes(),
+    );
+    assert_eq!(search.status, 403, "{}", search.text());
+    let searched = admin.call(
+        &q,
+        "POST",
+        "/admin/v1/search",
+        Some(&json!({"query": "report"})),
+    );
+    assert_eq!(searched.status, 200, "{}", searched.text());
     // Signing in from another site's form is refused too.
     let form = format!("token={}", q.admin_token());
     let foreign = send(

@@ -15,6 +15,9 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Entries waiting at most; beyond that, entries are counted as lost.
 const QUEUE: usize = 10_000;
+/// The `integration_id` of the user's own entries (searches run "as" an integration on the
+/// search page); integration ids never take this form.
+pub(crate) const USER: &str = "user";
 /// Entries written per transaction at most.
 const BATCH: usize = 512;
 /// How long an entry may wait before its batch is written.
@@ -45,6 +48,11 @@ impl AuditSink {
         let lost = Arc::new(AtomicU64::new(0));
         tokio::spawn(write_loop(store, rx, lost.clone(), retention));
         AuditSink { tx, lost }
+    }
+
+    /// Queues an entry of the user's own (the search page's "see as"), made with no key.
+    pub(crate) fn record_user(&self, entry: AuditEntry) {
+        self.record(entry, String::new());
     }
 
     /// Queues an entry, with the lookup of the key used.
@@ -96,8 +104,10 @@ async fn write_loop(
         loop {
             match next.take() {
                 Some(Message::Entry(entry, lookup)) => {
-                    let last = uses.entry(lookup).or_insert(entry.time_ms);
-                    *last = (*last).max(entry.time_ms);
+                    if !lookup.is_empty() {
+                        let last = uses.entry(lookup).or_insert(entry.time_ms);
+                        *last = (*last).max(entry.time_ms);
+                    }
                     entries.push(entry);
                 }
                 Some(Message::Flush(done)) => {

@@ -203,7 +203,8 @@ pub const AGENT_GUIDE: &str = r#"## Guide for agents
 5. Read only the top few documents, and only what you need: a result's `page` is where its
    snippet lies in a paged document (PDF), so read `page_start` = `page_end` = that page (and
    its neighbours if needed) rather than a whole book; `max_chars` caps the text.
-6. Cite what you used by title and path (and page), so the user can open it. The original file
+6. Cite what you used by title and its `link` (the user opens it signed in to Quarry and lands
+   on that page with the words highlighted; it carries no key). The original file
    is `GET .../docs/{doc_id}/file` with the same key; it is never needed to read the text.
 7. Errors say what to do: UNAUTHORIZED, ask the user for a new key; DATA_SHARING_DECLINED, tell
    the user (they share data in Quarry's settings); QUOTA_EXCEEDED, stop until the reset;
@@ -238,12 +239,15 @@ Answer 200:
     "title": "Quarterly report.pdf", "path": "reports/Quarterly report.pdf", "url": null,
     "mime_type": "application/pdf", "size_bytes": 482113, "update_time": "2026-10-30T09:12:44Z",
     "score": 0.83, "snippet": "revenue grew 12% ...", "highlights": [ { "start": 0, "end": 7 } ],
-    "page": 3 } ],
+    "page": 3,
+    "link": "http://127.0.0.1:4747/search/docs/cn_.../d_...?q=revenue&page=3" } ],
   "total": 37, "mode": "semantic", "took_ms": 4, "warnings": [] }
 ```
 
 `highlights` are character offsets into `snippet`; `page` is the page the snippet lies on for
-documents with pages (read it with `page_start`/`page_end`), null otherwise; `mode` is what ran ("keyword" when no
+documents with pages (read it with `page_start`/`page_end`), null otherwise; `link` is where the
+user sees the result (Quarry's document view at that page, the query's words highlighted; it
+asks for the user's sign-in to Quarry, never for a key), to cite; `mode` is what ran ("keyword" when no
 embedding model is loaded, with a warning); `total` counts matches (keyword) or candidates
 (semantic).
 

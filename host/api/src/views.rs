@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use quarry_core::ConnectorId;
 use quarry_core::times::rfc3339;
+use quarry_core::{ConnectorId, DocId};
 use quarry_index::{DocInfo, Hit, IndexError, SearchIndex};
 use quarry_runtime::{FieldKind, Plugin};
 use quarry_store::{
@@ -79,6 +79,9 @@ pub struct HitView {
     /// The page (1-based) the snippet's passage lies on, to read with `page_start`/`page_end`;
     /// `None` for documents without pages.
     pub page: Option<u64>,
+    /// The document view of Quarry's search page at that page, the query's words highlighted
+    /// (a person signed in to the settings page opens it; it carries no key).
+    pub link: String,
 }
 
 /// A highlighted span of a snippet, `start..end` in characters.
@@ -91,8 +94,14 @@ pub struct Highlight {
 }
 
 impl HitView {
-    /// The results of a search; `connectors` gives their connectors' names.
-    pub fn list(hits: Vec<Hit>, connectors: &[Connector]) -> Vec<HitView> {
+    /// The results of a search for `query`; `connectors` gives their connectors' names, and
+    /// `base_url` the address their links start with.
+    pub fn list(
+        hits: Vec<Hit>,
+        connectors: &[Connector],
+        base_url: &str,
+        query: &str,
+    ) -> Vec<HitView> {
         hits.into_iter()
             .map(|hit| {
                 let name = connectors
@@ -111,10 +120,42 @@ impl HitView {
                         .map(|&(start, end)| Highlight { start, end })
                         .collect(),
                     snippet: hit.snippet.text,
+                    link: document_link(
+                        base_url,
+                        &hit.info.connector,
+                        &hit.info.doc_id,
+                        hit.page,
+                        query,
+                    ),
                     page: hit.page,
                 }
             })
             .collect()
+    }
+}
+
+/// The address of a document's view on the search page (`/search/docs/{connector}/{doc}`), at
+/// `page` when it has pages, with `query` to highlight. Ids are URL-safe by construction.
+pub fn document_link(
+    base_url: &str,
+    connector: &ConnectorId,
+    doc: &DocId,
+    page: Option<u64>,
+    query: &str,
+) -> String {
+    let mut params = form_urlencoded::Serializer::new(String::new());
+    if !query.is_empty() {
+        params.append_pair("q", query);
+    }
+    if let Some(page) = page {
+        params.append_pair("page", &page.to_string());
+    }
+    let params = params.finish();
+    let base = base_url.trim_end_matches('/');
+    if params.is_empty() {
+        format!("{base}/search/docs/{connector}/{doc}")
+    } else {
+        format!("{base}/search/docs/{connector}/{doc}?{params}")
     }
 }
 
@@ -484,7 +525,8 @@ impl AuditEntryView {
         let integration = integrations
             .iter()
             .find(|s| s.integration.id == e.integration_id)
-            .map(|s| s.integration.name.clone());
+            .map(|s| s.integration.name.clone())
+            .or_else(|| (e.integration_id == crate::audit::USER).then(|| "You".to_owned()));
         let connector = e.connector_id.as_deref().and_then(|id| {
             connectors
                 .iter()

@@ -106,7 +106,7 @@ pub(crate) fn compile(
 }
 
 /// The runs of CJK tokens of each word or phrase (tokens one position apart), as their texts.
-fn cjk_sequences<'a>(units: impl Iterator<Item = &'a Tokens>) -> Vec<Vec<String>> {
+pub(crate) fn cjk_sequences<'a>(units: impl Iterator<Item = &'a Tokens>) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for tokens in units {
         let mut run: Vec<String> = Vec::new();

@@ -10,6 +10,7 @@
 
 mod document;
 mod error;
+mod highlight;
 mod hybrid;
 mod keyword;
 mod merges;
@@ -39,6 +40,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, T
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
+pub use highlight::QueryWords;
 pub use hybrid::POOL;
 pub use pending::Pending;
 pub use query_syntax::{Part, parse as parse_query};

@@ -7,6 +7,7 @@ use quarry_core::terminal::printable;
 use quarry_index::{Fusion, Ranking, SearchRequest, SemanticQuery};
 use quarry_store::{ConnectorStatus, Store};
 
+use crate::admin::server_url;
 use crate::cli::SearchArgs;
 use crate::setup::{Paths, load_embedder, open_index};
 
@@ -44,7 +45,7 @@ pub async fn run(paths: &Paths, store: &Store, args: &SearchArgs) -> anyhow::Res
     .await??;
     if args.json {
         let answer = SearchAnswer {
-            results: HitView::list(results.hits, &connectors),
+            results: HitView::list(results.hits, &connectors, &server_url(paths), &args.query),
             total: results.total,
             mode: if args.semantic { "semantic" } else { "keyword" },
             took_ms: started.elapsed().as_millis() as u64,

@@ -1,7 +1,9 @@
-//! The settings page (`/settings`) and its admin API (`/admin/v1`): integrations with the data
-//! sharing prompt and generated docs, connectors with live progress, plugin installs with the
-//! capability grant, and the activity log. Every route needs the admin session; every change
-//! also needs the page's CSRF token (`session.rs`).
+//! The settings page (`/settings`), the search page (`/search`, its document view
+//! `/search/docs/{connector_id}/{doc_id}`: where search results' `link`s lead) and their admin
+//! API (`/admin/v1`): integrations with the data sharing prompt and generated docs, connectors
+//! with live progress, plugin installs with the capability grant, the activity log, and search
+//! as the user or as one integration. Every route needs the admin session; every change (and
+//! every search, a POST) also needs the page's CSRF token (`session.rs`).
 
 mod activity;
 mod answer;
@@ -9,6 +11,7 @@ mod connectors;
 mod integrations;
 mod pages;
 mod plugins;
+mod search;
 mod session;
 pub(crate) mod state;
 
@@ -28,6 +31,10 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/settings/", get(pages::settings))
         .route("/settings/assets/settings.js", get(pages::script))
         .route("/settings/assets/settings.css", get(pages::style))
+        .route("/settings/assets/search.js", get(pages::search_script))
+        .route("/settings/assets/search.css", get(pages::search_style))
+        .route("/search", get(pages::search))
+        .route("/search/docs/{connector_id}/{doc_id}", get(pages::search))
         .route("/settings/login", get(pages::login_form).post(pages::login))
         .route("/settings/logout", post(pages::logout))
         .route(
@@ -79,4 +86,13 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/admin/v1/plugins/stage", post(plugins::stage))
         .route("/admin/v1/plugins/install", post(plugins::install))
         .route("/admin/v1/activity", get(activity::list))
+        .route("/admin/v1/search", post(search::run))
+        .route(
+            "/admin/v1/connectors/{connector_id}/docs/{doc_id}",
+            get(search::document),
+        )
+        .route(
+            "/admin/v1/connectors/{connector_id}/docs/{doc_id}/file",
+            get(search::original),
+        )
 }

@@ -222,6 +222,19 @@ impl Admission {
         })
     }
 
+    /// Admits a download the user asked for on the search page: bounded as one integration's
+    /// downloads are (under a name no integration can have), and within all downloads.
+    pub(crate) fn admit_user_download(self: &Arc<Self>) -> Result<DownloadPermit, ApiError> {
+        const USER: &str = "user (search page)";
+        let burst = f64::from(self.limits.burst.max(1));
+        self.lock().entry(USER.to_owned()).or_insert(Tally {
+            in_flight: 0,
+            downloads: 0,
+            rate: Bucket::full(burst, Instant::now()),
+        });
+        self.admit_download(USER)
+    }
+
     /// Waits for a turn to run a search or read a document.
     pub(crate) async fn read_turn(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         self.reads

@@ -69,6 +69,7 @@ fn result(text: &mut String, n: u64, hit: &HitView) {
         "   read_document: connector_id {}, doc_id {}{pages}",
         doc.connector_id, doc.doc_id
     );
+    let _ = writeln!(text, "   cite: {}", hit.link);
 }
 
 /// A document's text, with where it lies and how to read on. `file_url` links the original.

@@ -21,7 +21,9 @@ const SEARCH_ABOUT: &str = "Search the user's own documents (the folders and oth
 connected to Quarry) by words and by meaning. Use it first for any question about the user's \
 files, notes or data. Returns up to `limit` results (default 10), best first; each has a title, \
 path, connector, update time, a snippet with the matched words, the ids to read it and `page`, \
-the page of a paged document (PDF) the snippet is on. Next: read the top one to three results \
+the page of a paged document (PDF) the snippet is on, and `link`, the address where the \
+user sees that page with the words highlighted: when you quote or rely on a result, cite its \
+title with its `link` so the user can check it (the link opens only for them). Next: read the top one to three results \
 with read_document (for long documents only the page range around `page`); get more results \
 with `offset`. Turn the request into filters: connector_names_filter (names from \
 list_connectors), update_time_filter {from, to} for 'last week' or 'in 2025', \

@@ -51,6 +51,15 @@ pub(crate) struct Pages {
 }
 
 impl Pages {
+    /// Page `page` alone, cut to `max_chars`.
+    pub(crate) fn one(page: u64, max_chars: u64) -> Pages {
+        Pages {
+            start: Some(page),
+            end: Some(page),
+            max_chars: Some(max_chars),
+        }
+    }
+
     /// The parts asked for; `page_end` before `page_start` is a problem.
     fn checked(
         start: Option<u64>,

@@ -61,7 +61,7 @@ pub(crate) async fn get(
 
 /// Answers a download, holding `permit` (and the plugin instance) until the last byte is sent,
 /// the client goes away, or the client takes nothing for the stall limit.
-async fn download(
+pub(crate) async fn download(
     state: &Arc<AppState>,
     headers: &HeaderMap,
     connector_id: &ConnectorId,

@@ -64,6 +64,7 @@ pub(crate) async fn answer(
         semantic,
         mut request,
     } = parse(object, &connectors)?;
+    let query = request.query.clone();
     let started = Instant::now();
     let (index, embedder) = (state.index.clone(), state.embedder.clone());
     let (results, fallback) = with_read_turn(state, move || {
@@ -82,7 +83,7 @@ pub(crate) async fn answer(
     let mut warnings = results.warnings;
     warnings.extend(fallback);
     Ok(SearchAnswer {
-        results: HitView::list(results.hits, &connectors),
+        results: HitView::list(results.hits, &connectors, &state.config.public_url, &query),
         total: results.total,
         mode,
         took_ms: started.elapsed().as_millis() as u64,
