@@ -89,6 +89,7 @@ bench: plugins
 	cargo bench --locked -p quarry-runtime --bench folder
 	cargo bench --locked -p quarry-runtime --bench languages
 	cargo bench --locked -p quarry-tests --bench search
+	cargo bench --locked -p quarry-tests --bench search_page
 	cargo bench --locked -p quarry-tests --bench semantic
 	cargo bench --locked -p quarry-tests --bench sync
 	scripts/manpages.sh $(CACHE)/eval/manpages

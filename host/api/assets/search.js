@@ -172,10 +172,14 @@ async function runSearch() {
     $("#pager").hidden = true;
     showError("#search-error", e);
   } finally {
+    // Once the next frame is drawn, the page notes how long this search took on screen.
     if (seq === search.seq) {
-      document.body.dataset.searching = "false";
-      document.body.dataset.searchSeq = String(seq);
-      document.body.dataset.searchMs = String(Math.round(performance.now() - search.startedAt));
+      requestAnimationFrame(() => {
+        if (seq !== search.seq) return;
+        document.body.dataset.searchMs = String(Math.round(performance.now() - search.startedAt));
+        document.body.dataset.searching = "false";
+        document.body.dataset.searchSeq = String(seq);
+      });
     }
   }
 }
