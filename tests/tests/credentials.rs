@@ -22,6 +22,7 @@ fn assert_no_leak(route: &str, text: &str, values: &[&str]) {
 
 /// A search answer as text, each result's `link` left out: a link repeats the caller's own
 /// query (for the document view to mark its words), which here is the value searched for.
+/// Tool results are read the same way (their text's `cite:` lines are those links).
 fn without_links(mut answer: Value) -> String {
     for result in answer["results"].as_array_mut().into_iter().flatten() {
         if let Some(result) = result.as_object_mut() {
@@ -193,8 +194,24 @@ fn no_credential_in_a_shared_folder_reaches_an_integration_and_every_look_alike_
         ));
     }
     let results = over_http(Sdk::TypeScript, &q, &key, Value::Array(steps));
-    let report = Value::Array(results.clone()).to_string();
-    assert_no_leak("MCP", &report, &values);
+    let report: Vec<String> = results
+        .iter()
+        .map(|r| {
+            let text: Vec<&str> = r["text"]
+                .as_str()
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("cite: "))
+                .collect();
+            format!(
+                "{}\n{}\n{}",
+                without_links(r["structuredContent"].clone()),
+                r["_meta"],
+                text.join("\n")
+            )
+        })
+        .collect();
+    assert_no_leak("MCP", &report.join("\n"), &values);
     let refused = &results[results.len() - held_sample.len()..];
     assert!(
         refused.iter().all(|r| r["isError"] == true
