@@ -1,7 +1,7 @@
 // The search page in real headless Chromium, as a person uses it: open an agent's citation
 // `link` without a session (the sign-in form, nothing of the document), sign in and land on the
 // cited page of the PDF with the word marked, page through it, download the original; then
-// search as one types, see highlights, filter by connector and by type, "see as" an integration
+// search as one types, see highlights, filter by connector, by type and by time, "see as" an integration
 // that shares one connector, and move through results with the keyboard. Screenshots go to
 // SHOTS_DIR.
 //
@@ -109,6 +109,11 @@ try {
   results = await titles();
   check(results.length === 1 && results[0].title === "report.pdf", `only the PDF: ${JSON.stringify(results)}`);
   timings.push(await searched(() => page.selectOption("#type", "")));
+  // Time: every note is older than a month (the fixtures date from January to July 2026).
+  timings.push(await searched(() => page.selectOption("#time", "31")));
+  check((await titles()).length === 0 && (await page.textContent("#summary")).startsWith("Nothing found"), "nothing updated in the past month");
+  timings.push(await searched(() => page.selectOption("#time", "")));
+  check((await titles()).length === 5, "all five again without the time filter");
 
   // See as an integration that shares only Notes: Mail's documents are gone.
   timings.push(await searched(() => page.selectOption("#see-as", seeAs)));

@@ -140,7 +140,7 @@ try {
   };
   const listed = listConnectors();
   if (mode === "declined") {
-    check(listed.isError && listed.structuredContent.error.code === "DATA_SHARING_DECLINED", `declined over MCP: ${JSON.stringify(listed)}`);
+    check(listed.isError && !listed.structuredContent && listed._meta["quarry/error"].error.code === "DATA_SHARING_DECLINED", `declined over MCP: ${JSON.stringify(listed)}`);
   } else {
     const names = listed.structuredContent.connectors.map((c) => c.name).sort();
     const expected = mode === "selected" ? ["Notes"] : ["Notes", "Private"];
@@ -183,7 +183,7 @@ try {
   const refused = runCurl();
   check(refused.error && refused.error.code === "UNAUTHORIZED", `revoked: ${JSON.stringify(refused)}`);
   const refusedOverMcp = listConnectors();
-  check(refusedOverMcp.isError && refusedOverMcp.structuredContent.error.code === "UNAUTHORIZED", `revoked over MCP: ${JSON.stringify(refusedOverMcp)}`);
+  check(refusedOverMcp.isError && !refusedOverMcp.structuredContent && refusedOverMcp._meta["quarry/error"].error.code === "UNAUTHORIZED", `revoked over MCP: ${JSON.stringify(refusedOverMcp)}`);
   await shot("integrations");
 
   check(errors.length === 0, `no script errors on the page: ${errors.join("; ")}`);
