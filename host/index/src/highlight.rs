@@ -6,12 +6,12 @@
 
 use std::collections::HashSet;
 
-use quarry_core::script::is_cjk;
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::keyword::cjk_sequences;
 use crate::query_syntax::{Part, parse};
-use crate::schema::{analyzer, positioned_words, query_analyzer, words};
+use crate::schema::{analyzer, positioned_words, query_analyzer};
+use crate::snippet::holds_whole_cjk_word;
 
 /// The most ranges given for one text: a page of one repeated word stays cheap to show.
 const MAX_RANGES: usize = 10_000;
@@ -65,23 +65,14 @@ impl QueryWords {
                 _ => bytes.push((start, end)),
             }
         }
-        bytes.retain(|&(start, end)| self.is_whole(text.get(start..end).unwrap_or_default()));
+        bytes.retain(|&(start, end)| {
+            holds_whole_cjk_word(
+                &mut self.analyzer,
+                &self.cjk_words,
+                text.get(start..end).unwrap_or_default(),
+            )
+        });
         to_chars(text, &bytes)
-    }
-
-    /// Whether a marked run is worth showing: any text without CJK characters, and CJK text
-    /// that holds a whole CJK word of the query.
-    fn is_whole(&mut self, run: &str) -> bool {
-        if !run.chars().any(is_cjk) {
-            return true;
-        }
-        let tokens = words(&mut self.analyzer, run);
-        self.cjk_words.iter().any(|word| {
-            !word.is_empty()
-                && tokens
-                    .windows(word.len())
-                    .any(|window| window == word.as_slice())
-        })
     }
 }
 

@@ -77,21 +77,31 @@ pub(crate) fn make(highlighter: &mut Highlighter<'_>, text: &str) -> Located {
 }
 
 impl Highlighter<'_> {
-    /// Whether the highlighted `range` (its text) is worth showing: any text without CJK
-    /// characters (a word the query has), and CJK text that holds a whole CJK word of the query,
-    /// not just one of its pairs (`索引` alone, for the query `搜索引擎`).
+    /// Whether the highlighted `range` (its text) is worth showing ([`holds_whole_cjk_word`]:
+    /// not `索引` alone, for the query `搜索引擎`).
     fn is_whole(&mut self, range: &str) -> bool {
-        if !range.chars().any(is_cjk) {
-            return true;
-        }
-        let tokens = words(&mut self.analyzer, range);
-        self.cjk_words.iter().any(|word| {
-            !word.is_empty()
-                && tokens
-                    .windows(word.len())
-                    .any(|window| window == word.as_slice())
-        })
+        holds_whole_cjk_word(&mut self.analyzer, self.cjk_words, range)
     }
+}
+
+/// Whether a marked `range` of text is worth showing: any text without CJK characters (a word
+/// the query has), and CJK text that holds one of `cjk_words` (each as its pairs of characters)
+/// whole. `analyzer` is the query analyzer.
+pub(crate) fn holds_whole_cjk_word(
+    analyzer: &mut TextAnalyzer,
+    cjk_words: &[Vec<String>],
+    range: &str,
+) -> bool {
+    if !range.chars().any(is_cjk) {
+        return true;
+    }
+    let tokens = words(analyzer, range);
+    cjk_words.iter().any(|word| {
+        !word.is_empty()
+            && tokens
+                .windows(word.len())
+                .any(|window| window == word.as_slice())
+    })
 }
 
 /// Ranges in order, overlapping ones joined: the pairs of characters a CJK word is found by
