@@ -1,54 +1,12 @@
-// Quarry's settings page: plain JavaScript over the admin API (/admin/v1). Every change sends
-// the session's CSRF token; a lost session goes back to the sign-in page.
+// Quarry's settings page: plain JavaScript over the admin API (/admin/v1), through common.js
+// (loaded first: `api`, which sends the session's CSRF token, `el`, `showError`, `$`).
 "use strict";
 
-const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const baseUrl = document.querySelector('meta[name="base-url"]').content;
-const $ = (selector) => document.querySelector(selector);
 
 const state = { integrations: [], connectors: [], plugins: [], stageId: null, pollTimer: null, held: null };
 
 // --- helpers ---------------------------------------------------------------------------------
-
-async function api(method, path, body) {
-  const init = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, init);
-  if (response.status === 401) {
-    window.location.assign("/settings/login");
-    throw new Error("Your session ended; sign in again.");
-  }
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const message = (data.error && data.error.message) || `The request failed (${response.status}).`;
-    throw new Error(message);
-  }
-  return data;
-}
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (name === "class") node.className = value;
-    else if (name === "dataset") Object.assign(node.dataset, value);
-    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-    else if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-function showError(selector, error) {
-  const node = $(selector);
-  node.textContent = error ? (error.message || String(error)) : "";
-  node.hidden = !error;
-}
 
 let toastTimer = null;
 function toast(message) {

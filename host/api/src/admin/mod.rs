@@ -31,6 +31,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/settings/", get(pages::settings))
         .route("/settings/assets/settings.js", get(pages::script))
         .route("/settings/assets/settings.css", get(pages::style))
+        .route("/settings/assets/common.js", get(pages::common_script))
         .route("/settings/assets/search.js", get(pages::search_script))
         .route("/settings/assets/search.css", get(pages::search_style))
         .route("/search", get(pages::search))

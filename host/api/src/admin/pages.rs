@@ -23,6 +23,7 @@ const MAX_SIGN_IN_BYTES: usize = 4 << 10;
 const PAGE: &str = include_str!("../../assets/settings.html");
 const LOGIN: &str = include_str!("../../assets/login.html");
 const SCRIPT: &str = include_str!("../../assets/settings.js");
+const COMMON_SCRIPT: &str = include_str!("../../assets/common.js");
 const STYLE: &str = include_str!("../../assets/settings.css");
 const SEARCH_PAGE: &str = include_str!("../../assets/search.html");
 const SEARCH_SCRIPT: &str = include_str!("../../assets/search.js");
@@ -154,6 +155,15 @@ pub(crate) async fn search(
             redirect(&format!("/settings/login?next={next}"))
         }
     }
+}
+
+/// `GET /settings/assets/common.js`: what both pages' scripts share.
+pub(crate) async fn common_script() -> Response {
+    page(
+        StatusCode::OK,
+        "text/javascript; charset=utf-8",
+        COMMON_SCRIPT.to_owned(),
+    )
 }
 
 /// `GET /settings/assets/search.js`.
