@@ -30,8 +30,6 @@ use crate::views::{DocumentView, Highlight, SearchAnswer};
 const SEE_AS: &str = "see_as";
 /// The most characters of one page the document view shows (a text without pages is one page).
 const MAX_PAGE_CHARS: u64 = 1_000_000;
-/// The longest query whose words are marked, in characters (a search's own limit).
-const MAX_QUERY_CHARS: usize = 1000;
 
 /// The search page's answer: the search's, and whose sharing it ran with.
 #[derive(Serialize)]
@@ -147,7 +145,7 @@ pub(crate) async fn document(
     let words: String = words
         .unwrap_or_default()
         .chars()
-        .take(MAX_QUERY_CHARS)
+        .take(search::MAX_QUERY_CHARS)
         .collect();
     let (document, marks) = blocking(move || {
         let marks = QueryWords::new(&words)

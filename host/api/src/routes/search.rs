@@ -33,7 +33,7 @@ const FIELDS: [&str; 9] = [
     "file_extensions_filter",
 ];
 /// Longest query, in characters after trimming.
-const MAX_QUERY_CHARS: usize = 1000;
+pub(crate) const MAX_QUERY_CHARS: usize = 1000;
 /// Results that can be paged through at most (offset plus limit).
 const MAX_WINDOW: i64 = 10_100;
 
