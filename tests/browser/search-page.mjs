@@ -120,6 +120,8 @@ try {
   results = await titles();
   check(results.length >= 1 && results.every((r) => r.connector === notesId), `as NotesOnly, only Notes: ${JSON.stringify(results)}`);
   check(!(await page.isHidden("#see-as-note")), "the page says whose view this is");
+  const offered = await page.$$eval("#connector option", (os) => os.map((o) => o.value));
+  check(JSON.stringify(offered) === JSON.stringify(["", "Notes"]), `only its connectors are offered: ${offered}`);
   check((await page.textContent("#summary")).includes("NotesOnly"), "the summary names the integration");
   await shot("see-as");
   timings.push(await searched(() => page.selectOption("#see-as", "")));

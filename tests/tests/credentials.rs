@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use quarry_tests::admin::sign_in;
 use quarry_tests::credentials::{SharedFolder, shared_folder};
 use quarry_tests::mcp::{Sdk, call, over_http};
 use quarry_tests::quarry::{Quarry, result_paths as paths};
@@ -286,6 +287,26 @@ fn the_user_releases_a_file_redacts_or_turns_the_check_off_after_a_warning() {
     assert_eq!(file.status, 404, "{}", file.text());
     assert!(!file.text().contains(token));
     assert!(search(token).is_empty());
+    // The user's own search page: the redacted text, and no file to download, nor through its
+    // own route.
+    let admin = sign_in(&q);
+    let page = admin.call(
+        &q,
+        "GET",
+        &format!("/admin/v1/connectors/{connector}/docs/{doc}?q=build"),
+        None,
+    );
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert_eq!(page.json()["file_served"], false);
+    assert!(!page.text().contains(token));
+    let original = admin.call(
+        &q,
+        "GET",
+        &format!("/admin/v1/connectors/{connector}/docs/{doc}/file"),
+        None,
+    );
+    assert_eq!(original.status, 404);
+    assert!(!original.text().contains(token));
 
     // Releasing the key file: indexed as it is, whatever it holds.
     let released = q.cli_ok(&["connector", "release", "Share", "fixture.key"]);

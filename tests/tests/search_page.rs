@@ -278,6 +278,7 @@ fn seeing_as_a_declined_or_unknown_integration_says_so_and_a_page_past_the_end_n
         "excluded words are not marked"
     );
     assert_eq!(body["connector_name"], "Notes");
+    assert_eq!(body["file_served"], true);
     let past = admin.call(
         &q,
         "GET",

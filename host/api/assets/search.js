@@ -69,10 +69,11 @@ function formParams() {
 
 function restoreForm(params) {
   $("#q").value = params.get("q") || "";
-  for (const [name, id] of [["mode", "#mode"], ["connector", "#connector"], ["type", "#type"],
-    ["time", "#time"], ["sort", "#sort"], ["as", "#see-as"]]) {
+  for (const [name, id] of [["as", "#see-as"], ["mode", "#mode"], ["connector", "#connector"],
+    ["type", "#type"], ["time", "#time"], ["sort", "#sort"]]) {
     const value = params.get(name);
     if (value !== null && [...$(id).options].some((o) => o.value === value)) $(id).value = value;
+    if (id === "#see-as") fillConnectors();
   }
   search.offset = Math.max(0, Number.parseInt(params.get("offset") || "0", 10) || 0);
 }
@@ -185,14 +186,31 @@ function showSeeAsNote() {
   note.hidden = false;
 }
 
+const choices = { connectors: [], integrations: [] };
+
 async function loadChoices() {
   const [connectors, integrations] = await Promise.all([
     api("GET", "/admin/v1/connectors"),
     api("GET", "/admin/v1/integrations"),
   ]);
-  const names = connectors.connectors.map((c) => c.name).sort((a, b) => a.localeCompare(b));
-  $("#connector").append(...names.map((name) => el("option", { value: name }, name)));
-  $("#see-as").append(...integrations.integrations.map((i) => el("option", { value: i.integration_id }, i.name)));
+  choices.connectors = connectors.connectors.map((c) => c.name).sort((a, b) => a.localeCompare(b));
+  choices.integrations = integrations.integrations;
+  $("#see-as").append(...choices.integrations.map((i) => el("option", { value: i.integration_id }, i.name)));
+  fillConnectors();
+}
+
+/** The connector choices: every connector, or those the integration chosen in "See as" sees
+ * (a choice it does not see is cleared). */
+function fillConnectors() {
+  const select = $("#connector");
+  const chosen = select.value;
+  const as = choices.integrations.find((i) => i.integration_id === $("#see-as").value);
+  let names = choices.connectors;
+  if (as && as.sharing.mode === "selected") names = (as.sharing.connectors || []).map((c) => c.name);
+  else if (as && as.sharing.mode === "declined") names = [];
+  select.replaceChildren(el("option", { value: "" }, "All connectors"),
+    ...names.map((name) => el("option", { value: name }, name)));
+  select.value = names.includes(chosen) ? chosen : "";
 }
 
 async function startResults() {
@@ -213,6 +231,7 @@ async function startResults() {
   for (const id of ["#mode", "#connector", "#type", "#time", "#sort", "#see-as"]) {
     $(id).addEventListener("change", () => scheduleSearch());
   }
+  $("#see-as").addEventListener("change", fillConnectors);
   $("#prev-results").addEventListener("click", () => {
     search.offset = Math.max(0, search.offset - PAGE_SIZE);
     runSearch();
@@ -293,6 +312,8 @@ function renderDocument(d) {
   $("#prev-page").disabled = d.page_start <= 1;
   $("#next-page").disabled = d.page_start >= d.page_count;
   $("#doc-truncated").hidden = !d.truncated;
+  $("#download").hidden = !d.file_served;
+  $("#no-file").hidden = d.file_served;
   const text = $("#doc-text");
   text.replaceChildren(...marked(d.content, d.marks));
   text.dataset.page = String(d.page_start);

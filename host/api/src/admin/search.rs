@@ -125,6 +125,8 @@ struct PageView {
     document: DocumentView,
     /// Where the query's words are in `content` (character offsets).
     marks: Vec<Highlight>,
+    /// Whether the original file is served (not when its text was redacted of credentials).
+    file_served: bool,
 }
 
 /// `GET /admin/v1/connectors/{connector_id}/docs/{doc_id}?page=N&q=...`: page N (default 1) of
@@ -142,6 +144,11 @@ pub(crate) async fn document(
     let pages = Pages::one(page, MAX_PAGE_CHARS);
     let mut document = read_document(&state, &connector, &doc, pages).await?;
     document.doc.connector_name = state.store.connector(&connector).await?.map(|c| c.name);
+    let file_served = state
+        .store
+        .catalog_doc(&connector, &doc)
+        .await?
+        .is_some_and(|d| !d.redacted && d.held_back.is_none());
     let words: String = words
         .unwrap_or_default()
         .chars()
@@ -156,7 +163,14 @@ pub(crate) async fn document(
         (document, marks)
     })
     .await?;
-    Ok(admin_json(StatusCode::OK, &PageView { document, marks }))
+    Ok(admin_json(
+        StatusCode::OK,
+        &PageView {
+            document,
+            marks,
+            file_served,
+        },
+    ))
 }
 
 fn page_param(params: &std::collections::BTreeMap<String, String>, problems: &mut Problems) -> u64 {
