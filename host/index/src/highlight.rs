@@ -142,6 +142,17 @@ mod tests {
     }
 
     #[test]
+    fn a_page_of_one_repeated_word_gets_at_most_the_bound_of_marks() {
+        let text = "word ".repeat(MAX_RANGES + 500);
+        let ranges = QueryWords::new("word").ranges(&text);
+        assert_eq!(ranges.len(), MAX_RANGES);
+        assert_eq!(
+            ranges.last(),
+            Some(&(5 * (MAX_RANGES - 1), 5 * MAX_RANGES - 1))
+        );
+    }
+
+    #[test]
     fn an_empty_query_marks_nothing() {
         assert!(QueryWords::new("  ").ranges("anything").is_empty());
     }

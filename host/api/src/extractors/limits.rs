@@ -355,4 +355,26 @@ mod tests {
         drop(download);
         assert!(admission.admit_download("in_b").is_ok());
     }
+
+    #[test]
+    fn the_users_downloads_are_bounded_as_an_integrations_and_count_in_all() {
+        let admission = Admission::new(ApiLimits {
+            downloads_per_integration: 2,
+            downloads: 3,
+            ..ApiLimits::default()
+        });
+        let first = admission.admit_user_download().expect("first");
+        let _second = admission.admit_user_download().expect("second");
+        let err = admission.admit_user_download().err().expect("two at once");
+        assert_eq!(err.kind, ErrorKind::QuotaExceeded);
+        let _a = admission.admit("in_a").expect("request");
+        let _b = admission.admit("in_b").expect("request");
+        let _theirs = admission.admit_download("in_a").expect("the third in all");
+        assert!(
+            admission.admit_download("in_b").is_err(),
+            "the user's two and in_a's one take all three"
+        );
+        drop(first);
+        assert!(admission.admit_download("in_b").is_ok());
+    }
 }
