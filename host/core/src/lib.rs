@@ -11,6 +11,7 @@ mod api_error;
 mod error;
 mod ids;
 pub mod memory;
+pub mod ocr;
 pub mod priority;
 pub mod script;
 mod source;

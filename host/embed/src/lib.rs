@@ -17,4 +17,4 @@ mod prompts;
 
 pub use chunk::{Passage, chunk};
 pub use error::EmbedError;
-pub use model::{EmbedConfig, Embedder, model_id};
+pub use model::{EmbedConfig, Embedder, model_id, onnx_runtime};

@@ -66,7 +66,9 @@ impl std::fmt::Debug for Embedder {
 /// ONNX Runtime is loaded once per process.
 static RUNTIME: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
-fn runtime(library: &Path) -> Result<&'static ort::environment::Environment, EmbedError> {
+/// ONNX Runtime's environment, loaded from `library` by the first caller (the embedding model
+/// and the OCR models share it; later callers' `library` is not looked at).
+pub fn onnx_runtime(library: &Path) -> Result<&'static ort::environment::Environment, EmbedError> {
     RUNTIME
         .get_or_init(|| {
             ort::init_from(library)
@@ -179,7 +181,7 @@ impl Embedder {
                 message: "no such file".into(),
             });
         }
-        let env = runtime(&config.runtime_library)?;
+        let env = onnx_runtime(&config.runtime_library)?;
         let max_tokens = max_tokens(dir);
         let mut tokenizer =
             Tokenizer::from_file(&tokenizer_file).map_err(|e| EmbedError::BadFile {

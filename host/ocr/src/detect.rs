@@ -1,0 +1,232 @@
+//! Text detection (PP-OCR's DB model): where the lines of text are. The model answers, for each
+//! pixel of the page scaled to a multiple of 32, how likely it is to be text; lines are the
+//! connected regions of likely pixels, each grown by the margin the model was trained to leave
+//! out (DB's "unclip").
+
+use ort::session::Session;
+use ort::value::Tensor;
+
+use crate::raster::{Raster, normalized_channels};
+
+/// The shorter side a page is scaled up to at least before detection (PP-OCR's default).
+const MIN_SIDE: usize = 736;
+/// The longer side a page is scaled down to at most: a page at 300 dpi keeps its resolution.
+const MAX_SIDE: usize = 3200;
+/// A pixel is text when the model says so with this probability.
+const PIXEL_THRESHOLD: f32 = 0.3;
+/// A region is a line when its pixels' mean probability is at least this.
+const REGION_THRESHOLD: f32 = 0.5;
+/// How far a region is grown: its area times this, over its perimeter (DB's unclip ratio).
+const UNCLIP_RATIO: f32 = 1.6;
+/// Regions considered per page at most.
+const MAX_REGIONS: usize = 5000;
+
+/// A line's box in the raster's pixels: left, top, width, height.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LineBox {
+    pub left: usize,
+    pub top: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// The size the model sees a `width x height` page at: sides multiples of 32.
+fn detection_size(width: usize, height: usize) -> (usize, usize) {
+    let (short, long) = (width.min(height) as f32, width.max(height) as f32);
+    let mut scale = if short < MIN_SIDE as f32 {
+        MIN_SIDE as f32 / short
+    } else {
+        1.0
+    };
+    if long * scale > MAX_SIDE as f32 {
+        scale = MAX_SIDE as f32 / long;
+    }
+    let round = |side: usize| (((side as f32 * scale) / 32.0).round() as usize).max(1) * 32;
+    (round(width), round(height))
+}
+
+/// The boxes of the lines of text in `page`.
+pub(crate) fn lines(session: &mut Session, page: &Raster) -> Result<Vec<LineBox>, String> {
+    let (w, h) = detection_size(page.width, page.height);
+    let scaled = page.scaled_region((0, 0, page.width, page.height), w, h);
+    let mut input = Vec::with_capacity(3 * w * h);
+    normalized_channels(&scaled, &mut input);
+    drop(scaled);
+    let tensor = Tensor::from_array(([1usize, 3, h, w], input)).map_err(|e| e.to_string())?;
+    let outputs = session
+        .run(vec![("x", tensor.into_dyn())])
+        .map_err(|e| e.to_string())?;
+    let (shape, probs) = outputs[0]
+        .try_extract_tensor::<f32>()
+        .map_err(|e| e.to_string())?;
+    if probs.len() != w * h {
+        return Err(format!(
+            "the detection model answered {shape:?} for a {w}x{h} input"
+        ));
+    }
+    let regions = regions(probs, w, h);
+    let (sx, sy) = (page.width as f32 / w as f32, page.height as f32 / h as f32);
+    Ok(regions
+        .into_iter()
+        .filter_map(|r| r.unclipped(w, h))
+        .map(|(x0, y0, x1, y1)| {
+            let left = ((x0 as f32 * sx).floor() as usize).min(page.width - 1);
+            let top = ((y0 as f32 * sy).floor() as usize).min(page.height - 1);
+            let right = ((x1 as f32 * sx).ceil() as usize).clamp(left + 1, page.width);
+            let bottom = ((y1 as f32 * sy).ceil() as usize).clamp(top + 1, page.height);
+            LineBox {
+                left,
+                top,
+                width: right - left,
+                height: bottom - top,
+            }
+        })
+        .collect())
+}
+
+/// A connected region of likely pixels: its bounds (inclusive) and its pixels' mean probability.
+struct Region {
+    x0: usize,
+    y0: usize,
+    x1: usize,
+    y1: usize,
+    score: f32,
+}
+
+impl Region {
+    /// The region grown by DB's margin, within `w x h`, as `(x0, y0, x1, y1)` (exclusive ends);
+    /// `None` for a region too thin to be text.
+    fn unclipped(&self, w: usize, h: usize) -> Option<(usize, usize, usize, usize)> {
+        let (rw, rh) = (
+            (self.x1 - self.x0 + 1) as f32,
+            (self.y1 - self.y0 + 1) as f32,
+        );
+        if rw.min(rh) < 3.0 || self.score < REGION_THRESHOLD {
+            return None;
+        }
+        let grow = rw * rh * UNCLIP_RATIO / (2.0 * (rw + rh));
+        let x0 = (self.x0 as f32 - grow).max(0.0) as usize;
+        let y0 = (self.y0 as f32 - grow).max(0.0) as usize;
+        let x1 = ((self.x1 as f32 + 1.0 + grow).ceil() as usize).min(w);
+        let y1 = ((self.y1 as f32 + 1.0 + grow).ceil() as usize).min(h);
+        ((x1 - x0).min(y1 - y0) >= 5).then_some((x0, y0, x1, y1))
+    }
+}
+
+/// The connected regions (4-neighbours) of pixels over [`PIXEL_THRESHOLD`], after a 2x2
+/// dilation, largest count [`MAX_REGIONS`].
+fn regions(probs: &[f32], w: usize, h: usize) -> Vec<Region> {
+    let mut mask: Vec<bool> = probs.iter().map(|&p| p > PIXEL_THRESHOLD).collect();
+    // Dilate with a 2x2 kernel: a pixel is set when it or its left, upper or upper-left one is.
+    for y in (0..h).rev() {
+        for x in (0..w).rev() {
+            let i = y * w + x;
+            if mask[i] {
+                continue;
+            }
+            let left = x > 0 && mask[i - 1];
+            let up = y > 0 && mask[i - w];
+            let diagonal = x > 0 && y > 0 && mask[i - w - 1];
+            mask[i] = left || up || diagonal;
+        }
+    }
+    let mut seen = vec![false; w * h];
+    let mut found = Vec::new();
+    let mut stack = Vec::new();
+    for start in 0..w * h {
+        if !mask[start] || seen[start] {
+            continue;
+        }
+        if found.len() == MAX_REGIONS {
+            break;
+        }
+        seen[start] = true;
+        stack.push(start);
+        let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
+        let (mut sum, mut count) = (0.0f32, 0usize);
+        while let Some(i) = stack.pop() {
+            let (x, y) = (i % w, i / w);
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+            sum += probs[i];
+            count += 1;
+            let mut visit = |j: usize| {
+                if mask[j] && !seen[j] {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            };
+            if x > 0 {
+                visit(i - 1);
+            }
+            if x + 1 < w {
+                visit(i + 1);
+            }
+            if y > 0 {
+                visit(i - w);
+            }
+            if y + 1 < h {
+                visit(i + w);
+            }
+        }
+        found.push(Region {
+            x0,
+            y0,
+            x1,
+            y1,
+            score: sum / count as f32,
+        });
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_seen_at_multiples_of_32_neither_tiny_nor_huge() {
+        assert_eq!(detection_size(1654, 2339), (1664, 2336));
+        let (w, h) = detection_size(400, 300);
+        assert_eq!((w % 32, h % 32), (0, 0));
+        assert!(h >= MIN_SIDE - 16, "{h}");
+        let (w, h) = detection_size(10_000, 5_000);
+        assert!(w <= MAX_SIDE && h <= MAX_SIDE, "{w}x{h}");
+    }
+
+    #[test]
+    fn two_separate_blobs_are_two_regions_grown_by_the_margin() {
+        let (w, h) = (40, 20);
+        let mut probs = vec![0.0; w * h];
+        for y in 5..10 {
+            for x in 2..15 {
+                probs[y * w + x] = 0.9;
+            }
+            for x in 25..38 {
+                probs[y * w + x] = 0.9;
+            }
+        }
+        let found = regions(&probs, w, h);
+        assert_eq!(found.len(), 2);
+        let (x0, y0, x1, y1) = found[0].unclipped(w, h).expect("a line");
+        assert!(
+            x0 < 2 && y0 < 5 && x1 > 15 && y1 > 10,
+            "{x0} {y0} {x1} {y1}"
+        );
+    }
+
+    #[test]
+    fn faint_or_thin_regions_are_not_lines() {
+        let (w, h) = (20, 20);
+        let mut probs = vec![0.0; w * h];
+        for x in 2..18 {
+            probs[5 * w + x] = 0.9; // one pixel high: 2 after dilation
+        }
+        for y in 10..15 {
+            for x in 2..18 {
+                probs[y * w + x] = 0.35; // likely, but not enough on average
+            }
+        }
+        let found = regions(&probs, w, h);
+        assert!(found.iter().all(|r| r.unclipped(w, h).is_none()));
+    }
+}

@@ -1,0 +1,77 @@
+//! Reading order: lines that share a row are read left to right, rows top to bottom, and a gap
+//! taller than a line between rows starts a new block (a blank line in the text).
+
+use quarry_core::ocr::TextLine;
+
+/// The text of `lines` in reading order, and the lines in that order.
+pub(crate) fn reading_order(mut lines: Vec<TextLine>) -> (String, Vec<TextLine>) {
+    lines.sort_by_key(|l| (l.bounds[1] + l.bounds[3] / 2, l.bounds[0]));
+    let mut rows: Vec<Vec<TextLine>> = Vec::new();
+    for line in lines {
+        let (top, bottom) = (line.bounds[1], line.bounds[1] + line.bounds[3]);
+        let centre = top + line.bounds[3] / 2;
+        match rows.last_mut() {
+            Some(row) if row.iter().any(|r| shares_row(r, top, bottom, centre)) => row.push(line),
+            _ => rows.push(vec![line]),
+        }
+    }
+    let mut heights: Vec<u32> = rows.iter().flatten().map(|l| l.bounds[3]).collect();
+    heights.sort_unstable();
+    let typical = heights.get(heights.len() / 2).copied().unwrap_or(0);
+    let mut text = String::new();
+    let mut ordered = Vec::new();
+    let mut previous_bottom: Option<u32> = None;
+    for mut row in rows {
+        row.sort_by_key(|l| l.bounds[0]);
+        let top = row.iter().map(|l| l.bounds[1]).min().unwrap_or(0);
+        let bottom = row
+            .iter()
+            .map(|l| l.bounds[1] + l.bounds[3])
+            .max()
+            .unwrap_or(0);
+        if let Some(previous) = previous_bottom {
+            text.push('\n');
+            if top > previous && top - previous > typical {
+                text.push('\n');
+            }
+        }
+        let words: Vec<&str> = row.iter().map(|l| l.text.as_str()).collect();
+        text.push_str(&words.join(" "));
+        previous_bottom = Some(bottom);
+        ordered.extend(row);
+    }
+    (text, ordered)
+}
+
+/// Whether a line spanning `top..bottom` belongs to the row of `other`: its centre lies within
+/// the other's height, and the other's centre within its own.
+fn shares_row(other: &TextLine, top: u32, bottom: u32, centre: u32) -> bool {
+    let (o_top, o_bottom) = (other.bounds[1], other.bounds[1] + other.bounds[3]);
+    let o_centre = o_top + other.bounds[3] / 2;
+    (o_top..=o_bottom).contains(&centre) && (top..=bottom).contains(&o_centre)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, left: u32, top: u32, width: u32) -> TextLine {
+        TextLine {
+            text: text.to_owned(),
+            confidence: 0.9,
+            bounds: [left, top, width, 20],
+        }
+    }
+
+    #[test]
+    fn rows_read_left_to_right_and_a_tall_gap_starts_a_block() {
+        let (text, ordered) = reading_order(vec![
+            line("world", 200, 102, 80),
+            line("second block", 10, 200, 150),
+            line("hello", 10, 100, 80),
+            line("next row", 10, 125, 100),
+        ]);
+        assert_eq!(text, "hello world\nnext row\n\nsecond block");
+        assert_eq!(ordered[0].text, "hello");
+    }
+}

@@ -1,0 +1,190 @@
+//! Quarry's OCR engine: PP-OCRv6 (small) text detection and recognition, and PP-OCR's line
+//! orientation classifier, run in process with ONNX Runtime (the library the embedding model
+//! loads). The models come from PyPI's `rapidocr` wheel (`scripts/fetch-model.sh`, docs/ocr.md).
+//!
+//! It reads only grayscale pixel buffers: connectors decode images and PDFs inside their
+//! sandbox and hand the pixels over (`quarry:connector/host.recognize-text`), so no parser of
+//! an untrusted file runs in the host. A page is read in three steps: detection finds the lines
+//! (`detect.rs`), recognition reads each (`read.rs`), and the lines are put in reading order
+//! (`layout.rs`). A page turned a quarter (its lines found standing) is turned back and read
+//! again; one upside down (most lines so classified) is turned half round.
+
+mod detect;
+mod error;
+mod layout;
+mod raster;
+mod read;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use quarry_core::ocr::{GrayImage, OcrRefusal, Recognized, TextLine, TextRecognizer};
+
+pub use error::OcrError;
+
+use detect::LineBox;
+use raster::Raster;
+use read::Alphabet;
+
+/// The name results are kept under: a change of models reads documents again.
+pub const MODELS: &str = "ppocr-v6-small";
+/// The files of the models folder.
+const DETECTION: &str = "det.onnx";
+const RECOGNITION: &str = "rec.onnx";
+const ORIENTATION: &str = "cls.onnx";
+/// Lines the orientation classifier looks at per page at most (the widest).
+const ORIENTATION_SAMPLE: usize = 16;
+
+/// The loaded models. Pages are read one at a time (each run uses every thread it is given).
+pub struct Ocr {
+    detection: Mutex<Session>,
+    recognition: Mutex<Session>,
+    orientation: Mutex<Session>,
+    alphabet: Alphabet,
+}
+
+impl std::fmt::Debug for Ocr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ocr").finish_non_exhaustive()
+    }
+}
+
+impl Ocr {
+    /// Loads the models of `dir` (`det.onnx`, `rec.onnx` with its dictionary, `cls.onnx`) on
+    /// ONNX Runtime from `library`, each run on at most `threads` threads.
+    pub fn load(dir: &Path, library: &Path, threads: usize) -> Result<Ocr, OcrError> {
+        let env = quarry_embed::onnx_runtime(library)?;
+        let open = |name: &'static str| -> Result<(Session, PathBuf), OcrError> {
+            let path = dir.join(name);
+            if !path.is_file() {
+                return Err(OcrError::MissingFile {
+                    dir: dir.to_owned(),
+                    wanted: name,
+                });
+            }
+            let bad = |e: &dyn std::fmt::Display| OcrError::BadModel {
+                path: path.clone(),
+                message: e.to_string(),
+            };
+            let session = Session::builder(env)
+                .map_err(|e| bad(&e))?
+                .with_optimization_level(GraphOptimizationLevel::Level3)
+                .map_err(|e| bad(&e))?
+                .with_intra_threads(threads.max(1))
+                .map_err(|e| bad(&e))?
+                .with_intra_op_spinning(false)
+                .map_err(|e| bad(&e))?
+                .commit_from_file(&path)
+                .map_err(|e| bad(&e))?;
+            Ok((session, path))
+        };
+        let (detection, _) = open(DETECTION)?;
+        let (recognition, rec_path) = open(RECOGNITION)?;
+        let (orientation, _) = open(ORIENTATION)?;
+        let dictionary = recognition
+            .metadata()
+            .ok()
+            .and_then(|m| m.custom("character"))
+            .ok_or_else(|| OcrError::BadModel {
+                path: rec_path.clone(),
+                message: "it has no dictionary (metadata key `character`)".into(),
+            })?;
+        Ok(Ocr {
+            detection: Mutex::new(detection),
+            recognition: Mutex::new(recognition),
+            orientation: Mutex::new(orientation),
+            alphabet: Alphabet::new(&dictionary),
+        })
+    }
+
+    /// Reads `page`, turning it upright first when its lines say it is turned.
+    fn read(&self, page: Raster) -> Result<Recognized, String> {
+        let mut detection = self
+            .detection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut page = page;
+        let mut boxes = detect::lines(&mut detection, &page)?;
+        let mut turned = 0;
+        if mostly_standing(&boxes) {
+            page = page.turned(90);
+            turned = 90;
+            boxes = detect::lines(&mut detection, &page)?;
+        }
+        if self.upside_down(&page, &boxes)? {
+            page = page.turned(180);
+            turned = (turned + 180) % 360;
+            boxes = detect::lines(&mut detection, &page)?;
+        }
+        drop(detection);
+        let mut recognition = self
+            .recognition
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let reads = read::lines(&mut recognition, &self.alphabet, &page, &boxes)?;
+        drop(recognition);
+        let (mut sum, mut chars) = (0.0f32, 0usize);
+        let lines: Vec<TextLine> = boxes
+            .iter()
+            .zip(reads)
+            .filter_map(|(b, read)| {
+                let read = read?;
+                sum += read.confidence * read.chars as f32;
+                chars += read.chars;
+                Some(TextLine {
+                    text: read.text,
+                    confidence: read.confidence,
+                    bounds: [b.left, b.top, b.width, b.height].map(|v| v as u32),
+                })
+            })
+            .collect();
+        let (text, lines) = layout::reading_order(lines);
+        Ok(Recognized {
+            text,
+            lines,
+            confidence: if chars == 0 { 0.0 } else { sum / chars as f32 },
+            turned,
+        })
+    }
+
+    /// Whether most of the widest lines of `page` are upside down.
+    fn upside_down(&self, page: &Raster, boxes: &[LineBox]) -> Result<bool, String> {
+        let mut widest: Vec<LineBox> = boxes
+            .iter()
+            .copied()
+            .filter(|b| b.width >= 2 * b.height)
+            .collect();
+        widest.sort_by_key(|b| std::cmp::Reverse(b.width));
+        widest.truncate(ORIENTATION_SAMPLE);
+        if widest.is_empty() {
+            return Ok(false);
+        }
+        let mut orientation = self
+            .orientation
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let probs = read::upside_down(&mut orientation, page, &widest)?;
+        let down = probs.iter().filter(|&&p| p > 0.5).count();
+        Ok(down * 2 > probs.len())
+    }
+}
+
+/// Whether the lines found stand rather than lie: a page turned a quarter.
+fn mostly_standing(boxes: &[LineBox]) -> bool {
+    let standing = boxes.iter().filter(|b| b.height >= 3 * b.width).count();
+    let lying = boxes.iter().filter(|b| b.width >= 3 * b.height).count();
+    standing >= 3 && standing > 2 * lying
+}
+
+impl TextRecognizer for Ocr {
+    fn recognize(&self, image: &GrayImage) -> Result<Recognized, OcrRefusal> {
+        image.check()?;
+        self.read(Raster::of(image)).map_err(OcrRefusal::Failed)
+    }
+
+    fn models(&self) -> &str {
+        MODELS
+    }
+}
