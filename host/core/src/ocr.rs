@@ -104,3 +104,14 @@ pub trait TextRecognizer: Send + Sync {
     /// A short name of the models, kept with each result (`ppocr-v6-small`).
     fn models(&self) -> &str;
 }
+
+/// The text OCR found on one page of a document, as a connector answers `read-scans`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScannedPage {
+    /// The page, counted from 1 (an image is page 1).
+    pub page: u32,
+    /// Its text; empty when none was found.
+    pub text: String,
+    /// The mean confidence of that text, 0 to 1.
+    pub confidence: f32,
+}

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use quarry_core::ocr::TextRecognizer;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -63,6 +64,8 @@ pub struct Runtime {
     pub(crate) ticker: Arc<EpochTicker>,
     /// Folders no sandbox may read.
     pub(crate) protected: Arc<ProtectedPaths>,
+    /// The OCR engine behind `recognize-text`, if the host has one.
+    pub(crate) ocr: Option<Arc<dyn TextRecognizer>>,
 }
 
 impl Runtime {
@@ -119,7 +122,19 @@ impl Runtime {
             compiled: Mutex::new(HashMap::new()),
             ticker,
             protected: Arc::new(protected),
+            ocr: None,
         })
+    }
+
+    /// Gives plugins loaded from now on the host's OCR engine (`recognize-text`, WIT 0.4.0).
+    pub fn with_ocr(mut self, engine: Arc<dyn TextRecognizer>) -> Runtime {
+        self.ocr = Some(engine);
+        self
+    }
+
+    /// Whether plugins can read text in images.
+    pub fn has_ocr(&self) -> bool {
+        self.ocr.is_some()
     }
 
     /// Compiles a component, or takes its compiled form from memory or the on-disk cache.

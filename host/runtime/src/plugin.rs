@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use quarry_core::ocr::{ScannedPage, TextRecognizer};
 use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch, SourceDoc};
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
@@ -27,6 +28,7 @@ use crate::sandbox::files::guard::FileGuard;
 use crate::sandbox::http::NetworkGate;
 use crate::sandbox::instance::HostState;
 use crate::sandbox::limiter::MemoryLimiter;
+use crate::sandbox::ocr::OcrGate;
 use crate::sandbox::reports::{ProgressFn, Reports};
 use crate::sandbox::stdio::TailCapture;
 use crate::usage::{Usage, thread_cpu_time};
@@ -56,6 +58,8 @@ struct Inner {
     protected: Arc<ProtectedPaths>,
     /// Advances call deadlines while a call runs.
     ticker: Arc<EpochTicker>,
+    /// The host's OCR engine, for `recognize-text`.
+    ocr: Option<Arc<dyn TextRecognizer>>,
 }
 
 impl Runtime {
@@ -119,6 +123,7 @@ impl Runtime {
                 limits,
                 protected: self.protected.clone(),
                 ticker: self.ticker.clone(),
+                ocr: self.ocr.clone(),
             }),
         })
     }
@@ -143,6 +148,12 @@ impl Plugin {
     /// The version of `quarry:connector` its component was built against.
     pub fn wit_version(&self) -> WitVersion {
         self.inner.version
+    }
+
+    /// Whether the host reads its documents' scans: its version has `read-scans` and the host
+    /// has OCR models.
+    pub fn reads_scans(&self) -> bool {
+        self.inner.version.reads_scans() && self.inner.ocr.is_some()
     }
 
     /// The interfaces its component imports, by name and version.
@@ -429,6 +440,26 @@ impl Session {
         })
     }
 
+    /// Reads by OCR `pages` (counted from 1, ascending) of a document (WIT `read-scans`): the
+    /// pages read, in order, at least the first; the host's `recognize-text` answers only
+    /// during this call. `None` when the plugin's version has no such call.
+    pub fn read_scans(
+        &mut self,
+        id: &DocId,
+        locator: &str,
+        pages: &[u32],
+    ) -> Result<Option<Vec<ScannedPage>>, RuntimeError> {
+        let limits = self.plugin.inner.limits.clone();
+        self.call("read-scans", |instance, store| {
+            store.data_mut().ocr.set_open(true);
+            let scans = instance
+                .source()
+                .read_scans(store, (id, locator), pages, &limits);
+            store.data_mut().ocr.set_open(false);
+            scans
+        })
+    }
+
     /// Runs one call on the live instance (creating it first if needed), under the deadline.
     /// A host-side failure (output that breaks the contract too) drops the instance; the plugin's
     /// own error does not. An error never carries a secret setting's value, whatever the plugin
@@ -542,6 +573,7 @@ impl Session {
                 self.setup.secrets.clone(),
             ),
             MemoryLimiter::new(inner.limits.memory_bytes),
+            OcrGate::new(inner.ocr.clone()),
             inner.limits.call_timeout,
         )
         .map_err(|e| classify(&self.plugin, call, &e, None))?;

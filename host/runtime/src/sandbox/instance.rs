@@ -1,6 +1,6 @@
 //! What the host keeps per plugin instance, in one slice per area: wasmtime-wasi's contexts and
 //! resource table, the files (`files::guard::FileGuard`), the HTTP gate, the call's deadline,
-//! the reports, and the memory cap. Each shadow and host call borrows the slice it needs.
+//! the reports, the memory cap and the OCR gate. Each shadow and host call borrows the slice it needs.
 
 use std::time::Duration;
 
@@ -13,6 +13,7 @@ use super::files::guard::{FileGuard, FilesView};
 use super::files::mounts::MountDirs;
 use super::http::NetworkGate;
 use super::limiter::MemoryLimiter;
+use super::ocr::OcrGate;
 use super::reports::Reports;
 use crate::policy::deadline::CallDeadline;
 
@@ -29,6 +30,8 @@ pub struct HostState {
     pub(crate) reports: Reports,
     /// Its memory cap.
     pub(crate) limiter: MemoryLimiter,
+    /// The host's OCR, open during `read-scans`.
+    pub(crate) ocr: OcrGate,
     /// The time one call may take: each call's deadline lies this far from its start.
     call_timeout: Duration,
     /// When the running call must end.
@@ -44,6 +47,7 @@ impl HostState {
         gate: NetworkGate,
         reports: Reports,
         limiter: MemoryLimiter,
+        ocr: OcrGate,
         call_timeout: Duration,
     ) -> wasmtime::Result<HostState> {
         let mut state = HostState {
@@ -54,6 +58,7 @@ impl HostState {
             gate,
             reports,
             limiter,
+            ocr,
             call_timeout,
             deadline: CallDeadline::default(),
         };

@@ -10,6 +10,7 @@ pub(crate) mod files;
 pub(crate) mod http;
 pub(crate) mod instance;
 pub(crate) mod limiter;
+pub(crate) mod ocr;
 mod outbound;
 pub(crate) mod reports;
 pub(crate) mod stdio;

@@ -88,6 +88,87 @@ macro_rules! source_calls_since_0_2_0 {
     };
 }
 
+/// `fetch-contents`, which versions have had since 0.3.0, as a method of [`Source`] (with
+/// `convert`, `checked` and `doc_ref` in scope).
+macro_rules! source_calls_since_0_3_0 {
+    () => {
+        fn fetch_contents(
+            &self,
+            store: &mut Store<HostState>,
+            docs: &[(&DocId, &str)],
+            limits: &Limits,
+        ) -> Answer<Option<Vec<Result<ExtractedText, CallError>>>> {
+            let refs: Vec<_> = docs.iter().copied().map(doc_ref).collect();
+            let answers = self
+                .quarry_connector_source()
+                .call_fetch_contents(store, &refs)?;
+            if answers.len() != docs.len() {
+                return Ok(Err(CallError::Output(format!(
+                    "fetch-contents answered {} results for {} documents",
+                    answers.len(),
+                    docs.len()
+                ))));
+            }
+            let texts = answers
+                .into_iter()
+                .map(|answer| checked(answer, |content| convert::content(content, limits)))
+                .collect();
+            Ok(Ok(Some(texts)))
+        }
+    };
+}
+
+/// The bulk reads of `quarry:connector/host` versions have had since 0.3.0 (`read-folder`,
+/// `read-file-start`, in `sandbox/files/bulk.rs`), as methods of its `host::Host` on
+/// [`HostState`] (with `types`, `EntryKind` and `ReadError` in scope).
+macro_rules! host_calls_since_0_3_0 {
+    () => {
+        fn read_folder(
+            &mut self,
+            path: String,
+        ) -> Result<Vec<types::FolderEntry>, types::ReadError> {
+            let read_error = |error: ReadError| match error {
+                ReadError::NotFound => types::ReadError::NotFound,
+                ReadError::Refused => types::ReadError::Refused,
+                ReadError::WrongKind => types::ReadError::WrongKind,
+                ReadError::TooLarge => types::ReadError::TooLarge,
+                ReadError::Other => types::ReadError::Other,
+            };
+            let entries = self.files.read_folder(&path).map_err(read_error)?;
+            Ok(entries
+                .into_iter()
+                .map(|entry| types::FolderEntry {
+                    name: entry.name,
+                    kind: match entry.kind {
+                        EntryKind::File => types::EntryKind::File,
+                        EntryKind::Folder => types::EntryKind::Folder,
+                        EntryKind::Symlink => types::EntryKind::Symlink,
+                        EntryKind::Other => types::EntryKind::Other,
+                    },
+                    size_bytes: entry.size_bytes,
+                    modified_ns: entry.modified_ns,
+                })
+                .collect())
+        }
+
+        fn read_file_start(
+            &mut self,
+            path: String,
+            max_bytes: u32,
+        ) -> Result<(Vec<u8>, u64), types::ReadError> {
+            self.files
+                .read_file_start(&path, max_bytes)
+                .map_err(|error| match error {
+                    ReadError::NotFound => types::ReadError::NotFound,
+                    ReadError::Refused => types::ReadError::Refused,
+                    ReadError::WrongKind => types::ReadError::WrongKind,
+                    ReadError::TooLarge => types::ReadError::TooLarge,
+                    ReadError::Other => types::ReadError::Other,
+                })
+        }
+    };
+}
+
 /// The three functions of `quarry:connector/host` every version has had since 0.1.0, as methods
 /// of its `host::Host` on [`HostState`] (with `convert` and `types` in scope).
 macro_rules! host_calls_since_0_1_0 {
@@ -110,6 +191,7 @@ pub(crate) mod source;
 mod v0_1_0;
 mod v0_2_0;
 mod v0_3_0;
+mod v0_4_0;
 pub(crate) mod version;
 
 use wasmtime::component::types::ComponentItem;
@@ -129,7 +211,8 @@ pub const WIT_PACKAGE: &str = "quarry:connector";
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     v0_1_0::add_to_linker(linker)?;
     v0_2_0::add_to_linker(linker)?;
-    v0_3_0::add_to_linker(linker)
+    v0_3_0::add_to_linker(linker)?;
+    v0_4_0::add_to_linker(linker)
 }
 
 /// A component linked against the host, ready to instantiate, in the WIT version it exports.
@@ -140,6 +223,8 @@ pub(crate) enum ConnectorPre {
     V0_2_0(v0_2_0::ConnectorPre<HostState>),
     /// `quarry:connector@0.3.0`.
     V0_3_0(v0_3_0::ConnectorPre<HostState>),
+    /// `quarry:connector@0.4.0`.
+    V0_4_0(v0_4_0::ConnectorPre<HostState>),
 }
 
 impl ConnectorPre {
@@ -150,6 +235,7 @@ impl ConnectorPre {
             WitVersion::V0_1_0 => ConnectorPre::V0_1_0(v0_1_0::ConnectorPre::new(pre)?),
             WitVersion::V0_2_0 => ConnectorPre::V0_2_0(v0_2_0::ConnectorPre::new(pre)?),
             WitVersion::V0_3_0 => ConnectorPre::V0_3_0(v0_3_0::ConnectorPre::new(pre)?),
+            WitVersion::V0_4_0 => ConnectorPre::V0_4_0(v0_4_0::ConnectorPre::new(pre)?),
         })
     }
 
@@ -162,6 +248,7 @@ impl ConnectorPre {
             ConnectorPre::V0_1_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_1_0),
             ConnectorPre::V0_2_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_2_0),
             ConnectorPre::V0_3_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_3_0),
+            ConnectorPre::V0_4_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_4_0),
         }
     }
 }
@@ -175,6 +262,8 @@ pub(crate) enum ConnectorInstance {
     V0_2_0(v0_2_0::Connector),
     /// `quarry:connector@0.3.0`.
     V0_3_0(v0_3_0::Connector),
+    /// `quarry:connector@0.4.0`.
+    V0_4_0(v0_4_0::Connector),
 }
 
 impl ConnectorInstance {
@@ -184,6 +273,7 @@ impl ConnectorInstance {
             ConnectorInstance::V0_1_0(c) => c,
             ConnectorInstance::V0_2_0(c) => c,
             ConnectorInstance::V0_3_0(c) => c,
+            ConnectorInstance::V0_4_0(c) => c,
         }
     }
 }

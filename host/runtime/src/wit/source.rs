@@ -2,6 +2,7 @@
 //! types ([`Source`]), how a call ends ([`Answer`], [`CallError`]), and the checks every version
 //! shares.
 
+use quarry_core::ocr::ScannedPage;
 use quarry_core::{Coverage, DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::Store;
 
@@ -18,6 +19,43 @@ pub(crate) fn changes_only(batch: SourceBatch) -> Result<SourceBatch, String> {
         );
     }
     Ok(batch)
+}
+
+/// Checks an answer to `read-scans` for `asked`: at least one page, each one asked for, in
+/// ascending order, its text within the text limit and its confidence in 0..=1.
+pub(crate) fn scans_of(
+    pages: Vec<ScannedPage>,
+    asked: &[u32],
+    limits: &Limits,
+) -> Result<Vec<ScannedPage>, String> {
+    if pages.is_empty() && !asked.is_empty() {
+        return Err("read-scans answered no page; it must answer at least the first".to_owned());
+    }
+    let mut last = 0;
+    let mut bytes = 0usize;
+    for page in &pages {
+        if !asked.contains(&page.page) || page.page <= last {
+            return Err(format!(
+                "read-scans answered page {} out of order or not asked for (asked: {asked:?})",
+                page.page
+            ));
+        }
+        if !(0.0..=1.0).contains(&page.confidence) {
+            return Err(format!(
+                "read-scans answered a confidence of {} for page {}; it must lie in 0..1",
+                page.confidence, page.page
+            ));
+        }
+        last = page.page;
+        bytes += page.text.len();
+    }
+    if bytes > limits.max_text_bytes {
+        return Err(format!(
+            "read-scans answered {bytes} bytes of text, over the limit of {}",
+            limits.max_text_bytes
+        ));
+    }
+    Ok(pages)
 }
 
 /// How a call into a plugin ended: `Err` when the host stopped it (a trap, the deadline, the
@@ -71,6 +109,18 @@ pub(crate) trait Source {
         _docs: &[(&DocId, &str)],
         _limits: &Limits,
     ) -> Answer<Option<Vec<Result<ExtractedText, CallError>>>> {
+        Ok(Ok(None))
+    }
+
+    /// The text OCR reads on `pages` of a document, within `limits`: the pages read, in order,
+    /// at least the first. `None` when the version has no such call (before 0.4.0).
+    fn read_scans(
+        &self,
+        _store: &mut Store<HostState>,
+        _doc: (&DocId, &str),
+        _pages: &[u32],
+        _limits: &Limits,
+    ) -> Answer<Option<Vec<ScannedPage>>> {
         Ok(Ok(None))
     }
 

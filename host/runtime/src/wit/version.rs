@@ -13,22 +13,30 @@ pub enum WitVersion {
     V0_2_0,
     /// Adds `fetch-contents`, and the host's bulk reads (`read-folder`, `read-file-start`).
     V0_3_0,
+    /// Adds `read-scans`, and the host's OCR (`recognize-text`).
+    V0_4_0,
 }
 
 /// The functions of `quarry:connector/source`, in the WIT's order, each with the version that
 /// brought it.
-const SOURCE_FUNCTIONS: [(&str, WitVersion); 6] = [
+const SOURCE_FUNCTIONS: [(&str, WitVersion); 7] = [
     ("list-docs", WitVersion::V0_1_0),
     ("list-changes", WitVersion::V0_2_0),
     ("fetch-content", WitVersion::V0_1_0),
     ("fetch-contents", WitVersion::V0_3_0),
     ("read-file", WitVersion::V0_1_0),
+    ("read-scans", WitVersion::V0_4_0),
     ("validate-config", WitVersion::V0_1_0),
 ];
 
 impl WitVersion {
     /// Every version this host runs, oldest first.
-    pub const ALL: [WitVersion; 3] = [WitVersion::V0_1_0, WitVersion::V0_2_0, WitVersion::V0_3_0];
+    pub const ALL: [WitVersion; 4] = [
+        WitVersion::V0_1_0,
+        WitVersion::V0_2_0,
+        WitVersion::V0_3_0,
+        WitVersion::V0_4_0,
+    ];
 
     /// The version as manifests and component exports write it (`0.3.0`).
     pub const fn as_str(self) -> &'static str {
@@ -36,6 +44,7 @@ impl WitVersion {
             WitVersion::V0_1_0 => "0.1.0",
             WitVersion::V0_2_0 => "0.2.0",
             WitVersion::V0_3_0 => "0.3.0",
+            WitVersion::V0_4_0 => "0.4.0",
         }
     }
 
@@ -59,6 +68,12 @@ impl WitVersion {
     /// (`fetch-contents`, since 0.3.0).
     pub fn fetches_together(self) -> bool {
         self >= WitVersion::V0_3_0
+    }
+
+    /// Whether plugins of this version read scans with the host's OCR (`read-scans`, since
+    /// 0.4.0).
+    pub fn reads_scans(self) -> bool {
+        self >= WitVersion::V0_4_0
     }
 
     /// The functions of `quarry:connector/source` in this version, in the WIT's order.
@@ -88,13 +103,14 @@ mod tests {
             ["list-docs", "fetch-content", "read-file", "validate-config"]
         );
         assert_eq!(
-            WitVersion::V0_3_0.source_functions(),
+            WitVersion::V0_4_0.source_functions(),
             [
                 "list-docs",
                 "list-changes",
                 "fetch-content",
                 "fetch-contents",
                 "read-file",
+                "read-scans",
                 "validate-config"
             ]
         );
@@ -112,8 +128,12 @@ mod tests {
                 version.fetches_together(),
                 version.source_functions().contains(&"fetch-contents")
             );
+            assert_eq!(
+                version.reads_scans(),
+                version.source_functions().contains(&"read-scans")
+            );
         }
         assert_eq!(WitVersion::parse("0.9.0"), None);
-        assert_eq!(WitVersion::all_joined(", "), "0.1.0, 0.2.0, 0.3.0");
+        assert_eq!(WitVersion::all_joined(", "), "0.1.0, 0.2.0, 0.3.0, 0.4.0");
     }
 }

@@ -33,28 +33,5 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
 impl Source for Connector {
     source_calls_since_0_1_0!();
     source_calls_since_0_2_0!();
-
-    fn fetch_contents(
-        &self,
-        store: &mut Store<HostState>,
-        docs: &[(&DocId, &str)],
-        limits: &Limits,
-    ) -> Answer<Option<Vec<Result<ExtractedText, CallError>>>> {
-        let refs: Vec<_> = docs.iter().copied().map(doc_ref).collect();
-        let answers = self
-            .quarry_connector_source()
-            .call_fetch_contents(store, &refs)?;
-        if answers.len() != docs.len() {
-            return Ok(Err(CallError::Output(format!(
-                "fetch-contents answered {} results for {} documents",
-                answers.len(),
-                docs.len()
-            ))));
-        }
-        let texts = answers
-            .into_iter()
-            .map(|answer| checked(answer, |content| convert::content(content, limits)))
-            .collect();
-        Ok(Ok(Some(texts)))
-    }
+    source_calls_since_0_3_0!();
 }
