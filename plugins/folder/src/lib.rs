@@ -9,6 +9,7 @@
 mod extract;
 mod ids;
 mod kinds;
+mod scan;
 mod walk;
 
 use std::cell::RefCell;
@@ -16,7 +17,9 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use quarry_sdk::fs::{Dir, File};
-use quarry_sdk::{Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, FileChunk};
+use quarry_sdk::{
+    Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, FileChunk, ScannedPage,
+};
 
 use crate::kinds::Kind;
 use crate::walk::{FileEntry, Filters};
@@ -134,6 +137,28 @@ impl Connector for Folder {
             extract::Failure::Io(e) => io_error(&path, &e),
             extract::Failure::Format(e) => e,
         })
+    }
+
+    fn read_scans(&self, doc: DocRef, pages: Vec<u32>) -> Result<Vec<ScannedPage>, Error> {
+        let (kind, mime) = kinds::by_name(&doc.locator).unwrap_or((Kind::Binary, ""));
+        let image = mime.starts_with("image/") && !mime.starts_with("image/svg");
+        if kind != Kind::Pdf && !image {
+            return Err(Error::Other(format!(
+                "{} is neither an image nor a PDF: nothing to read by OCR",
+                doc.locator
+            )));
+        }
+        let (path, file) = self.open(&doc.locator)?;
+        let io = |e: std::io::Error| io_error(&path, &e);
+        let size = file.stat().map_err(io)?.size;
+        if size > self.max_text_bytes {
+            return Err(Error::Other(format!(
+                "{size} bytes, over the {} byte limit",
+                self.max_text_bytes
+            )));
+        }
+        let bytes = file.read_at(0, size).map_err(io)?;
+        scan::read(kind, &bytes, &pages)
     }
 
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {

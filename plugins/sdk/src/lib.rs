@@ -22,12 +22,14 @@
 //! quarry_sdk::export_connector!(Notes);
 //! ```
 //!
-//! The WIT interface this implements is `quarry:connector@0.3.0` (`wit/connector@0.3.0` in the
+//! The WIT interface this implements is `quarry:connector@0.4.0` (`wit/connector@0.4.0` in the
 //! Quarry repository); its doc comments are the reference for every type here. A connector that
 //! can tell what changed at given paths implements [`Connector::list_changes`]; the default
 //! answers that it cannot, and the host lists everything instead. The host asks for the texts of
 //! small documents several at a time ([`Connector::fetch_contents`]); the default extracts each
-//! with [`Connector::fetch_content`], which is all most connectors need.
+//! with [`Connector::fetch_content`], which is all most connectors need. A connector whose
+//! documents hold images of text (scans, screenshots) implements [`Connector::read_scans`],
+//! decoding each page's image itself and reading it with [`ocr::recognize_text`].
 
 mod config;
 pub mod fs;
@@ -35,13 +37,14 @@ mod helpers;
 pub mod html;
 pub mod http;
 mod log;
+pub mod ocr;
 pub mod text;
 
 /// The raw bindings generated from the WIT. Connector code rarely needs them directly.
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/connector@0.3.0",
+        path: "../../wit/connector@0.4.0",
         world: "connector",
         pub_export_macro: true,
         default_bindings_module: "quarry_sdk::bindings",
@@ -51,13 +54,14 @@ pub mod bindings {
 
 pub use bindings::quarry::connector::types::{
     Batch, ConnectorError as Error, Content, Coverage, DocMeta, DocRef, FileChunk, LogLevel,
+    ScannedPage,
 };
 pub use config::Config;
 pub use helpers::stable_id;
 pub use log::{log, progress};
 
 /// WIT version this SDK implements.
-pub const WIT_VERSION: &str = "0.3.0";
+pub const WIT_VERSION: &str = "0.4.0";
 
 /// A connector: builds itself from its configuration and answers the host's calls.
 ///
@@ -93,6 +97,16 @@ pub trait Connector: Sized {
             .collect()
     }
 
+    /// Reads by OCR the `pages` (counted from 1) of a document that have no text; see
+    /// `read-scans` in the WIT. Decode each page's image here, in the sandbox, and read it with
+    /// [`ocr::recognize_text`]. The default answers that this connector has no scans.
+    fn read_scans(&self, doc: DocRef, pages: Vec<u32>) -> Result<Vec<ScannedPage>, Error> {
+        let _ = (doc, pages);
+        Err(Error::Other(
+            "this connector has no scans to read".to_owned(),
+        ))
+    }
+
     /// Reads part of an original file. The default answers that this connector serves no files.
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
         let _ = (doc, offset, max_bytes);
@@ -111,7 +125,7 @@ pub trait Connector: Sized {
 /// Glue called by the code that [`export_connector!`] generates. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    use super::{Batch, Config, Connector, Content, DocRef, Error, FileChunk};
+    use super::{Batch, Config, Connector, Content, DocRef, Error, FileChunk, ScannedPage};
 
     use std::cell::OnceCell;
     use std::thread::LocalKey;
@@ -175,6 +189,14 @@ pub mod __private {
         with(slot, |c| c.read_file(doc, offset, max_bytes))
     }
 
+    pub fn read_scans<C: Connector>(
+        slot: &'static Slot<C>,
+        doc: DocRef,
+        pages: Vec<u32>,
+    ) -> Result<Vec<ScannedPage>, Error> {
+        with(slot, |c| c.read_scans(doc, pages))
+    }
+
     pub fn validate_config<C: Connector>(config: Vec<(String, String)>) -> Result<(), Error> {
         C::new(Config::new(config))?.validate()
     }
@@ -217,6 +239,12 @@ macro_rules! export_connector {
                 max_bytes: u32,
             ) -> Result<$crate::FileChunk, $crate::Error> {
                 $crate::__private::read_file(&__QUARRY_CONNECTOR, doc, offset, max_bytes)
+            }
+            fn read_scans(
+                doc: $crate::DocRef,
+                pages: Vec<u32>,
+            ) -> Result<Vec<$crate::ScannedPage>, $crate::Error> {
+                $crate::__private::read_scans(&__QUARRY_CONNECTOR, doc, pages)
             }
             fn validate_config(config: Vec<(String, String)>) -> Result<(), $crate::Error> {
                 $crate::__private::validate_config::<$connector>(config)

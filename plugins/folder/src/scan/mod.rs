@@ -1,0 +1,59 @@
+//! Pages without text read by the host's OCR (`read-scans`, WIT 0.4.0): images, and the
+//! scanned pages of PDFs. Every image is decoded here, inside the sandbox and within bounds
+//! (`limits.rs`), and only its gray pixels reach the host.
+
+mod image_file;
+mod limits;
+mod pdf_images;
+mod png_predictor;
+
+use std::time::{Duration, Instant};
+
+use quarry_sdk::ocr::{self, GrayImage};
+use quarry_sdk::{Error, ScannedPage};
+
+use crate::kinds::Kind;
+
+/// Pages read per call stop once this much time has passed (the call's limit is 30 s, and a
+/// page takes one to a few seconds): the host asks again for the rest.
+const CALL_BUDGET: Duration = Duration::from_secs(12);
+
+/// Reads by OCR the `pages` of a file of `kind` whose bytes are `bytes`.
+pub fn read(kind: Kind, bytes: &[u8], pages: &[u32]) -> Result<Vec<ScannedPage>, Error> {
+    let started = Instant::now();
+    if kind == Kind::Pdf {
+        let pdf = pdf_images::Pdf::load(bytes)?;
+        let mut read = Vec::new();
+        for &page in pages {
+            if !read.is_empty() && started.elapsed() > CALL_BUDGET {
+                break;
+            }
+            let text = match pdf.page_image(page)? {
+                Some(image) => recognize(image)?,
+                None => (String::new(), 0.0),
+            };
+            read.push(ScannedPage {
+                page,
+                text: text.0,
+                confidence: text.1,
+            });
+        }
+        return Ok(read);
+    }
+    if pages.first() != Some(&1) {
+        return Err(Error::Other("an image has one page, page 1".to_owned()));
+    }
+    let (text, confidence) = recognize(image_file::decode(bytes)?)?;
+    Ok(vec![ScannedPage {
+        page: 1,
+        text,
+        confidence,
+    }])
+}
+
+/// The text in `image` (scaled to the host's limit first) and its confidence.
+fn recognize(image: GrayImage) -> Result<(String, f32), Error> {
+    let image = ocr::fit(image, limits::OCR_PIXELS);
+    let read = ocr::recognize_text(&image).map_err(|e| Error::Other(format!("OCR: {e:?}")))?;
+    Ok((read.text, read.confidence))
+}

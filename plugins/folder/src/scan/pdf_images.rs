@@ -1,0 +1,225 @@
+//! The image of a scanned PDF page: the largest image the page draws, decoded within the
+//! bounds of `limits.rs`. JPEG (`DCTDecode`), Flate (with or without PNG predictors) and
+//! uncompressed images in gray, RGB or CMYK at 8 bits, and 1-bit gray, are read; a page whose
+//! image is in another encoding (CCITT fax, JBIG2, JPEG 2000) is left unread, and says so in
+//! the log.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use lopdf::xobject::PdfImage;
+use lopdf::{Document, Object, ObjectId};
+use quarry_sdk::ocr::GrayImage;
+use quarry_sdk::{Error, LogLevel};
+
+use super::{image_file, limits, png_predictor};
+
+/// A PDF opened to read its pages' images.
+pub struct Pdf {
+    doc: Document,
+    pages: BTreeMap<u32, ObjectId>,
+}
+
+impl Pdf {
+    /// Opens the PDF in `bytes` (decrypted with the empty password, as text extraction does).
+    pub fn load(bytes: &[u8]) -> Result<Pdf, Error> {
+        let mut doc = Document::load_mem(bytes)
+            .map_err(|e| Error::Other(format!("not a readable PDF: {e}")))?;
+        if doc.is_encrypted() {
+            doc.decrypt("")
+                .map_err(|e| Error::Other(format!("PDF is password-protected: {e}")))?;
+        }
+        let pages = doc.get_pages();
+        Ok(Pdf { doc, pages })
+    }
+
+    /// The gray pixels of the largest image page `page` draws; `None` when it draws none that
+    /// can be read here.
+    pub fn page_image(&self, page: u32) -> Result<Option<GrayImage>, Error> {
+        let Some(&id) = self.pages.get(&page) else {
+            return Err(Error::NotFound(format!(
+                "the PDF has no page {page} (it has {})",
+                self.pages.len()
+            )));
+        };
+        let images = self.doc.get_page_images(id).unwrap_or_default();
+        let Some(largest) = images
+            .iter()
+            .max_by_key(|i| i.width.max(0).saturating_mul(i.height.max(0)))
+        else {
+            return Ok(None);
+        };
+        decode(largest).map_err(|e| Error::Other(format!("page {page}: {e}")))
+    }
+}
+
+/// The gray pixels of `image`, or `None` for an encoding not read here.
+fn decode(image: &PdfImage<'_>) -> Result<Option<GrayImage>, String> {
+    let (w, h) = (
+        u64::try_from(image.width).unwrap_or(0),
+        u64::try_from(image.height).unwrap_or(0),
+    );
+    limits::check(w, h)?;
+    let filters = image.filters.clone().unwrap_or_default();
+    let filters: Vec<&str> = filters.iter().map(String::as_str).collect();
+    let raw = match filters.as_slice() {
+        ["DCTDecode"] => {
+            return image_file::decode_jpeg(image.content)
+                .map(Some)
+                .map_err(|e| format!("{e:?}"));
+        }
+        ["FlateDecode"] => inflate(image.content, w, h)?,
+        [] => image.content.to_vec(),
+        other => {
+            quarry_sdk::log(
+                LogLevel::Info,
+                &format!("a page image encoded {other:?} is not read by OCR here"),
+            );
+            return Ok(None);
+        }
+    };
+    let bits = image.bits_per_component.unwrap_or(8);
+    let components = match image.color_space.as_deref() {
+        Some("DeviceGray" | "CalGray") => 1,
+        Some("DeviceRGB" | "CalRGB") => 3,
+        Some("DeviceCMYK") => 4,
+        Some("ICCBased") | None => 0, // told from the data's length below
+        Some(_) => return Ok(None),   // indexed and other colour spaces
+    };
+    let (w, h, bits) = (w as usize, h as usize, usize::try_from(bits).unwrap_or(0));
+    let predicted = predictor(image.origin_dict).is_some();
+    // An ICC-based colour space's number of components, told from the data's length.
+    let components = match components {
+        0 if predicted => (raw.len() / h.max(1)).saturating_sub(1) * 8 / (w * bits).max(1),
+        0 => raw.len() * 8 / (w * h * bits).max(1),
+        n => n,
+    };
+    let raw = if predicted {
+        let row = (w * components * bits).div_ceil(8);
+        png_predictor::unfilter(&raw, row, (components * bits / 8).max(1))?
+    } else {
+        raw
+    };
+    to_gray(&raw, w, h, bits, components).map(Some)
+}
+
+/// The `/Predictor` of an image's `/DecodeParms`, when it uses PNG's (10 and above).
+fn predictor(dict: &lopdf::Dictionary) -> Option<i64> {
+    let params = dict.get(b"DecodeParms").ok()?;
+    let params = match params {
+        Object::Dictionary(d) => d,
+        Object::Array(a) => a.first()?.as_dict().ok()?,
+        _ => return None,
+    };
+    params
+        .get(b"Predictor")
+        .and_then(Object::as_i64)
+        .ok()
+        .filter(|&p| p >= 10)
+}
+
+/// Inflates a `w x h` image's data, refusing more than its size allows (a bomb).
+fn inflate(data: &[u8], w: u64, h: u64) -> Result<Vec<u8>, String> {
+    // At most 4 bytes a pixel, and a filter byte a row.
+    let most = w * h * 4 + h;
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(data)
+        .take(most + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("its image data is not valid Flate data: {e}"))?;
+    if out.len() as u64 > most {
+        return Err(format!(
+            "its image data inflates past the {most} bytes a {w}x{h} image can hold"
+        ));
+    }
+    Ok(out)
+}
+
+/// Gray pixels of raw samples: 1-bit gray, or 8-bit with `components` a pixel.
+fn to_gray(
+    raw: &[u8],
+    w: usize,
+    h: usize,
+    bits: usize,
+    components: usize,
+) -> Result<GrayImage, String> {
+    let short = || {
+        format!(
+            "its image data holds {} bytes, too few for {w}x{h}",
+            raw.len()
+        )
+    };
+    let pixels: Vec<u8> = match bits {
+        1 => {
+            let row = w.div_ceil(8);
+            if raw.len() < row * h {
+                return Err(short());
+            }
+            (0..h)
+                .flat_map(|y| (0..w).map(move |x| (y, x)))
+                .map(|(y, x)| {
+                    let bit = raw[y * row + x / 8] >> (7 - x % 8) & 1;
+                    if bit == 1 { 255 } else { 0 }
+                })
+                .collect()
+        }
+        8 => {
+            if components == 0 || raw.len() < w * h * components {
+                return Err(short());
+            }
+            raw.chunks_exact(components)
+                .take(w * h)
+                .map(|p| match p {
+                    [g] => *g,
+                    [r, g, b] => {
+                        ((299 * u32::from(*r) + 587 * u32::from(*g) + 114 * u32::from(*b)) / 1000)
+                            as u8
+                    }
+                    [c, m, y, k] => {
+                        let ink = (30 * u32::from(*c) + 59 * u32::from(*m) + 11 * u32::from(*y))
+                            / 100
+                            + u32::from(*k);
+                        255 - ink.min(255) as u8
+                    }
+                    _ => p[0],
+                })
+                .collect()
+        }
+        other => return Err(format!("{other} bits a sample are not read here")),
+    };
+    Ok(GrayImage {
+        width: u32::try_from(w).map_err(|e| e.to_string())?,
+        height: u32::try_from(h).map_err(|e| e.to_string())?,
+        pixels,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_bit_rows_are_padded_to_bytes_and_one_is_white() {
+        let image = to_gray(&[0b1010_0000, 0b0100_0000], 3, 2, 1, 1).expect("gray");
+        assert_eq!(image.pixels, vec![255, 0, 255, 0, 255, 0]);
+    }
+
+    #[test]
+    fn rgb_and_cmyk_become_gray() {
+        let rgb = to_gray(&[255, 255, 255, 0, 0, 0], 2, 1, 8, 3).expect("rgb");
+        assert_eq!(rgb.pixels, vec![255, 0]);
+        let cmyk = to_gray(&[0, 0, 0, 0, 0, 0, 0, 255], 2, 1, 8, 4).expect("cmyk");
+        assert_eq!(cmyk.pixels, vec![255, 0]);
+    }
+
+    #[test]
+    fn a_flate_bomb_is_refused_by_the_size_it_declares() {
+        use std::io::Write;
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(&vec![0u8; 1 << 20]).expect("write");
+        let bomb = encoder.finish().expect("finish");
+        let refused = inflate(&bomb, 10, 10).expect_err("refused");
+        assert!(refused.contains("inflates past"), "{refused}");
+    }
+}
