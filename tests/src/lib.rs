@@ -15,6 +15,7 @@ pub mod pdf;
 pub mod proc_status;
 pub mod quarry;
 pub mod rng;
+pub mod scans;
 pub mod web;
 
 use std::io::Read;
@@ -66,6 +67,20 @@ fn model_folder(variable: &str, name: &str, how: &str) -> PathBuf {
     assert!(
         dir.join("tokenizer.json").is_file(),
         "no embedding model in {}: run {how} (or `make test`, which does)",
+        dir.display()
+    );
+    dir
+}
+
+/// The OCR models folder: `$QUARRY_OCR_MODELS`, or the repository's `models/ppocr-v6`, which
+/// `make setup` installs.
+pub fn ocr_models_dir() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_OCR_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/ppocr-v6"));
+    assert!(
+        dir.join("rec.onnx").is_file(),
+        "no OCR models in {}: run `make setup`",
         dir.display()
     );
     dir

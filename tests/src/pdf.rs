@@ -45,6 +45,12 @@ pub fn pdf(title: &str, pages: &[&[&str]], compress: bool) -> Vec<u8> {
         objects.push(stream(ops.as_bytes(), compress));
     }
 
+    assemble(&objects, Some(4))
+}
+
+/// A PDF file of `objects` (numbered from 1, the first the catalog), with the information
+/// dictionary `info` if given.
+fn assemble(objects: &[Vec<u8>], info: Option<usize>) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n%\xE2\xE3\xCF\xD3\n".to_vec();
     let mut offsets = Vec::with_capacity(objects.len());
     for (i, body) in objects.iter().enumerate() {
@@ -60,14 +66,93 @@ pub fn pdf(title: &str, pages: &[&[&str]], compress: bool) -> Vec<u8> {
     for offset in offsets {
         out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }
+    let info = info.map(|i| format!(" /Info {i} 0 R")).unwrap_or_default();
     out.extend_from_slice(
         format!(
-            "trailer\n<< /Size {} /Root 1 0 R /Info 4 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            "trailer\n<< /Size {} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n",
             objects.len() + 1
         )
         .as_bytes(),
     );
     out
+}
+
+/// A page of [`scanned`]: lines of text, or an image.
+pub enum ScanPage<'a> {
+    /// Lines of text, as [`pdf`] writes them.
+    Text(&'a [&'a str]),
+    /// A gray JPEG (`DCTDecode`) of `width x height` pixels, filling the page.
+    Jpeg {
+        /// The JPEG file.
+        data: &'a [u8],
+        /// Its width in pixels.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+    },
+}
+
+/// A PDF of `pages`, as a scanner (or img2pdf) writes image pages: each image page draws one
+/// image over the whole page, with no text layer.
+pub fn scanned(pages: &[ScanPage<'_>]) -> Vec<u8> {
+    let mut objects: Vec<Vec<u8>> = Vec::new();
+    let first_page = 4;
+    let kids: Vec<String> = (0..pages.len())
+        .map(|i| format!("{} 0 R", first_page + 3 * i))
+        .collect();
+    objects.push(b"<< /Type /Catalog /Pages 2 0 R >>".to_vec());
+    objects.push(
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {} >>",
+            kids.join(" "),
+            pages.len()
+        )
+        .into_bytes(),
+    );
+    objects.push(
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+    );
+    for (i, page) in pages.iter().enumerate() {
+        let (contents_id, image_id) = (first_page + 3 * i + 1, first_page + 3 * i + 2);
+        let (ops, image) = match page {
+            ScanPage::Text(lines) => {
+                let mut ops = String::from("BT /F1 12 Tf 14 TL 72 720 Td\n");
+                for line in lines.iter() {
+                    ops.push_str(&format!("({}) Tj T*\n", escape(line)));
+                }
+                ops.push_str("ET\n");
+                (ops, b"<< >>".to_vec())
+            }
+            ScanPage::Jpeg {
+                data,
+                width,
+                height,
+            } => {
+                let mut image = format!(
+                    "<< /Type /XObject /Subtype /Image /Width {width} /Height {height} \
+                     /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode \
+                     /Length {} >>\nstream\n",
+                    data.len()
+                )
+                .into_bytes();
+                image.extend_from_slice(data);
+                image.extend_from_slice(b"\nendstream");
+                ("q 612 0 0 792 0 0 cm /Im1 Do Q\n".to_owned(), image)
+            }
+        };
+        objects.push(
+            format!(
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+                 /Resources << /Font << /F1 3 0 R >> /XObject << /Im1 {image_id} 0 R >> >> \
+                 /Contents {contents_id} 0 R >>"
+            )
+            .into_bytes(),
+        );
+        objects.push(stream(ops.as_bytes(), false));
+        objects.push(image);
+    }
+    assemble(&objects, None)
 }
 
 fn stream(data: &[u8], compress: bool) -> Vec<u8> {

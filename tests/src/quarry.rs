@@ -72,6 +72,8 @@ pub struct Quarry {
     wrapper: Vec<String>,
     /// The embedding model the binary gets ([`Quarry::without_model`], [`Quarry::with_model`]).
     model: Model,
+    /// Whether the server reads images with the OCR models (off unless a test asks).
+    ocr: bool,
     /// Another build of the binary ([`Quarry::use_binary`]).
     binary: Option<PathBuf>,
     /// The admin token, once made by [`Quarry::admin_token`] (Quarry keeps only its hash).
@@ -136,6 +138,7 @@ impl Quarry {
             honour_permissions: false,
             wrapper: Vec::new(),
             model: Model::Default,
+            ocr: false,
             binary: None,
             admin_token: std::sync::OnceLock::new(),
         }
@@ -144,6 +147,11 @@ impl Quarry {
     /// Runs the server and the CLI without the embedding model (keyword search only).
     pub fn without_model(&mut self) {
         self.model = Model::None;
+    }
+
+    /// Runs the server and the CLI with the OCR models ([`crate::ocr_models_dir`]).
+    pub fn with_ocr(&mut self) {
+        self.ocr = true;
     }
 
     /// Runs the server and the CLI with the model folder `dir` instead of the default model.
@@ -251,6 +259,13 @@ impl Quarry {
                     Model::Default => crate::model_dir(),
                     Model::None => PathBuf::from("none"),
                     Model::Dir(dir) => dir.clone(),
+                },
+            )
+            .env(
+                "QUARRY_OCR_MODELS",
+                match self.ocr {
+                    true => crate::ocr_models_dir(),
+                    false => PathBuf::from("none"),
                 },
             )
             .env("QUARRY_ORT_LIB", crate::ort_lib())

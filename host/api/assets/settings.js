@@ -295,6 +295,12 @@ function statusCell(c) {
       el("small", { class: "counts", dataset: { embedding: "" } },
         `meaning: ${e.pending.toLocaleString()} document(s) waiting for embeddings (found by keyword meanwhile)`));
   }
+  // OCR reads images and scanned pages in the background: found by name meanwhile.
+  const o = c.ocr;
+  if (o && o.pending > 0) {
+    cell.append(el("small", { class: "counts", dataset: { ocr: "" } },
+      `OCR: ${o.pending.toLocaleString()} document(s) waiting to have their images read (found by name meanwhile)`));
+  }
   return cell;
 }
 
@@ -436,7 +442,7 @@ async function removeConnector(connector) {
 function pollConnectors() {
   clearTimeout(state.pollTimer);
   if ($("#connectors").hidden) return;
-  const busy = state.connectors.some((c) => c.status === "syncing" || (c.embedding && c.embedding.pending > 0) || c.doc_count === 0 && c.status === "idle" && !c.last_sync_time);
+  const busy = state.connectors.some((c) => c.status === "syncing" || (c.embedding && c.embedding.pending > 0) || (c.ocr && c.ocr.pending > 0) || c.doc_count === 0 && c.status === "idle" && !c.last_sync_time);
   state.pollTimer = setTimeout(async () => {
     try { await loadConnectors(); } catch (_) { /* shown on the next action */ }
     pollConnectors();

@@ -222,6 +222,10 @@ pub struct ConnectorView {
     /// How far its documents' embeddings are (for semantic search); `null` when no embedding
     /// model is loaded (or the answer does not come from the server).
     pub embedding: Option<EmbeddingView>,
+    /// How far the reading of its images and scanned pages is; `null` when OCR is off (no
+    /// models, or a plugin that does not read scans) or the answer does not come from the
+    /// server.
+    pub ocr: Option<OcrView>,
     /// What its plugin calls have cost (the user's view only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin_usage: Option<PluginUsageView>,
@@ -282,6 +286,14 @@ impl EmbeddingView {
     }
 }
 
+/// How far OCR is with a connector's documents: text that exists is searchable at once, and
+/// the text of images and scanned pages once OCR, in the background, has read them.
+#[derive(Debug, Clone, Serialize)]
+pub struct OcrView {
+    /// Documents whose images or scanned pages are still to be read.
+    pub pending: u64,
+}
+
 /// What a connector's plugin calls have cost since it was added.
 #[derive(Debug, Serialize)]
 pub struct PluginUsageView {
@@ -320,6 +332,7 @@ impl ConnectorView {
                 remaining: c.progress.remaining,
             },
             embedding: None,
+            ocr: None,
             plugin_usage: None,
             credentials: None,
         }

@@ -30,13 +30,10 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::Thread;
 
 use quarry_core::{ConnectorId, DocId};
-use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
 use tantivy::indexer::IndexWriterOptions;
-use tantivy::query::TermQuery;
-use tantivy::schema::IndexRecordOption;
-use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, TantivyError, Term};
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
@@ -52,7 +49,6 @@ pub use writer::WriteBatch;
 
 use crate::merges::BoundedMerges;
 use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
-use crate::text_parts::StoredText;
 use crate::vectors::VectorCache;
 use crate::writer::{Change, Writer};
 
@@ -255,6 +251,27 @@ impl SearchIndex {
         self.commit(Change::Vectors(embedded))
     }
 
+    /// A stored document, read whole, with the revision it was read at: change it and hand it
+    /// back with [`SearchIndex::revise`]. `None` when the index does not hold it.
+    pub fn document_to_revise(
+        &self,
+        connector: &ConnectorId,
+        doc: &DocId,
+    ) -> Result<Option<Pending>, IndexError> {
+        pending::one(&self.reader.searcher(), &self.fields, connector, doc)
+    }
+
+    /// Writes documents read with [`SearchIndex::document_to_revise`] (or
+    /// [`SearchIndex::pending_vectors`]) back as they were changed, and commits; a document
+    /// written or removed since it was read is left as it is now. A revised document without
+    /// vectors is pending for the embedding queue.
+    pub fn revise(&self, docs: Vec<Pending>) -> Result<(), IndexError> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        self.commit(Change::Vectors(docs))
+    }
+
     /// A number that changes whenever searches see a new commit.
     pub fn generation(&self) -> u64 {
         self.reader.searcher().generation().generation_id()
@@ -281,27 +298,7 @@ impl SearchIndex {
         connector: &ConnectorId,
         doc: &DocId,
     ) -> Result<Option<IndexDoc>, IndexError> {
-        let searcher = self.reader.searcher();
-        let key = document::key(connector, doc);
-        let query = TermQuery::new(
-            Term::from_field_text(self.fields.key, &key),
-            IndexRecordOption::Basic,
-        );
-        let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
-        let Some((_, address)) = found.first() else {
-            return Ok(None);
-        };
-        let stored: TantivyDocument = searcher.doc(*address)?;
-        let Some(mut found) = IndexDoc::from_tantivy(&stored, &self.fields) else {
-            return Ok(None);
-        };
-        found.text = StoredText {
-            key: &key,
-            head: &found.text,
-            starts: &document::part_starts(&stored, &self.fields),
-        }
-        .whole(&searcher, &self.fields)?;
-        Ok(Some(found))
+        Ok(self.document_to_revise(connector, doc)?.map(|p| p.doc))
     }
 
     /// Documents in the index, all connectors together (the parts of long texts not counted).

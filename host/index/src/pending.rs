@@ -9,6 +9,8 @@ use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Order, Searcher, TantivyDocument, Term};
 
+use quarry_core::{ConnectorId, DocId};
+
 use crate::IndexError;
 use crate::document::{IndexDoc, documents, key, part_starts};
 use crate::schema::Fields;
@@ -63,27 +65,54 @@ pub(crate) fn take(
         if !out.is_empty() && bytes >= max_bytes {
             break;
         }
-        let stored: TantivyDocument = searcher.doc(address)?;
-        let Some(mut doc) = IndexDoc::from_tantivy(&stored, f) else {
-            continue;
-        };
-        let key = key(&doc.info.connector, &doc.info.doc_id);
-        doc.text = StoredText {
-            key: &key,
-            head: &doc.text,
-            starts: &part_starts(&stored, f),
+        if let Some(pending) = read_whole(searcher, f, address)? {
+            bytes += pending.doc.text.len();
+            out.push(pending);
         }
-        .whole(searcher, f)?;
-        let revision = searcher
-            .segment_reader(address.segment_ord)
-            .fast_fields()
-            .u64(Fields::REVISION)?
-            .first(address.doc_id)
-            .unwrap_or(0);
-        bytes += doc.text.len();
-        out.push(Pending { doc, revision });
     }
     Ok(out)
+}
+
+/// The document of `connector` keyed `doc`, read whole, with its revision.
+pub(crate) fn one(
+    searcher: &Searcher,
+    f: &Fields,
+    connector: &ConnectorId,
+    doc: &DocId,
+) -> Result<Option<Pending>, IndexError> {
+    let key = key(connector, doc);
+    let query = TermQuery::new(Term::from_field_text(f.key, &key), IndexRecordOption::Basic);
+    let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+    let Some(&(_, address)) = found.first() else {
+        return Ok(None);
+    };
+    read_whole(searcher, f, address)
+}
+
+/// The document at `address`, read whole, with its revision.
+fn read_whole(
+    searcher: &Searcher,
+    f: &Fields,
+    address: tantivy::DocAddress,
+) -> Result<Option<Pending>, IndexError> {
+    let stored: TantivyDocument = searcher.doc(address)?;
+    let Some(mut doc) = IndexDoc::from_tantivy(&stored, f) else {
+        return Ok(None);
+    };
+    let key = key(&doc.info.connector, &doc.info.doc_id);
+    doc.text = StoredText {
+        key: &key,
+        head: &doc.text,
+        starts: &part_starts(&stored, f),
+    }
+    .whole(searcher, f)?;
+    let revision = searcher
+        .segment_reader(address.segment_ord)
+        .fast_fields()
+        .u64(Fields::REVISION)?
+        .first(address.doc_id)
+        .unwrap_or(0);
+    Ok(Some(Pending { doc, revision }))
 }
 
 /// How many documents lack vectors of `model` (of `connector`, or of all).

@@ -16,7 +16,7 @@ mod raster;
 mod read;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
@@ -171,17 +171,62 @@ impl Ocr {
     }
 }
 
-/// Whether the lines found stand rather than lie: a page turned a quarter.
+/// Whether the lines found stand rather than lie: a page turned a quarter (a short note of two
+/// lines as much as a page of forty).
 fn mostly_standing(boxes: &[LineBox]) -> bool {
     let standing = boxes.iter().filter(|b| b.height >= 3 * b.width).count();
     let lying = boxes.iter().filter(|b| b.width >= 3 * b.height).count();
-    standing >= 3 && standing > 2 * lying
+    standing > 2 * lying
 }
 
 impl TextRecognizer for Ocr {
     fn recognize(&self, image: &GrayImage) -> Result<Recognized, OcrRefusal> {
         image.check()?;
         self.read(Raster::of(image)).map_err(OcrRefusal::Failed)
+    }
+
+    fn models(&self) -> &str {
+        MODELS
+    }
+}
+
+/// The models of a folder, loaded at their first use (or by [`LazyOcr::load_now`]): a command
+/// that never reads an image never pays for loading them.
+pub struct LazyOcr {
+    dir: PathBuf,
+    library: PathBuf,
+    threads: usize,
+    engine: OnceLock<Result<Ocr, String>>,
+}
+
+impl LazyOcr {
+    /// The models of `dir` on ONNX Runtime from `library`, each run on at most `threads`
+    /// threads; nothing is loaded yet.
+    pub fn new(dir: &Path, library: &Path, threads: usize) -> LazyOcr {
+        LazyOcr {
+            dir: dir.to_owned(),
+            library: library.to_owned(),
+            threads,
+            engine: OnceLock::new(),
+        }
+    }
+
+    /// Loads the models now, if not yet done.
+    pub fn load_now(&self) -> Result<&Ocr, String> {
+        self.engine
+            .get_or_init(|| {
+                Ocr::load(&self.dir, &self.library, self.threads).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl TextRecognizer for LazyOcr {
+    fn recognize(&self, image: &GrayImage) -> Result<Recognized, OcrRefusal> {
+        self.load_now()
+            .map_err(OcrRefusal::Unavailable)?
+            .recognize(image)
     }
 
     fn models(&self) -> &str {

@@ -150,10 +150,11 @@ impl Plugin {
         self.inner.version
     }
 
-    /// Whether the host reads its documents' scans: its version has `read-scans` and the host
-    /// has OCR models.
-    pub fn reads_scans(&self) -> bool {
-        self.inner.version.reads_scans() && self.inner.ocr.is_some()
+    /// The OCR models its documents' scans are read with: `None` unless its version has
+    /// `read-scans` and the host has OCR models.
+    pub fn ocr_models(&self) -> Option<&str> {
+        let engine = self.inner.ocr.as_deref()?;
+        self.inner.version.reads_scans().then(|| engine.models())
     }
 
     /// The interfaces its component imports, by name and version.

@@ -61,6 +61,12 @@ pub struct ModelOptions {
     /// Threads that embed documents while indexing [default: the number of cores].
     #[arg(long, env = "QUARRY_EMBED_THREADS", global = true)]
     pub embed_threads: Option<usize>,
+    /// The OCR models folder (det.onnx, rec.onnx, cls.onnx: docs/ocr.md), or `none` to read no
+    /// text in images [default: the data folder's models/ppocr-v6 if there is one, else the
+    /// one beside the embedding model, else the one installed with Quarry]; in a checkout
+    /// `make setup` puts it in models/.
+    #[arg(long, env = "QUARRY_OCR_MODELS", global = true, value_hint = ValueHint::DirPath)]
+    pub ocr_models: Option<PathBuf>,
 }
 
 /// What to do.

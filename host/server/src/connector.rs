@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use quarry_api::views::{
     ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, HeldBackView, NamedConnector,
-    NoTextView, NotedDocView,
+    NoTextView, NotedDocView, OcrView,
 };
 use quarry_core::ConnectorId;
 use quarry_core::terminal::printable;
@@ -120,16 +120,39 @@ fn embedding_progress(paths: &Paths, connectors: &[Connector]) -> Vec<Option<Emb
     }
 }
 
+/// How far OCR is with each connector's documents, as the server's `GET /connectors` says;
+/// `None` for every connector when OCR is off.
+async fn ocr_progress(
+    paths: &Paths,
+    store: &Store,
+    connectors: &[Connector],
+) -> anyhow::Result<Vec<Option<OcrView>>> {
+    let mut views = Vec::with_capacity(connectors.len());
+    let on = crate::setup::ocr_engine(paths).is_some();
+    for c in connectors {
+        views.push(match on {
+            true => Some(OcrView {
+                pending: store.ocr_pending(Some(&c.id)).await?,
+            }),
+            false => None,
+        });
+    }
+    Ok(views)
+}
+
 /// `quarry connector list`.
 async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
     let connectors = store.connectors().await?;
     let embedding = embedding_progress(paths, &connectors);
+    let ocr = ocr_progress(paths, store, &connectors).await?;
     if json {
         let rows: Vec<ConnectorView> = connectors
             .iter()
             .zip(embedding)
-            .map(|(c, embedding)| ConnectorView {
+            .zip(ocr)
+            .map(|((c, embedding), ocr)| ConnectorView {
                 embedding,
+                ocr,
                 ..ConnectorView::for_user(c)
             })
             .collect();
@@ -141,20 +164,31 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{:<20} {:<9} {:>8} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
-        "NAME", "STATUS", "DOCS", "EMBEDDING", "LAST SYNC", "PLUGIN", "CALLS", "CPU", "PEAK MEM"
+        "{:<20} {:<9} {:>8} {:>10} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
+        "NAME",
+        "STATUS",
+        "DOCS",
+        "EMBEDDING",
+        "OCR",
+        "LAST SYNC",
+        "PLUGIN",
+        "CALLS",
+        "CPU",
+        "PEAK MEM"
     );
-    for (c, embedding) in connectors.iter().zip(embedding) {
+    let left = |pending: Option<u64>| match pending {
+        None => "-".to_owned(),
+        Some(0) => "done".to_owned(),
+        Some(n) => format!("{n} left"),
+    };
+    for ((c, embedding), ocr) in connectors.iter().zip(embedding).zip(ocr) {
         println!(
-            "{:<20} {:<9} {:>8} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
+            "{:<20} {:<9} {:>8} {:>10} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
             printable(&c.name),
             c.status.as_str(),
             c.doc_count,
-            match embedding {
-                None => "-".to_owned(),
-                Some(e) if e.pending == 0 => "done".to_owned(),
-                Some(e) => format!("{} left", e.pending),
-            },
+            left(embedding.map(|e| e.pending)),
+            left(ocr.map(|o| o.pending)),
             c.last_sync_ms.map_or("never".to_owned(), rfc3339),
             format!("{}@{}", c.plugin_id, c.plugin_version),
             c.usage.calls,

@@ -8,7 +8,7 @@ use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
-use quarry_sync::{EmbeddingQueue, Scheduler, Syncer};
+use quarry_sync::{EmbeddingQueue, OcrQueue, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -16,13 +16,15 @@ use crate::admin::{first_admin_token, login_link, note_server_url};
 use crate::cli::ServeArgs;
 use crate::service_manager::ServiceManager;
 use crate::setup::{
-    Paths, load_embedder, load_plugins_with, open_index, open_store, recheck_for_credentials,
-    runtime_config,
+    Paths, load_embedder, load_ocr, load_plugins_with, open_index, open_store,
+    recheck_for_credentials, runtime_config,
 };
 
 /// Plugin instances beyond those of syncs and downloads: checking a connector's settings in the
 /// settings page.
 const SPARE_INSTANCES: u32 = 8;
+/// The instance the OCR queue reads scans with.
+const OCR_INSTANCES: u32 = 1;
 
 /// Serves until interrupted (Ctrl-C or SIGTERM), then stops within a few seconds whatever its
 /// clients do: see the end of this function.
@@ -32,10 +34,14 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     // Instances are budgeted: the syncs, the downloads, and a few for checking settings. A
     // download beyond its bound is refused before it takes an instance, so none starves a sync.
     let limits = args.limits();
-    let runtime = Arc::new(Runtime::new(RuntimeConfig {
-        max_instances: args.parallel_syncs + limits.downloads + SPARE_INSTANCES,
+    let mut runtime = Runtime::new(RuntimeConfig {
+        max_instances: args.parallel_syncs + limits.downloads + SPARE_INSTANCES + OCR_INSTANCES,
         ..runtime_config(paths)
-    })?);
+    })?;
+    if let Some(ocr) = load_ocr(paths) {
+        runtime = runtime.with_ocr(ocr);
+    }
+    let runtime = Arc::new(runtime);
     let plugins = load_plugins_with(&runtime, paths)?;
     let rechecked = recheck_for_credentials(&store, &index).await?;
     let sealed = quarry_sync::seal_stored_secrets(&store, &plugins).await?;
@@ -54,6 +60,11 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         plugins.clone(),
         tokio::runtime::Handle::current(),
     ));
+    // Text in images and scanned pages follows, read one document at a time.
+    let _ocr = runtime
+        .has_ocr()
+        .then(|| OcrQueue::start(syncer.clone(), &index))
+        .transpose()?;
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();
     let scheduler = Arc::new(

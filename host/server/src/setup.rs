@@ -8,12 +8,25 @@ use std::sync::Arc;
 use anyhow::Context;
 use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::SearchIndex;
+use quarry_ocr::LazyOcr;
 use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
 use quarry_store::{DB_FILE, Store};
 
 use crate::bundle::{Bundle, DEFAULT_MODEL};
 use crate::cli::Cli;
 use crate::private;
+
+/// Where the OCR models are, and ONNX Runtime's library.
+#[derive(Debug, Clone)]
+pub struct OcrPaths {
+    /// The models folder.
+    pub models: PathBuf,
+    /// ONNX Runtime's shared library.
+    pub runtime_library: PathBuf,
+}
+
+/// The name of the OCR models' folder under `models/`.
+const OCR_MODELS: &str = "ppocr-v6";
 
 /// The folders Quarry uses. None is relative to the working folder: a `quarry` started in an
 /// untrusted folder loads no library, model or plugin from it.
@@ -30,6 +43,8 @@ pub struct Paths {
     pub component_cache: PathBuf,
     /// The embedding model; `None` for keyword search only.
     pub model: Option<EmbedConfig>,
+    /// The OCR models and the library that runs them; `None` when OCR is off.
+    pub ocr: Option<OcrPaths>,
     /// The installation this binary belongs to, whose plugins, model and library are used
     /// where none are named.
     pub bundle: Option<Bundle>,
@@ -82,6 +97,26 @@ impl Paths {
                 bundle.as_ref().and_then(Bundle::runtime_library),
             ),
         };
+        let ocr_models = match &cli.model.ocr_models {
+            Some(dir) if dir.as_os_str() == "none" => None,
+            Some(dir) => Some(absolute(dir)?),
+            None => {
+                let own = data_dir.join("models").join(OCR_MODELS);
+                let beside_model = model_dir
+                    .as_deref()
+                    .and_then(Path::parent)
+                    .map(|models| models.join(OCR_MODELS))
+                    .filter(|dir| dir.is_dir());
+                Some(own_or_bundled(
+                    own,
+                    beside_model.or_else(|| bundle.as_ref().and_then(|b| b.model(OCR_MODELS))),
+                ))
+            }
+        };
+        let ocr = ocr_models.map(|models| OcrPaths {
+            models,
+            runtime_library: runtime_library.clone(),
+        });
         let model = model_dir.map(|model_dir| EmbedConfig {
             model_dir,
             runtime_library,
@@ -101,6 +136,7 @@ impl Paths {
             keys_dir,
             component_cache,
             model,
+            ocr,
             bundle,
         })
     }
@@ -118,6 +154,10 @@ impl Paths {
         if let Some(model) = &self.model {
             own.push(model.model_dir.clone());
             own.push(model.runtime_library.clone());
+        }
+        if let Some(ocr) = &self.ocr {
+            own.push(ocr.models.clone());
+            own.push(ocr.runtime_library.clone());
         }
         own
     }
@@ -159,7 +199,12 @@ pub fn open_index(paths: &Paths, writable: bool) -> Result<SearchIndex, quarry_i
 /// The plugin runtime, caching compiled components in the configured folder, keeping plugins
 /// out of Quarry's own folders.
 pub fn plugin_runtime(paths: &Paths) -> anyhow::Result<Runtime> {
-    Ok(Runtime::new(runtime_config(paths))?)
+    let runtime = Runtime::new(runtime_config(paths))?;
+    // A sync run here queues what OCR should read; the server reads it.
+    Ok(match ocr_engine(paths) {
+        Some(ocr) => runtime.with_ocr(ocr),
+        None => runtime,
+    })
 }
 
 /// The runtime's settings for these folders.
@@ -220,6 +265,51 @@ pub fn load_embedder(paths: &Paths) -> Option<Arc<Embedder>> {
         }
         Err(e) => {
             tracing::warn!("semantic search is off, searches run as keyword searches: {e}");
+            None
+        }
+    }
+}
+
+/// The OCR engine, its models loaded at first use; `None` when OCR is off (none configured, or
+/// no models where they should be). Without it, images and scanned pages are found by name.
+pub fn ocr_engine(paths: &Paths) -> Option<Arc<LazyOcr>> {
+    let ocr = paths.ocr.as_ref()?;
+    if !ocr.models.is_dir() || quarry_core::trust::check_trusted(&ocr.runtime_library).is_err() {
+        return None;
+    }
+    // Half the cores: OCR runs in the background, beside searches and syncs.
+    let threads = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
+    Some(Arc::new(LazyOcr::new(
+        &ocr.models,
+        &ocr.runtime_library,
+        threads,
+    )))
+}
+
+/// Loads the OCR models for the server, saying whether OCR is on and why not.
+pub fn load_ocr(paths: &Paths) -> Option<Arc<LazyOcr>> {
+    let Some(ocr) = &paths.ocr else {
+        tracing::info!("OCR is off (--ocr-models none)");
+        return None;
+    };
+    if let Err(why) = quarry_core::trust::check_trusted(&ocr.runtime_library) {
+        tracing::warn!("OCR is off: ONNX Runtime's library is not loaded: {why}");
+        return None;
+    }
+    let Some(engine) = ocr_engine(paths) else {
+        tracing::info!(
+            "OCR is off: no models at {} (run `make setup`, or see docs/ocr.md); images and scanned pages are found by name only",
+            ocr.models.display()
+        );
+        return None;
+    };
+    match engine.load_now() {
+        Ok(_) => {
+            tracing::info!(models = quarry_ocr::MODELS, "OCR is on");
+            Some(engine)
+        }
+        Err(e) => {
+            tracing::warn!("OCR is off: {e}");
             None
         }
     }

@@ -16,6 +16,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use crate::connectors::to_i64;
+use crate::ocr::{self, OcrRequest};
 use crate::{Store, StoreError, SyncProgress};
 
 /// Ids per statement in `IN (...)` lists.
@@ -65,6 +66,8 @@ pub struct CommitBatch {
     pub ends_full: bool,
     /// Counts so far.
     pub progress: SyncProgress,
+    /// Documents of `changed` whose pages wait for OCR: queued with their catalog entries.
+    pub ocr: Vec<OcrRequest>,
 }
 
 /// A document of the catalog with a word for its user: why its text could not be extracted, or
@@ -377,6 +380,12 @@ impl Store {
             )
             .await?;
             add_to_count(&mut tx, connector, i64::try_from(added).unwrap_or(i64::MAX)).await?;
+            for request in batch.ocr.iter().filter(|r| ids.contains(&r.doc_id)) {
+                ocr::queue(&mut tx, connector, request).await?;
+            }
+            for request in batch.ocr.iter().filter(|r| ids.contains(&r.doc_id)) {
+                ocr::queue(&mut tx, connector, request).await?;
+            }
             tx.commit().await?;
         }
         for chunk in batch.deleted.chunks(IDS_PER_QUERY) {

@@ -15,6 +15,7 @@ mod error;
 mod integrations;
 mod keys;
 mod month;
+mod ocr;
 mod secrets;
 mod usage;
 
@@ -43,6 +44,7 @@ pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
 pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};
 pub use month::UsageMonth;
+pub use ocr::{OcrJob, OcrRequest};
 pub use secrets::LEGACY_KEY_FILE;
 
 /// The database file inside a data folder.

@@ -19,12 +19,16 @@ use quarry_runtime::{
     Grant, GuestError, PluginSet, Progress, ProgressFn, RuntimeError, Session, ToFetch, Usage,
 };
 use quarry_store::{
-    CatalogDoc, CommitBatch, Connector, ConnectorStatus, PluginUsage, Store, SyncProgress, now_ms,
+    CatalogDoc, CommitBatch, Connector, ConnectorStatus, OcrRequest, PluginUsage, Store,
+    SyncProgress, now_ms,
 };
 use tokio::runtime::Handle;
 
 use crate::SyncError;
 use crate::credentials::{Judgement, MAX_ORIGINAL_BYTES, judge, scans_original};
+use crate::scan_text;
+
+mod scans;
 
 /// Extracted text held before it is written to the index, at most.
 const FLUSH_TEXT_BYTES: usize = 32 << 20;
@@ -478,9 +482,15 @@ impl Syncer {
         &self,
         held: &mut Held,
         connector: &Connector,
-        (index_doc, catalog_doc): (Option<IndexDoc>, CatalogDoc),
+        entry: Entry,
         commit: &mut CommitBatch,
     ) -> Result<(), SyncError> {
+        let Entry {
+            index: index_doc,
+            catalog: catalog_doc,
+            ocr,
+        } = entry;
+        commit.ocr.extend(ocr);
         match index_doc {
             Some(index_doc) => {
                 held.bytes += index_doc.text.len();
@@ -522,7 +532,7 @@ impl Syncer {
         own: bool,
         original: Option<String>,
         report: &mut SyncReport,
-    ) -> (Option<IndexDoc>, CatalogDoc) {
+    ) -> Entry {
         report.indexed += 1;
         let mut version = doc.version.clone();
         let (mut content, error) = match fetched {
@@ -537,6 +547,11 @@ impl Syncer {
                 }
                 (ExtractedText::default(), Some(e.to_string()))
             }
+        };
+        let ocr = if error.is_none() && !own {
+            self.scans(connector, &doc, &version, &mut content)
+        } else {
+            None
         };
         let judgement = if own {
             Judgement::HoldBack(LEFT_OUT_OWN.to_owned())
@@ -567,7 +582,11 @@ impl Syncer {
                 catalog_doc.held_back = Some(why);
                 catalog_doc.error = None;
                 catalog_doc.no_text = None;
-                (None, catalog_doc)
+                Entry {
+                    index: None,
+                    catalog: catalog_doc,
+                    ocr: None,
+                }
             }
             Judgement::Index { redacted } => {
                 catalog_doc.redacted = redacted;
@@ -582,9 +601,48 @@ impl Syncer {
                     metadata: content.metadata,
                     embedding: None,
                 };
-                (Some(index_doc), catalog_doc)
+                Entry {
+                    index: Some(index_doc),
+                    catalog: catalog_doc,
+                    ocr,
+                }
             }
         }
+    }
+
+    /// OCR for `doc` at `version`, when its connector's plugin reads scans and pages of it
+    /// have no text: the text read earlier for this version put in `content` (an unchanged
+    /// file is never read twice), or else the request to read them.
+    fn scans(
+        &self,
+        connector: &Connector,
+        doc: &SourceDoc,
+        version: &str,
+        content: &mut ExtractedText,
+    ) -> Option<OcrRequest> {
+        let plugin = self.plugins.get(&connector.plugin_id)?;
+        let models = plugin.ocr_models()?;
+        let mut pages = scan_text::pages_to_read(doc, content);
+        if pages.is_empty() || version.is_empty() {
+            return None;
+        }
+        pages.truncate(scan_text::MAX_OCR_PAGES);
+        let kept = self.store.kept_ocr(&connector.id, &doc.id, version, models);
+        match self.block(kept) {
+            Ok(Some(read)) => {
+                scan_text::merge(content, &read);
+                return None;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(connector = %connector.name, "cannot read kept OCR text: {e}"),
+        }
+        Some(OcrRequest {
+            doc_id: doc.id.clone(),
+            version: version.to_owned(),
+            update_time_ms: doc.meta.update_time_ms,
+            pages,
+            models: models.to_owned(),
+        })
     }
 
     fn block<T, E>(&self, future: impl Future<Output = Result<T, E>>) -> Result<T, SyncError>
@@ -679,6 +737,14 @@ fn no_text(doc: &SourceDoc, content: &ExtractedText) -> Option<String> {
     let image = doc.meta.mime_type.starts_with("image/") && doc.meta.mime_type != "image/svg+xml";
     (image && content.text.trim().is_empty())
         .then(|| "an image: no text layer, found by name only".to_owned())
+}
+
+/// A changed document's entries: for the index (none when held back), for the catalog, and
+/// for the OCR queue (when pages of it wait to be read).
+struct Entry {
+    index: Option<IndexDoc>,
+    catalog: CatalogDoc,
+    ocr: Option<OcrRequest>,
 }
 
 /// Fetched documents not yet written to the index, the bytes of their texts, and held-back

@@ -18,7 +18,7 @@ use super::integrations::all_connectors;
 use super::session::Signed;
 use crate::error::ApiError;
 use crate::extractors::input::{Fields, JsonObject};
-use crate::routes::connectors::add_embedding_progress;
+use crate::routes::connectors::{add_embedding_progress, add_ocr_progress};
 use crate::state::AppState;
 use crate::views::{AdminConnectorView, CredentialsView, NotedDocView};
 
@@ -37,6 +37,8 @@ pub(crate) async fn list(
         .collect();
     let views = rows.iter_mut().map(|r| &mut r.connector).collect();
     add_embedding_progress(&state, &connectors, views).await?;
+    let views = rows.iter_mut().map(|r| &mut r.connector).collect();
+    add_ocr_progress(&state, &connectors, views).await?;
     Ok(admin_json(StatusCode::OK, &json!({ "connectors": rows })))
 }
 

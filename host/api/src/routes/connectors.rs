@@ -13,7 +13,7 @@ use crate::extractors::frame::json;
 use crate::extractors::guard::Caller;
 use crate::extractors::input::query_params;
 use crate::state::{AppState, visible_connectors, with_read_turn};
-use crate::views::{ConnectorList, ConnectorView, EmbeddingView};
+use crate::views::{ConnectorList, ConnectorView, EmbeddingView, OcrView};
 
 pub(crate) async fn list(
     caller: Caller,
@@ -30,6 +30,7 @@ pub(crate) async fn listed(state: &AppState, sharing: &Sharing) -> Result<Connec
     let connectors = visible_connectors(state, sharing).await?;
     let mut views: Vec<ConnectorView> = connectors.iter().map(ConnectorView::public).collect();
     add_embedding_progress(state, &connectors, views.iter_mut().collect()).await?;
+    add_ocr_progress(state, &connectors, views.iter_mut().collect()).await?;
     Ok(ConnectorList { connectors: views })
 }
 
@@ -52,4 +53,29 @@ pub(crate) async fn add_embedding_progress(
         view.embedding = Some(progress);
     }
     Ok(())
+}
+
+/// Sets the OCR progress of each view, the view of the connector at the same place in
+/// `connectors` (left `None` where its plugin does not read scans, or OCR is off).
+pub(crate) async fn add_ocr_progress(
+    state: &AppState,
+    connectors: &[Connector],
+    views: Vec<&mut ConnectorView>,
+) -> Result<(), ApiError> {
+    for (view, connector) in views.into_iter().zip(connectors) {
+        if !reads_scans(state, connector) {
+            continue;
+        }
+        let pending = state.store.ocr_pending(Some(&connector.id)).await?;
+        view.ocr = Some(OcrView { pending });
+    }
+    Ok(())
+}
+
+/// Whether OCR reads `connector`'s scans: its plugin reads them and the host has models.
+pub(crate) fn reads_scans(state: &AppState, connector: &Connector) -> bool {
+    state
+        .plugins
+        .get(&connector.plugin_id)
+        .is_some_and(|plugin| plugin.ocr_models().is_some())
 }

@@ -16,6 +16,7 @@ use crate::error::clip;
 use crate::extractors::frame::json;
 use crate::extractors::guard::Caller;
 use crate::extractors::input::{Fields, JsonObject, listed};
+use crate::routes::connectors::reads_scans;
 use crate::state::{AppState, visible_connectors, with_read_turn};
 use crate::views::{HitView, SearchAnswer};
 use quarry_core::times::parse_instant;
@@ -82,6 +83,7 @@ pub(crate) async fn answer(
     };
     let mut warnings = results.warnings;
     warnings.extend(fallback);
+    warnings.extend(waiting_for_ocr(state, &connectors).await?);
     Ok(SearchAnswer {
         results: HitView::list(results.hits, &connectors, &state.config.public_url, &query),
         total: results.total,
@@ -89,6 +91,23 @@ pub(crate) async fn answer(
         took_ms: started.elapsed().as_millis() as u64,
         warnings,
     })
+}
+
+/// The warning that documents of `connectors` still wait for OCR (their images and scanned
+/// pages are found by name only until then), if any do.
+async fn waiting_for_ocr(
+    state: &AppState,
+    connectors: &[Connector],
+) -> Result<Option<String>, ApiError> {
+    let mut waiting = 0;
+    for connector in connectors.iter().filter(|c| reads_scans(state, c)) {
+        waiting += state.store.ocr_pending(Some(&connector.id)).await?;
+    }
+    Ok((waiting > 0).then(|| {
+        format!(
+            "{waiting} document(s) still wait for OCR: their images and scanned pages are found by name only until read"
+        )
+    }))
 }
 
 fn parse(object: &Map<String, Value>, connectors: &[Connector]) -> Result<Params, ApiError> {

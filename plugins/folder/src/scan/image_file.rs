@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use image::{ImageFormat, ImageReader, Limits};
+use image::{ImageError, ImageFormat, ImageReader, Limits};
 use quarry_sdk::Error;
 use quarry_sdk::ocr::GrayImage;
 
@@ -19,22 +19,35 @@ fn bounds() -> Limits {
     bounds
 }
 
+/// What a decoder's error says: past a bound, which bounds.
+fn why(error: ImageError) -> String {
+    match error {
+        ImageError::Limits(limit) => format!(
+            "over the bounds of OCR ({} pixels a side, {} MiB to decode): {limit}",
+            limits::MAX_SIDE,
+            limits::MAX_DECODE_BYTES >> 20
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// The gray pixels of an image file.
 pub fn decode(bytes: &[u8]) -> Result<GrayImage, Error> {
     let fail = |what: String| Error::Other(format!("image not read: {what}"));
-    let reader = || -> Result<ImageReader<Cursor<&[u8]>>, Error> {
-        let mut reader = ImageReader::new(Cursor::new(bytes))
+    let reader = || {
+        ImageReader::new(Cursor::new(bytes))
             .with_guessed_format()
-            .map_err(|e| fail(e.to_string()))?;
-        reader.limits(bounds());
-        Ok(reader)
+            .map_err(|e| fail(e.to_string()))
     };
-    // The declared size first: a bomb is refused by its header.
-    let (width, height) = reader()?
-        .into_dimensions()
-        .map_err(|e| fail(e.to_string()))?;
+    // The declared size first, from the header alone (nothing is allocated for the pixels):
+    // a bomb is refused by it.
+    let mut header = reader()?;
+    header.no_limits();
+    let (width, height) = header.into_dimensions().map_err(|e| fail(why(e)))?;
     limits::check(u64::from(width), u64::from(height)).map_err(fail)?;
-    gray(reader()?, "image not read")
+    let mut reader = reader()?;
+    reader.limits(bounds());
+    gray(reader, "image not read")
 }
 
 /// The gray pixels of a JPEG (a PDF's `DCTDecode` image), within the same bounds.
@@ -47,7 +60,7 @@ pub fn decode_jpeg(bytes: &[u8]) -> Result<GrayImage, Error> {
 fn gray(reader: ImageReader<Cursor<&[u8]>>, what: &str) -> Result<GrayImage, Error> {
     let image = reader
         .decode()
-        .map_err(|e| Error::Other(format!("{what}: {e}")))?;
+        .map_err(|e| Error::Other(format!("{what}: {}", why(e))))?;
     let gray = image.into_luma8();
     Ok(GrayImage {
         width: gray.width(),

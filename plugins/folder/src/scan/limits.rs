@@ -7,6 +7,8 @@ pub const MAX_SIDE: u32 = 12_000;
 pub const MAX_PIXELS: u64 = 80_000_000;
 /// Memory the image decoder may take for one image, in bytes.
 pub const MAX_DECODE_BYTES: u64 = 160 << 20;
+/// Images narrower or lower than this hold no legible word, and are not read.
+pub const MIN_SIDE: u32 = 16;
 /// The pixels an image is scaled down to at most before the host reads it: 24 million keeps
 /// a page at 400 dpi as it is.
 pub const OCR_PIXELS: u64 = 24_000_000;

@@ -51,8 +51,12 @@ pub fn read(kind: Kind, bytes: &[u8], pages: &[u32]) -> Result<Vec<ScannedPage>,
     }])
 }
 
-/// The text in `image` (scaled to the host's limit first) and its confidence.
+/// The text in `image` (scaled to the host's limit first) and its confidence. An image too
+/// small to hold a legible word (a spacer, a dot) is not sent.
 fn recognize(image: GrayImage) -> Result<(String, f32), Error> {
+    if image.width.min(image.height) < limits::MIN_SIDE {
+        return Ok((String::new(), 0.0));
+    }
     let image = ocr::fit(image, limits::OCR_PIXELS);
     let read = ocr::recognize_text(&image).map_err(|e| Error::Other(format!("OCR: {e:?}")))?;
     Ok((read.text, read.confidence))

@@ -1,0 +1,305 @@
+//! OCR end to end (docs/ocr.md): the real server with the OCR models, the folder connector
+//! decoding images and scanned PDF pages in its sandbox, and the text found by search on the
+//! right page. Images come from a real producer: Chromium's screenshots of HTML pages.
+
+use std::time::Duration;
+
+use quarry_tests::corpus::FixtureFile;
+use quarry_tests::pdf::{ScanPage, scanned};
+use quarry_tests::quarry::Quarry;
+use quarry_tests::scans::{jpeg, page_html, png, screenshot, turned_quarter};
+use serde_json::{Value, json};
+
+const MARCH_2026_MS: i64 = 1_773_000_000_000;
+
+fn file(path: &'static str, bytes: Vec<u8>) -> FixtureFile {
+    FixtureFile {
+        path,
+        bytes,
+        mtime_ms: MARCH_2026_MS,
+    }
+}
+
+/// The paths of the documents a keyword search for `query` finds, with their pages.
+fn found(q: &Quarry, key: &str, query: &str) -> Vec<(String, Value)> {
+    let answer = q.search_ok(key, json!({"query": query, "semantic_search": false}));
+    answer["results"]
+        .as_array()
+        .map(|hits| {
+            hits.iter()
+                .map(|h| {
+                    (
+                        h["path"].as_str().unwrap_or("").to_owned(),
+                        h["page"].clone(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until every connector's OCR queue is empty.
+fn wait_for_ocr(q: &Quarry) {
+    q.wait_for("OCR to read every image", |connectors| {
+        connectors
+            .iter()
+            .all(|c| c["status"] == "idle" && c["ocr"]["pending"].as_u64() == Some(0))
+    });
+}
+
+/// A document's answer from `GET /connectors/{c}/docs/{d}`, found by its path.
+fn doc(q: &Quarry, key: &str, query: &str, path: &str) -> Value {
+    let answer = q.search_ok(key, json!({"query": query, "semantic_search": false}));
+    let hit = answer["results"]
+        .as_array()
+        .and_then(|hits| hits.iter().find(|h| h["path"] == path))
+        .unwrap_or_else(|| panic!("{path} is found by {query:?}: {answer}"))
+        .clone();
+    let url = format!(
+        "/api/v1/connectors/{}/docs/{}",
+        hit["connector_id"].as_str().unwrap_or(""),
+        hit["doc_id"].as_str().unwrap_or("")
+    );
+    let response = q.request("GET", &url, Some(key), None);
+    assert_eq!(response.status, 200, "{}", response.text());
+    response.json()
+}
+
+#[test]
+fn a_word_only_in_a_scanned_page_a_screenshot_or_a_turned_scan_is_found() {
+    let letter = screenshot(
+        &page_html(
+            "Quarterly report",
+            &[
+                "The warehouse in Rotterdam shipped 4,213 pallets of marmalade in the third quarter.",
+                "Check the invoice numbered QX-7781 before December.",
+            ],
+        ),
+        1000,
+        600,
+    );
+    let receipt = screenshot(
+        &page_html(
+            "Receipt",
+            &["Two tickets for the zeppelin museum, paid in cash."],
+        ),
+        900,
+        400,
+    );
+    let screen = screenshot(
+        &page_html("Settings", &["The haulier contract renews every October."]),
+        900,
+        400,
+    );
+    let scan = scanned(&[
+        ScanPage::Text(&["Typed cover page"]),
+        ScanPage::Jpeg {
+            data: &jpeg(&letter, 80),
+            width: letter.width(),
+            height: letter.height(),
+        },
+    ]);
+    let turned = turned_quarter(&receipt);
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[(
+        "Scans",
+        vec![
+            file("letter.pdf", scan),
+            file("receipt.jpg", jpeg(&turned, 85)),
+            file("screenshot.png", png(&screen)),
+        ],
+    )]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    wait_for_ocr(&q);
+
+    // The scanned page's words are found on that page; the typed page keeps its own text.
+    let hits = found(&q, &key, "marmalade");
+    assert_eq!(hits, vec![("letter.pdf".to_owned(), json!(2))], "{hits:?}");
+    assert_eq!(found(&q, &key, "QX-7781").len(), 1);
+    assert_eq!(found(&q, &key, "cover")[0].1, json!(1));
+    // A screenshot, and a receipt photographed a quarter turned.
+    assert_eq!(found(&q, &key, "haulier")[0].0, "screenshot.png");
+    assert_eq!(found(&q, &key, "zeppelin")[0].0, "receipt.jpg");
+
+    let letter = doc(&q, &key, "marmalade", "letter.pdf");
+    assert_eq!(letter["page_count"], 2, "{letter}");
+    assert_eq!(
+        letter["metadata"]["text_source"], "text and ocr",
+        "{letter}"
+    );
+    let confidence: f64 = letter["metadata"]["ocr_confidence"]
+        .as_str()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0.0);
+    assert!(confidence > 0.8, "{letter}");
+    let text = letter["content"].as_str().unwrap_or("");
+    assert!(text.contains("Typed cover page"), "{text}");
+    assert!(text.contains("Rotterdam shipped 4,213 pallets"), "{text}");
+    let receipt = doc(&q, &key, "zeppelin", "receipt.jpg");
+    assert_eq!(receipt["metadata"]["text_source"], "ocr", "{receipt}");
+
+    // Nothing is left marked as having no text layer, and searches no longer warn.
+    let status = q.cli_json(&["connector", "status", "Scans", "--json"]);
+    assert_eq!(status["no_text_layer"]["count"], 0, "{status}");
+    let answer = q.search_ok(&key, json!({"query": "zeppelin", "semantic_search": false}));
+    assert_eq!(answer["warnings"], json!([]), "{answer}");
+}
+
+#[test]
+fn bombs_broken_images_and_ten_thousand_pages_fail_alone() {
+    // A PNG whose header claims 100,000 x 100,000 pixels.
+    let mut bomb = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    bomb.extend_from_slice(&100_000u32.to_be_bytes());
+    bomb.extend_from_slice(&100_000u32.to_be_bytes());
+    bomb.extend_from_slice(&[8, 0, 0, 0, 0]);
+    let crc = crc32(&bomb[12..]);
+    bomb.extend_from_slice(&crc.to_be_bytes());
+    let words = screenshot(
+        &page_html("Note", &["The glasshouse key is under the blue flowerpot."]),
+        800,
+        300,
+    );
+    let whole = jpeg(&words, 85);
+    let truncated = whole[..whole.len() / 3].to_vec();
+    // Ten thousand pages of a dot each.
+    let dot = jpeg(&image::GrayImage::new(4, 4), 50);
+    let pages: Vec<ScanPage<'_>> = (0..10_000)
+        .map(|_| ScanPage::Jpeg {
+            data: &dot,
+            width: 4,
+            height: 4,
+        })
+        .collect();
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[(
+        "Hostile",
+        vec![
+            file("bomb.png", bomb),
+            file("truncated.jpg", truncated),
+            file("many.pdf", scanned(&pages)),
+            file("note.jpg", whole),
+        ],
+    )]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    wait_for_ocr(&q);
+
+    // The good image is read; the others failed alone, each with its reason.
+    assert_eq!(found(&q, &key, "glasshouse")[0].0, "note.jpg");
+    let status = q.cli_json(&["connector", "status", "Hostile", "--json"]);
+    let reasons: Vec<(String, String)> = status["no_text_layer"]["documents"]
+        .as_array()
+        .expect("documents")
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap_or("").to_owned(),
+                d["reason"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let reason = |path: &str| {
+        reasons
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_else(|| panic!("{path} has a reason: {status}"))
+    };
+    assert!(reason("bomb.png").contains("over the bounds"), "{status}");
+    // Ten thousand pages are more than one call may take to extract: that PDF fails alone.
+    let failed = status["failed_documents"].to_string();
+    assert!(
+        failed.contains("many.pdf") && failed.contains("timed out"),
+        "{status}"
+    );
+    // A truncated JPEG is read as far as it goes (the decoder fills the rest), or fails with
+    // its reason: either way it is done with, and nothing waits.
+    let truncated_done = reasons
+        .iter()
+        .any(|(p, r)| p == "truncated.jpg" && r.contains("OCR"))
+        || found(&q, &key, "truncated")
+            .iter()
+            .any(|(p, _)| p == "truncated.jpg");
+    assert!(truncated_done, "{status}");
+    let connectors = q.connectors();
+    assert_eq!(connectors[0]["status"], "idle", "{connectors:?}");
+    assert_eq!(connectors[0]["doc_count"], 4, "{connectors:?}");
+    assert_eq!(connectors[0]["ocr"]["pending"], 0, "{connectors:?}");
+}
+
+#[test]
+fn a_restart_with_ocr_pending_loses_nothing() {
+    let shots: Vec<image::GrayImage> = ["lighthouse", "windmill", "aqueduct"]
+        .iter()
+        .map(|word| {
+            screenshot(
+                &page_html(
+                    "Postcard",
+                    &[&format!("Greetings from the old {word} by the sea.")],
+                ),
+                800,
+                300,
+            )
+        })
+        .collect();
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    let folder = q.scratch("cards");
+    std::fs::create_dir_all(&folder).expect("folder");
+    for (i, shot) in shots.iter().enumerate() {
+        std::fs::write(folder.join(format!("card{i}.png")), png(shot)).expect("write");
+    }
+    // Synced with no server: the pages wait in the store.
+    q.add_folder("Cards", &folder);
+    q.cli_ok(&["connector", "sync", "Cards", "--wait"]);
+    let pending = |q: &Quarry| q.connectors()[0]["ocr"]["pending"].as_u64();
+    assert_eq!(pending(&q), Some(3));
+
+    // A server is killed while it reads them; the next one carries on where it stopped, and
+    // meanwhile searches say what still waits.
+    q.start();
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for("OCR under way", |c| {
+        c[0]["ocr"]["pending"].as_u64() < Some(3)
+    });
+    q.kill();
+    let left = pending(&q).unwrap_or(0);
+    assert!((1..3).contains(&left), "{left} left");
+    q.start();
+    let search = q.search_ok(&key, json!({"query": "card0"}));
+    assert!(
+        search["warnings"]
+            .to_string()
+            .contains(&format!("{left} document(s) still wait for OCR")),
+        "{search}"
+    );
+    wait_for_ocr(&q);
+    for word in ["lighthouse", "windmill", "aqueduct"] {
+        assert_eq!(found(&q, &key, word).len(), 1, "{word}");
+    }
+    // What was read is kept: a full sync of the unchanged files reads nothing again.
+    q.cli_ok(&["connector", "sync", "Cards", "--full", "--wait"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pending(&q), Some(0));
+    assert_eq!(found(&q, &key, "windmill").len(), 1);
+}
+
+/// CRC-32 of a PNG chunk's type and data.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
