@@ -5,6 +5,7 @@
 #   PREFIX/bin/quarry                                  the stripped release binary (BIN)
 #   PREFIX/share/quarry/plugins/<id>/                  the bundled plugins (PLUGINS)
 #   PREFIX/share/quarry/models/all-MiniLM-L6-v2/       the default model, with its licence (MODELS)
+#   PREFIX/share/quarry/models/ppocr-v6/               the OCR models, with their licences
 #   PREFIX/lib/quarry/libonnxruntime.so                ONNX Runtime (MODELS/onnxruntime)
 #   PREFIX/share/doc/quarry/onnxruntime/               its licence and third-party notices
 #   PREFIX/share/man/man1/quarry.1.gz                  the manual page
@@ -23,6 +24,7 @@ BIN="${BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/quarry}"
 PLUGINS="${PLUGINS:-$ROOT/target/plugins}"
 MODELS="${MODELS:-$ROOT/models}"
 MODEL=all-MiniLM-L6-v2
+OCR_MODELS=ppocr-v6
 
 case "$PREFIX" in
   /*) ;;
@@ -75,9 +77,11 @@ for plugin in "$PLUGINS"/*/; do
     file 644 "$f" "$share/plugins/$id/$(basename "$f")"
   done
 done
-(cd "$MODELS/$MODEL" && find . -type f) | while read -r f; do
-  dir "$(dirname "$share/models/$MODEL/$f")"
-  file 644 "$MODELS/$MODEL/$f" "$share/models/$MODEL/$f"
+for model in "$MODEL" "$OCR_MODELS"; do
+  (cd "$MODELS/$model" && find . -type f) | while read -r f; do
+    dir "$(dirname "$share/models/$model/$f")"
+    file 644 "$MODELS/$model/$f" "$share/models/$model/$f"
+  done
 done
 file 644 "$MODELS/onnxruntime/libonnxruntime.so" "$lib/libonnxruntime.so"
 dir "$doc/onnxruntime"

@@ -5,7 +5,7 @@
 /// byte, pixels of `bpp` bytes. Answers the rows without their filter bytes.
 pub fn unfilter(data: &[u8], row_bytes: usize, bpp: usize) -> Result<Vec<u8>, String> {
     let stride = row_bytes + 1;
-    if row_bytes == 0 || data.len() % stride != 0 {
+    if row_bytes == 0 || !data.len().is_multiple_of(stride) {
         return Err(format!(
             "{} bytes are not rows of {row_bytes} bytes with a filter byte each",
             data.len()
