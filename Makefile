@@ -39,7 +39,8 @@ help:
 	@echo "make lint   rustfmt and clippy, host and plugins"
 	@echo "make bench  benchmarks"
 	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100), CJK known items,"
-	@echo "           questions across languages; MODEL=multilingual-e5-small measures that model"
+	@echo "           questions across languages, OCR beside tesseract; MODEL=multilingual-e5-small"
+	@echo "           measures that model"
 	@echo "make fuzz   schemathesis against the OpenAPI document (FUZZ_SECONDS, default 180)"
 	@echo "make soak   10 minutes of mixed load; fails on a 5xx, memory growth or slow searches"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools, the model)"
@@ -103,13 +104,16 @@ bench: plugins
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
 # the reference BM25 row; known items in Chinese and Japanese; questions and answers in different
-# languages. Indexes are kept under $(CACHE)/eval per model. `make eval MODEL=multilingual-e5-small`
+# languages; OCR beside tesseract (docs/ocr.md). Indexes are kept under $(CACHE)/eval per model.
+# `make eval MODEL=multilingual-e5-small`
 # measures that model instead of the default.
 eval: setup
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo run --locked --release -p quarry-tests --example eval
 	cargo run --locked --release -p quarry-tests --example eval_languages -- $(CACHE)/eval/manpages
 	cargo run --locked --release -p quarry-tests --example eval_cross_language -- $(CACHE)/eval/manpages
+	scripts/ocr-eval-tools.sh
+	cargo run --locked --release -p quarry-tests --example eval_ocr -- $(CACHE)/eval/manpages
 
 # Schemathesis (PyPI, pinned) against the API's own OpenAPI document, loopback only, bounded in
 # time (FUZZ_SECONDS); fails on any answer outside the contract or any 5xx.

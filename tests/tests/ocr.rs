@@ -288,6 +288,40 @@ fn a_restart_with_ocr_pending_loses_nothing() {
     assert_eq!(found(&q, &key, "windmill").len(), 1);
 }
 
+#[test]
+fn a_password_photographed_on_a_note_is_held_back_once_read() {
+    let note = screenshot(
+        &page_html(
+            "Bank login",
+            &["User: ada.example", "Password: q7Vx9LmR2tZk4WpB"],
+        ),
+        900,
+        400,
+    );
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[(
+        "Photos",
+        vec![
+            file("note.png", png(&note)),
+            file("shopping.txt", b"Bank holiday shopping: bread".to_vec()),
+        ],
+    )]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    wait_for_ocr(&q);
+    let connectors = q.connectors();
+    assert_eq!(connectors[0]["held_back_count"], 1, "{connectors:?}");
+    let hits = found(&q, &key, "bank");
+    assert_eq!(
+        hits,
+        vec![("shopping.txt".to_owned(), json!(null))],
+        "{hits:?}"
+    );
+    let status = q.cli_ok(&["connector", "status", "Photos"]);
+    assert!(status.contains("note.png"), "{status}");
+}
+
 /// CRC-32 of a PNG chunk's type and data.
 fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = !0u32;

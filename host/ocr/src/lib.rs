@@ -211,11 +211,22 @@ impl LazyOcr {
         }
     }
 
-    /// Loads the models now, if not yet done.
+    /// Loads the models now, if not yet done. They are loaded on a thread of the lowest
+    /// priority: ONNX Runtime starts its threads there and they inherit it, so OCR yields to
+    /// searches, syncs and embeddings.
     pub fn load_now(&self) -> Result<&Ocr, String> {
         self.engine
             .get_or_init(|| {
-                Ocr::load(&self.dir, &self.library, self.threads).map_err(|e| e.to_string())
+                std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| {
+                            quarry_core::priority::run_when_idle();
+                            Ocr::load(&self.dir, &self.library, self.threads)
+                                .map_err(|e| e.to_string())
+                        })
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -92,10 +92,12 @@ fn read_of(json: &str) -> Result<Vec<ScannedPage>, StoreError> {
         .collect())
 }
 
-/// The condition of a row that waits: its version is the catalog's, not done, not failed.
+/// The condition of a row that waits: its version is the catalog's, not done, not failed, and
+/// its connector is not disabled.
 macro_rules! waiting {
     () => {
-        "ocr.done_ms IS NULL AND ocr.error IS NULL AND d.version = ocr.version"
+        "ocr.done_ms IS NULL AND ocr.error IS NULL AND d.version = ocr.version
+         AND (SELECT status FROM connectors WHERE id = ocr.connector_id) != 'disabled'"
     };
 }
 

@@ -15,9 +15,8 @@ use crate::credentials::{Judgement, judge};
 use crate::scan_text;
 
 impl Syncer {
-    /// Reads the next document waiting for OCR. `false` when none waits (or OCR is off for
-    /// its connector's plugin). A stop leaves the document waiting, its pages read so far
-    /// kept.
+    /// Reads the next document waiting for OCR. `false` when none waits. A stop leaves the
+    /// document waiting, its pages read so far kept.
     pub fn read_next_scans(&self, stop: &AtomicBool) -> Result<bool, SyncError> {
         let Some(mut job) = self.block(self.store.next_ocr())? else {
             return Ok(false);
@@ -31,7 +30,10 @@ impl Syncer {
             return Ok(true);
         };
         if plugin.ocr_models().is_none() {
-            return Ok(false);
+            // Its plugin no longer reads scans (replaced by an older version): not read.
+            let why = "the connector's plugin does not read scans (WIT 0.4.0 `read-scans`)";
+            self.block(self.store.ocr_failed(&job, why))?;
+            return Ok(true);
         }
         let grant = Grant::from_stored(&connector.grant.dirs, &connector.grant.hosts);
         let mut session = match plugin.session(&connector.config, &grant, None) {

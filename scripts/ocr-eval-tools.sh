@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what `make eval`'s OCR part compares against and renders with, from Debian: tesseract
+# with its English, simplified Chinese and Japanese models, and a CJK font for Chromium. Only
+# `make eval` needs them (not `make test`). Idempotent.
+set -euo pipefail
+
+packages=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-jpn fonts-wqy-zenhei)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "ocr-eval-tools: installing ${missing[*]}"
+$SUDO apt-get update -q
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
