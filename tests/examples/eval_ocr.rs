@@ -10,6 +10,7 @@
 //! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N]` (DIR: the
 //! rendered manual pages, default `~/.cache/quarry/eval/manpages`; N pages per set, default 3).
 //! Needs `tesseract` with `eng`, `chi_sim` and `jpn` and a CJK font (`make eval` installs them).
+//! `QUARRY_OCR_EVAL_DUMP=DIR` writes every page read there as a PNG, to look at.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,8 +21,8 @@ use image::GrayImage;
 use quarry_core::ocr::{GrayImage as Pixels, TextRecognizer};
 use quarry_tests::scans::{jpeg, png, screenshot_at};
 
-/// Characters of a manual page laid out on one page.
-const PAGE_CHARS: [(&str, usize); 3] = [("en", 2600), ("zh_CN", 900), ("ja", 900)];
+/// Characters of a manual page laid out on one page (what fits on a letter page at 15 px).
+const PAGE_CHARS: [(&str, usize); 3] = [("en", 1800), ("zh_CN", 900), ("ja", 900)];
 
 struct Page {
     image: GrayImage,
@@ -78,6 +79,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 })
                 .collect();
+            if let Some(dump) = std::env::var_os("QUARRY_OCR_EVAL_DUMP") {
+                for (i, page) in pages.iter().enumerate() {
+                    let name = format!("{language}-{}-{i}.png", set.replace(' ', "-"));
+                    std::fs::write(Path::new(&dump).join(name), png(&page.image))?;
+                }
+            }
             let cjk = language != "en";
             let quarry = score(&pages, cjk, |image| {
                 let pixels = Pixels {

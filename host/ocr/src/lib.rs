@@ -34,6 +34,8 @@ pub const MODELS: &str = "ppocr-v6-small";
 const DETECTION: &str = "det.onnx";
 const RECOGNITION: &str = "rec.onnx";
 const ORIENTATION: &str = "cls.onnx";
+/// A page whose lines are askew by this much or more is straightened before it is read.
+const MIN_SKEW_DEGREES: f32 = 0.2;
 /// Lines the orientation classifier looks at per page at most (the widest).
 const ORIENTATION_SAMPLE: usize = 16;
 
@@ -101,24 +103,33 @@ impl Ocr {
 
     /// Reads `page`, turning it upright first when its lines say it is turned.
     fn read(&self, page: Raster) -> Result<Recognized, String> {
+        let started = std::time::Instant::now();
         let mut detection = self
             .detection
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let mut page = page;
-        let mut boxes = detect::lines(&mut detection, &page)?;
+        let (mut boxes, mut skew) = detect::lines(&mut detection, &page)?;
         let mut turned = 0;
         if mostly_standing(&boxes) {
             page = page.turned(90);
             turned = 90;
-            boxes = detect::lines(&mut detection, &page)?;
+            (boxes, skew) = detect::lines(&mut detection, &page)?;
+        }
+        // A page scanned a little askew is straightened, so that each line's box holds that
+        // line alone.
+        let straightened = skew.abs() >= MIN_SKEW_DEGREES;
+        if straightened {
+            page = page.rotated(-skew);
+            (boxes, _) = detect::lines(&mut detection, &page)?;
         }
         if self.upside_down(&page, &boxes)? {
             page = page.turned(180);
             turned = (turned + 180) % 360;
-            boxes = detect::lines(&mut detection, &page)?;
+            (boxes, _) = detect::lines(&mut detection, &page)?;
         }
         drop(detection);
+        let detected = started.elapsed();
         let mut recognition = self
             .recognition
             .lock()
@@ -141,6 +152,16 @@ impl Ocr {
             })
             .collect();
         let (text, lines) = layout::reading_order(lines);
+        tracing::debug!(
+            width = page.width,
+            height = page.height,
+            lines = lines.len(),
+            turned,
+            skew = if straightened { skew } else { 0.0 },
+            detection_ms = detected.as_millis() as u64,
+            recognition_ms = (started.elapsed() - detected).as_millis() as u64,
+            "page read"
+        );
         Ok(Recognized {
             text,
             lines,

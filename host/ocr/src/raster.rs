@@ -71,6 +71,36 @@ impl Raster {
         out
     }
 
+    /// The raster turned by `degrees` (any angle; positive: clockwise) about its centre, at the
+    /// same size, what comes in from outside white.
+    pub fn rotated(&self, degrees: f32) -> Raster {
+        let (sin, cos) = degrees.to_radians().sin_cos();
+        let (cx, cy) = (self.width as f32 / 2.0, self.height as f32 / 2.0);
+        let mut pixels = Vec::with_capacity(self.width * self.height);
+        for y in 0..self.height {
+            for x in 0..self.width {
+                // The source of (x, y): turned back by `degrees`.
+                let (dx, dy) = (x as f32 - cx, y as f32 - cy);
+                let sx = cos * dx + sin * dy + cx;
+                let sy = -sin * dx + cos * dy + cy;
+                let inside = sx >= 0.0
+                    && sy >= 0.0
+                    && sx <= (self.width - 1) as f32
+                    && sy <= (self.height - 1) as f32;
+                pixels.push(if inside {
+                    self.sample(sx, sy).round() as u8
+                } else {
+                    255
+                });
+            }
+        }
+        Raster {
+            width: self.width,
+            height: self.height,
+            pixels,
+        }
+    }
+
     /// The raster turned clockwise by `degrees` (90, 180 or 270; anything else: unchanged).
     pub fn turned(&self, degrees: u32) -> Raster {
         let (w, h) = (self.width, self.height);

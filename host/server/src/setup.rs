@@ -277,8 +277,8 @@ pub fn ocr_engine(paths: &Paths) -> Option<Arc<LazyOcr>> {
     if !ocr.models.is_dir() || quarry_core::trust::check_trusted(&ocr.runtime_library).is_err() {
         return None;
     }
-    // Half the cores: OCR runs in the background, beside searches and syncs.
-    let threads = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
+    // Every core: OCR's threads run at the lowest priority, so searches and syncs come first.
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     Some(Arc::new(LazyOcr::new(
         &ocr.models,
         &ocr.runtime_library,
