@@ -103,6 +103,9 @@ pub trait TextRecognizer: Send + Sync {
 
     /// A short name of the models, kept with each result (`ppocr-v6-small`).
     fn models(&self) -> &str;
+
+    /// Lets go of the models' memory until the next image, when there is nothing to read.
+    fn release(&self) {}
 }
 
 /// The text OCR found on one page of a document, as a connector answers `read-scans`.

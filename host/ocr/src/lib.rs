@@ -16,7 +16,7 @@ mod raster;
 mod read;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
@@ -77,6 +77,14 @@ impl Ocr {
                 .with_intra_threads(threads.max(1))
                 .map_err(|e| bad(&e))?
                 .with_intra_op_spinning(false)
+                .map_err(|e| bad(&e))?
+                // Page sizes vary: no arena keeping the largest page's buffers, no memory
+                // pattern planned for one input size. A page's buffers go when it is read.
+                .with_execution_providers([ort::ep::CPU::default()
+                    .with_arena_allocator(false)
+                    .build()])
+                .map_err(|e| bad(&e))?
+                .with_memory_pattern(false)
                 .map_err(|e| bad(&e))?
                 .commit_from_file(&path)
                 .map_err(|e| bad(&e))?;
@@ -211,13 +219,14 @@ impl TextRecognizer for Ocr {
     }
 }
 
-/// The models of a folder, loaded at their first use (or by [`LazyOcr::load_now`]): a command
-/// that never reads an image never pays for loading them.
+/// The models of a folder, loaded at their first use (or by [`LazyOcr::load_now`]) and let go
+/// by [`TextRecognizer::release`] when there is nothing to read: a command that never reads an
+/// image never pays for loading them, and an idle server holds none of their memory.
 pub struct LazyOcr {
     dir: PathBuf,
     library: PathBuf,
     threads: usize,
-    engine: OnceLock<Result<Ocr, String>>,
+    engine: Mutex<Option<Arc<Ocr>>>,
 }
 
 impl LazyOcr {
@@ -228,40 +237,58 @@ impl LazyOcr {
             dir: dir.to_owned(),
             library: library.to_owned(),
             threads,
-            engine: OnceLock::new(),
+            engine: Mutex::new(None),
         }
     }
 
-    /// Loads the models now, if not yet done. They are loaded on a thread of the lowest
-    /// priority: ONNX Runtime starts its threads there and they inherit it, so OCR yields to
-    /// searches, syncs and embeddings.
-    pub fn load_now(&self) -> Result<&Ocr, String> {
-        self.engine
-            .get_or_init(|| {
-                std::thread::scope(|scope| {
-                    scope
-                        .spawn(|| {
-                            quarry_core::priority::run_when_idle();
-                            Ocr::load(&self.dir, &self.library, self.threads)
-                                .map_err(|e| e.to_string())
-                        })
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    /// The loaded models, loading them now if they are not. They are loaded on a thread of
+    /// the lowest priority: ONNX Runtime starts its threads there and they inherit it, so OCR
+    /// yields to searches, syncs and embeddings.
+    pub fn load_now(&self) -> Result<Arc<Ocr>, String> {
+        let mut slot = self.engine.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(engine) = &*slot {
+            return Ok(Arc::clone(engine));
+        }
+        let loaded = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    quarry_core::priority::run_when_idle();
+                    Ocr::load(&self.dir, &self.library, self.threads).map_err(|e| e.to_string())
                 })
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })?;
+        let engine = Arc::new(loaded);
+        *slot = Some(Arc::clone(&engine));
+        Ok(engine)
     }
 }
 
 impl TextRecognizer for LazyOcr {
     fn recognize(&self, image: &GrayImage) -> Result<Recognized, OcrRefusal> {
-        self.load_now()
+        let read = self
+            .load_now()
             .map_err(OcrRefusal::Unavailable)?
-            .recognize(image)
+            .recognize(image);
+        // A page's buffers are hundreds of megabytes: handed back to the system at once.
+        quarry_core::memory::give_back();
+        read
     }
 
     fn models(&self) -> &str {
         MODELS
+    }
+
+    fn release(&self) {
+        let released = self
+            .engine
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if released.is_some() {
+            drop(released);
+            quarry_core::memory::give_back();
+            tracing::debug!("released the OCR models: nothing to read");
+        }
     }
 }

@@ -132,11 +132,6 @@ impl Runtime {
         self
     }
 
-    /// Whether plugins can read text in images.
-    pub fn has_ocr(&self) -> bool {
-        self.ocr.is_some()
-    }
-
     /// Compiles a component, or takes its compiled form from memory or the on-disk cache.
     pub(crate) fn compile(&self, plugin: &str, bytes: &[u8]) -> Result<Component, RuntimeError> {
         let key = self.cache_key(bytes);

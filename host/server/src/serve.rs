@@ -38,8 +38,9 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         max_instances: args.parallel_syncs + limits.downloads + SPARE_INSTANCES + OCR_INSTANCES,
         ..runtime_config(paths)
     })?;
-    if let Some(ocr) = load_ocr(paths) {
-        runtime = runtime.with_ocr(ocr);
+    let ocr = load_ocr(paths);
+    if let Some(ocr) = &ocr {
+        runtime = runtime.with_ocr(ocr.clone());
     }
     let runtime = Arc::new(runtime);
     let plugins = load_plugins_with(&runtime, paths)?;
@@ -61,9 +62,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         tokio::runtime::Handle::current(),
     ));
     // Text in images and scanned pages follows, read one document at a time.
-    let _ocr = runtime
-        .has_ocr()
-        .then(|| OcrQueue::start(syncer.clone(), &index))
+    let _ocr = ocr
+        .map(|engine| OcrQueue::start(syncer.clone(), &index, engine))
         .transpose()?;
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();

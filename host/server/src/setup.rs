@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use quarry_core::ocr::TextRecognizer;
 use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::SearchIndex;
 use quarry_ocr::LazyOcr;
@@ -303,8 +304,10 @@ pub fn load_ocr(paths: &Paths) -> Option<Arc<LazyOcr>> {
         );
         return None;
     };
+    // Loaded once to check them, then let go until there is something to read.
     match engine.load_now() {
         Ok(_) => {
+            engine.release();
             tracing::info!(models = quarry_ocr::MODELS, "OCR is on");
             Some(engine)
         }

@@ -10,6 +10,8 @@ use std::sync::mpsc::{Receiver, sync_channel};
 use std::thread::Thread;
 use std::time::Duration;
 
+use quarry_core::ocr::TextRecognizer;
+
 use crate::{SyncError, Syncer};
 
 /// How often an idle queue looks for work (a sync's commit also wakes it).
@@ -27,10 +29,12 @@ pub struct OcrQueue {
 }
 
 impl OcrQueue {
-    /// Starts the queue over `syncer`, woken by the commits of `index`.
+    /// Starts the queue over `syncer`, woken by the commits of `index`; `engine`'s models are
+    /// let go whenever nothing waits.
     pub fn start(
         syncer: Arc<Syncer>,
         index: &quarry_index::SearchIndex,
+        engine: Arc<dyn TextRecognizer>,
     ) -> Result<OcrQueue, SyncError> {
         let stop = Arc::new(AtomicBool::new(false));
         let (end, ended) = sync_channel(1);
@@ -39,7 +43,7 @@ impl OcrQueue {
             std::thread::Builder::new()
                 .name("quarry-ocr".into())
                 .spawn(move || {
-                    run(&syncer, &stop);
+                    run(&syncer, &*engine, &stop);
                     let _ = end.send(());
                 })
                 .map_err(|source| SyncError::Thread {
@@ -65,12 +69,15 @@ impl Drop for OcrQueue {
     }
 }
 
-fn run(syncer: &Syncer, stop: &AtomicBool) {
+fn run(syncer: &Syncer, engine: &dyn TextRecognizer, stop: &AtomicBool) {
     quarry_core::priority::run_when_idle();
     while !stop.load(Ordering::Relaxed) {
         match syncer.read_next_scans(stop) {
             Ok(true) => {}
-            Ok(false) => std::thread::park_timeout(IDLE_LOOK),
+            Ok(false) => {
+                engine.release();
+                std::thread::park_timeout(IDLE_LOOK);
+            }
             Err(e) => {
                 tracing::warn!("the OCR queue paused: {e}");
                 std::thread::park_timeout(RETRY_AFTER);

@@ -72,6 +72,7 @@ impl HostState {
     pub(crate) fn begin_call(&mut self) {
         self.deadline = CallDeadline::starting_now(self.call_timeout);
         self.gate.set_deadline(self.deadline);
+        self.ocr.set_deadline(self.deadline);
     }
 
     /// The files slice with wasmtime-wasi's filesystem context and the resource table.
