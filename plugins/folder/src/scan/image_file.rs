@@ -68,3 +68,63 @@ fn gray(reader: ImageReader<Cursor<&[u8]>>, what: &str) -> Result<GrayImage, Err
         pixels: gray.into_raw(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use image::{DynamicImage, ImageFormat, RgbImage};
+
+    use super::decode;
+
+    /// A 40 x 20 image, its left half black and its right half white, in `format`.
+    fn encoded(format: ImageFormat) -> Vec<u8> {
+        let image = RgbImage::from_fn(40, 20, |x, _| {
+            let v = if x < 20 { 0 } else { 255 };
+            image::Rgb([v, v, v])
+        });
+        let mut out = Cursor::new(Vec::new());
+        DynamicImage::ImageRgb8(image)
+            .write_to(&mut out, format)
+            .expect("encode");
+        out.into_inner()
+    }
+
+    #[test]
+    fn every_format_read_for_ocr_decodes_to_its_gray_pixels() {
+        for format in [
+            ImageFormat::Png,
+            ImageFormat::Jpeg,
+            ImageFormat::WebP,
+            ImageFormat::Tiff,
+            ImageFormat::Bmp,
+            ImageFormat::Gif,
+        ] {
+            let gray = decode(&encoded(format)).unwrap_or_else(|e| panic!("{format:?}: {e:?}"));
+            assert_eq!((gray.width, gray.height), (40, 20), "{format:?}");
+            let (left, right) = (gray.pixels[10 * 40 + 5], gray.pixels[10 * 40 + 35]);
+            assert!(left < 60 && right > 200, "{format:?}: {left} {right}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_of_any_format_is_refused_or_read_as_far_as_it_goes() {
+        for format in [
+            ImageFormat::Png,
+            ImageFormat::Jpeg,
+            ImageFormat::WebP,
+            ImageFormat::Tiff,
+            ImageFormat::Bmp,
+            ImageFormat::Gif,
+        ] {
+            let whole = encoded(format);
+            match decode(&whole[..whole.len() / 2]) {
+                Ok(gray) => assert_eq!((gray.width, gray.height), (40, 20), "{format:?}"),
+                Err(e) => assert!(
+                    format!("{e:?}").contains("image not read"),
+                    "{format:?}: {e:?}"
+                ),
+            }
+        }
+    }
+}
