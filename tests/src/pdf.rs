@@ -8,25 +8,9 @@ use flate2::write::ZlibEncoder;
 
 /// A PDF whose page `i` shows the lines `pages[i]`, with `title` in its information dictionary.
 pub fn pdf(title: &str, pages: &[&[&str]], compress: bool) -> Vec<u8> {
-    let mut objects: Vec<Vec<u8>> = Vec::new();
     // 1: catalog, 2: pages, 3: font, 4: info; then a (page, contents) pair per page.
     let first_page = 5;
-    let kids: Vec<String> = (0..pages.len())
-        .map(|i| format!("{} 0 R", first_page + 2 * i))
-        .collect();
-    objects.push(b"<< /Type /Catalog /Pages 2 0 R >>".to_vec());
-    objects.push(
-        format!(
-            "<< /Type /Pages /Kids [{}] /Count {} >>",
-            kids.join(" "),
-            pages.len()
-        )
-        .into_bytes(),
-    );
-    objects.push(
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-            .to_vec(),
-    );
+    let mut objects = catalog_pages_font(pages.len(), first_page, 2);
     objects.push(format!("<< /Title ({}) /Producer (quarry-tests) >>", escape(title)).into_bytes());
     for (i, lines) in pages.iter().enumerate() {
         let contents_id = first_page + 2 * i + 1;
@@ -46,6 +30,24 @@ pub fn pdf(title: &str, pages: &[&[&str]], compress: bool) -> Vec<u8> {
     }
 
     assemble(&objects, Some(4))
+}
+
+/// The first three objects of a PDF of `count` pages: the catalog, the page tree (its pages
+/// numbered from `first_page`, `stride` objects apart) and the Helvetica font.
+fn catalog_pages_font(count: usize, first_page: usize, stride: usize) -> Vec<Vec<u8>> {
+    let kids: Vec<String> = (0..count)
+        .map(|i| format!("{} 0 R", first_page + stride * i))
+        .collect();
+    vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {count} >>",
+            kids.join(" ")
+        )
+        .into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+    ]
 }
 
 /// A PDF file of `objects` (numbered from 1, the first the catalog), with the information
@@ -95,24 +97,9 @@ pub enum ScanPage<'a> {
 /// A PDF of `pages`, as a scanner (or img2pdf) writes image pages: each image page draws one
 /// image over the whole page, with no text layer.
 pub fn scanned(pages: &[ScanPage<'_>]) -> Vec<u8> {
-    let mut objects: Vec<Vec<u8>> = Vec::new();
+    // 1: catalog, 2: pages, 3: font; then a (page, contents, image) triple per page.
     let first_page = 4;
-    let kids: Vec<String> = (0..pages.len())
-        .map(|i| format!("{} 0 R", first_page + 3 * i))
-        .collect();
-    objects.push(b"<< /Type /Catalog /Pages 2 0 R >>".to_vec());
-    objects.push(
-        format!(
-            "<< /Type /Pages /Kids [{}] /Count {} >>",
-            kids.join(" "),
-            pages.len()
-        )
-        .into_bytes(),
-    );
-    objects.push(
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-            .to_vec(),
-    );
+    let mut objects = catalog_pages_font(pages.len(), first_page, 3);
     for (i, page) in pages.iter().enumerate() {
         let (contents_id, image_id) = (first_page + 3 * i + 1, first_page + 3 * i + 2);
         let (ops, image) = match page {

@@ -4,8 +4,8 @@
 //! out (DB's "unclip").
 
 use ort::session::Session;
-use ort::value::Tensor;
 
+use crate::onnx::run;
 use crate::raster::{Raster, normalized_channels};
 
 /// The shorter side a page is scaled up to at least before detection (PP-OCR's default).
@@ -55,19 +55,13 @@ pub(crate) fn lines(session: &mut Session, page: &Raster) -> Result<(Vec<LineBox
     let mut input = Vec::with_capacity(3 * w * h);
     normalized_channels(&scaled, &mut input);
     drop(scaled);
-    let tensor = Tensor::from_array(([1usize, 3, h, w], input)).map_err(|e| e.to_string())?;
-    let outputs = session
-        .run(vec![("x", tensor.into_dyn())])
-        .map_err(|e| e.to_string())?;
-    let (shape, probs) = outputs[0]
-        .try_extract_tensor::<f32>()
-        .map_err(|e| e.to_string())?;
+    let (shape, probs) = run(session, [1, 3, h, w], input)?;
     if probs.len() != w * h {
         return Err(format!(
             "the detection model answered {shape:?} for a {w}x{h} input"
         ));
     }
-    let regions = regions(probs, w, h);
+    let regions = regions(&probs, w, h);
     let skew = skew(&regions);
     let (sx, sy) = (page.width as f32 / w as f32, page.height as f32 / h as f32);
     let boxes = regions

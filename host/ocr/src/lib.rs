@@ -12,6 +12,7 @@
 mod detect;
 mod error;
 mod layout;
+mod onnx;
 mod raster;
 mod read;
 

@@ -2,9 +2,9 @@
 //! classifier that tells an upright line from one upside down.
 
 use ort::session::Session;
-use ort::value::Tensor;
 
 use crate::detect::LineBox;
+use crate::onnx::run;
 use crate::raster::{Raster, normalized_channels};
 
 /// The height lines are scaled to for recognition.
@@ -118,14 +118,7 @@ pub(crate) fn lines(
         for &i in batch {
             push_line(page, &boxes[i], widths[i], width, &mut input);
         }
-        let tensor = Tensor::from_array(([batch.len(), 3, LINE_HEIGHT, width], input))
-            .map_err(|e| e.to_string())?;
-        let outputs = session
-            .run(vec![("x", tensor.into_dyn())])
-            .map_err(|e| e.to_string())?;
-        let (shape, probs) = outputs[0]
-            .try_extract_tensor::<f32>()
-            .map_err(|e| e.to_string())?;
+        let (shape, probs) = run(session, [batch.len(), 3, LINE_HEIGHT, width], input)?;
         let classes = usize::try_from(*shape.last().unwrap_or(&0)).unwrap_or(0);
         if classes != alphabet.len() || probs.len() % (batch.len() * classes) != 0 {
             return Err(format!(
@@ -158,14 +151,7 @@ pub(crate) fn upside_down(
         let own = scaled_width(b.width, b.height).min(CLS_WIDTH);
         push_line(page, b, own, CLS_WIDTH, &mut input);
     }
-    let tensor = Tensor::from_array(([boxes.len(), 3, LINE_HEIGHT, CLS_WIDTH], input))
-        .map_err(|e| e.to_string())?;
-    let outputs = session
-        .run(vec![("x", tensor.into_dyn())])
-        .map_err(|e| e.to_string())?;
-    let (shape, probs) = outputs[0]
-        .try_extract_tensor::<f32>()
-        .map_err(|e| e.to_string())?;
+    let (shape, probs) = run(session, [boxes.len(), 3, LINE_HEIGHT, CLS_WIDTH], input)?;
     if probs.len() != boxes.len() * 2 {
         return Err(format!("the orientation model answered {shape:?}"));
     }

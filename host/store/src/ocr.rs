@@ -5,6 +5,8 @@
 
 use quarry_core::ocr::ScannedPage;
 use quarry_core::{ConnectorId, DocId};
+use sqlx::query::Query;
+use sqlx::sqlite::{Sqlite, SqliteArguments};
 use sqlx::{Row as _, SqliteConnection};
 
 use crate::{Store, StoreError};
@@ -92,6 +94,20 @@ fn read_of(json: &str) -> Result<Vec<ScannedPage>, StoreError> {
         .collect())
 }
 
+/// Binds a job's document and version to a statement's last three parameters
+/// (`connector_id = ? AND doc_id = ? AND version = ?`).
+trait BindJob {
+    fn bind_job(self, job: &OcrJob) -> Self;
+}
+
+impl BindJob for Query<'_, Sqlite, SqliteArguments> {
+    fn bind_job(self, job: &OcrJob) -> Self {
+        self.bind(job.connector.as_str())
+            .bind(job.doc_id.as_str())
+            .bind(job.version.as_str())
+    }
+}
+
 /// The condition of a row that waits: its version is the catalog's, not done, not failed, and
 /// its connector is not disabled.
 macro_rules! waiting {
@@ -158,9 +174,7 @@ impl Store {
         )
         .bind(pages_json(&job.pages))
         .bind(read_json(&job.read))
-        .bind(job.connector.as_str())
-        .bind(job.doc_id.as_str())
-        .bind(&job.version)
+        .bind_job(job)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -183,9 +197,7 @@ impl Store {
         )
         .bind(read_json(&job.read))
         .bind(now_ms)
-        .bind(job.connector.as_str())
-        .bind(job.doc_id.as_str())
-        .bind(&job.version)
+        .bind_job(job)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -196,9 +208,7 @@ impl Store {
         )
         .bind(found)
         .bind(redacted)
-        .bind(job.connector.as_str())
-        .bind(job.doc_id.as_str())
-        .bind(&job.version)
+        .bind_job(job)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -212,18 +222,14 @@ impl Store {
             "UPDATE ocr SET error = ? WHERE connector_id = ? AND doc_id = ? AND version = ?",
         )
         .bind(error)
-        .bind(job.connector.as_str())
-        .bind(job.doc_id.as_str())
-        .bind(&job.version)
+        .bind_job(job)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
             "UPDATE documents SET no_text = ? WHERE connector_id = ? AND doc_id = ? AND version = ?",
         )
         .bind(format!("OCR failed: {error}"))
-        .bind(job.connector.as_str())
-        .bind(job.doc_id.as_str())
-        .bind(&job.version)
+        .bind_job(job)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
