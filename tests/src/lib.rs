@@ -54,9 +54,15 @@ pub fn multilingual_model_dir() -> PathBuf {
     )
 }
 
-/// The model folder `$variable` names, or `models/<name>` of the repository; it must hold a
-/// model (`how` says how to get one).
+/// The model folder `$variable` names, or `models/<name>` of the repository; it must hold an
+/// embedding model (`how` says how to get one).
 fn model_folder(variable: &str, name: &str, how: &str) -> PathBuf {
+    models_in(variable, name, "tokenizer.json", how)
+}
+
+/// The folder `$variable` names, or `models/<name>` of the repository; it must hold `file`
+/// (`how` says how to get it).
+fn models_in(variable: &str, name: &str, file: &str, how: &str) -> PathBuf {
     let dir = std::env::var_os(variable)
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -65,8 +71,8 @@ fn model_folder(variable: &str, name: &str, how: &str) -> PathBuf {
                 .join(name)
         });
     assert!(
-        dir.join("tokenizer.json").is_file(),
-        "no embedding model in {}: run {how} (or `make test`, which does)",
+        dir.join(file).is_file(),
+        "no {file} in {}: run {how} (or `make test`, which does)",
         dir.display()
     );
     dir
@@ -75,15 +81,7 @@ fn model_folder(variable: &str, name: &str, how: &str) -> PathBuf {
 /// The OCR models folder: `$QUARRY_OCR_MODELS`, or the repository's `models/ppocr-v6`, which
 /// `make setup` installs.
 pub fn ocr_models_dir() -> PathBuf {
-    let dir = std::env::var_os("QUARRY_OCR_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/ppocr-v6"));
-    assert!(
-        dir.join("rec.onnx").is_file(),
-        "no OCR models in {}: run `make setup`",
-        dir.display()
-    );
-    dir
+    models_in("QUARRY_OCR_MODELS", "ppocr-v6", "rec.onnx", "`make setup`")
 }
 
 /// ONNX Runtime's library: `$QUARRY_ORT_LIB`, or the one `make setup` installs in `models/`.

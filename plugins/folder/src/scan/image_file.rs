@@ -77,6 +77,16 @@ mod tests {
 
     use super::decode;
 
+    /// The formats OCR reads.
+    const FORMATS: [ImageFormat; 6] = [
+        ImageFormat::Png,
+        ImageFormat::Jpeg,
+        ImageFormat::WebP,
+        ImageFormat::Tiff,
+        ImageFormat::Bmp,
+        ImageFormat::Gif,
+    ];
+
     /// A 40 x 20 image, its left half black and its right half white, in `format`.
     fn encoded(format: ImageFormat) -> Vec<u8> {
         let image = RgbImage::from_fn(40, 20, |x, _| {
@@ -92,14 +102,7 @@ mod tests {
 
     #[test]
     fn every_format_read_for_ocr_decodes_to_its_gray_pixels() {
-        for format in [
-            ImageFormat::Png,
-            ImageFormat::Jpeg,
-            ImageFormat::WebP,
-            ImageFormat::Tiff,
-            ImageFormat::Bmp,
-            ImageFormat::Gif,
-        ] {
+        for format in FORMATS {
             let gray = decode(&encoded(format)).unwrap_or_else(|e| panic!("{format:?}: {e:?}"));
             assert_eq!((gray.width, gray.height), (40, 20), "{format:?}");
             let (left, right) = (gray.pixels[10 * 40 + 5], gray.pixels[10 * 40 + 35]);
@@ -109,14 +112,7 @@ mod tests {
 
     #[test]
     fn a_truncated_file_of_any_format_is_refused_or_read_as_far_as_it_goes() {
-        for format in [
-            ImageFormat::Png,
-            ImageFormat::Jpeg,
-            ImageFormat::WebP,
-            ImageFormat::Tiff,
-            ImageFormat::Bmp,
-            ImageFormat::Gif,
-        ] {
+        for format in FORMATS {
             let whole = encoded(format);
             match decode(&whole[..whole.len() / 2]) {
                 Ok(gray) => assert_eq!((gray.width, gray.height), (40, 20), "{format:?}"),
