@@ -6,7 +6,7 @@
 use ort::session::Session;
 
 use crate::onnx::run;
-use crate::raster::{Raster, normalized_channels};
+use crate::raster::{Raster, bilinear, inside, normalized_channels, rotated_grid};
 
 /// The shorter side a page is scaled up to at least before detection (PP-OCR's default).
 const MIN_SIDE: usize = 736;
@@ -48,39 +48,89 @@ fn detection_size(width: usize, height: usize) -> (usize, usize) {
     (round(width), round(height))
 }
 
-/// The boxes of the lines of text in `page`, and the skew of its lines in degrees.
-pub(crate) fn lines(session: &mut Session, page: &Raster) -> Result<(Vec<LineBox>, f32), String> {
+/// What detection saw of a page: for each pixel of the page scaled to `width x height`, how
+/// likely it is to be text.
+pub(crate) struct TextMap {
+    probs: Vec<f32>,
+    width: usize,
+    height: usize,
+    page_width: usize,
+    page_height: usize,
+}
+
+/// The text map of `page`: one run of the detection model.
+pub(crate) fn text_map(session: &mut Session, page: &Raster) -> Result<TextMap, String> {
     let (w, h) = detection_size(page.width, page.height);
     let scaled = page.scaled_region((0, 0, page.width, page.height), w, h);
     let mut input = Vec::with_capacity(3 * w * h);
     normalized_channels(&scaled, &mut input);
     drop(scaled);
-    let (shape, probs) = run(session, [1, 3, h, w], input)?;
+    let (shape, probs) = run(session, [1, 3, h, w], input, |shape, probs| {
+        (shape.to_vec(), probs.to_vec())
+    })?;
     if probs.len() != w * h {
         return Err(format!(
             "the detection model answered {shape:?} for a {w}x{h} input"
         ));
     }
-    let regions = regions(&probs, w, h);
-    let skew = skew(&regions);
-    let (sx, sy) = (page.width as f32 / w as f32, page.height as f32 / h as f32);
-    let boxes = regions
-        .into_iter()
-        .filter_map(|r| r.unclipped(w, h))
-        .map(|(x0, y0, x1, y1)| {
-            let left = ((x0 as f32 * sx).floor() as usize).min(page.width - 1);
-            let top = ((y0 as f32 * sy).floor() as usize).min(page.height - 1);
-            let right = ((x1 as f32 * sx).ceil() as usize).clamp(left + 1, page.width);
-            let bottom = ((y1 as f32 * sy).ceil() as usize).clamp(top + 1, page.height);
-            LineBox {
-                left,
-                top,
-                width: right - left,
-                height: bottom - top,
+    Ok(TextMap {
+        probs,
+        width: w,
+        height: h,
+        page_width: page.width,
+        page_height: page.height,
+    })
+}
+
+impl TextMap {
+    /// The page's pixels per cell of the map, wide and high.
+    fn scale(&self) -> (f32, f32) {
+        (
+            self.page_width as f32 / self.width as f32,
+            self.page_height as f32 / self.height as f32,
+        )
+    }
+
+    /// The boxes of the lines of text in the page, in its pixels, and the skew of its lines in
+    /// degrees.
+    pub fn lines(&self) -> (Vec<LineBox>, f32) {
+        let (w, h) = (self.width, self.height);
+        let regions = regions(&self.probs, w, h);
+        let skew = skew(&regions);
+        let (sx, sy) = self.scale();
+        let (page_w, page_h) = (self.page_width, self.page_height);
+        let boxes = regions
+            .into_iter()
+            .filter_map(|r| r.unclipped(w, h))
+            .map(|(x0, y0, x1, y1)| {
+                let left = ((x0 as f32 * sx).floor() as usize).min(page_w - 1);
+                let top = ((y0 as f32 * sy).floor() as usize).min(page_h - 1);
+                let right = ((x1 as f32 * sx).ceil() as usize).clamp(left + 1, page_w);
+                let bottom = ((y1 as f32 * sy).ceil() as usize).clamp(top + 1, page_h);
+                LineBox {
+                    left,
+                    top,
+                    width: right - left,
+                    height: bottom - top,
+                }
+            })
+            .collect();
+        (boxes, skew)
+    }
+
+    /// The map of the page turned by `degrees` about its centre (as [`Raster::rotated`] turns
+    /// it): what detection would see of the straightened page, without running the model again.
+    pub fn rotated(&self, degrees: f32) -> TextMap {
+        let (w, h) = (self.width, self.height);
+        let probs = rotated_grid(w, h, self.scale(), degrees, |x, y| {
+            if inside(w, h, x, y) {
+                bilinear(w, h, x, y, |i| self.probs[i])
+            } else {
+                0.0
             }
-        })
-        .collect();
-    Ok((boxes, skew))
+        });
+        TextMap { probs, ..*self }
+    }
 }
 
 /// A connected region of likely pixels: its bounds (inclusive), its pixels' mean probability,
@@ -283,6 +333,42 @@ mod tests {
         assert_eq!(found.len(), 3);
         let angle = skew(&found);
         assert!((angle - 3.2).abs() < 0.5, "{angle}");
+    }
+
+    #[test]
+    fn a_text_map_turned_by_its_skew_finds_the_straight_lines_of_the_straightened_page() {
+        let (w, h) = (200, 120);
+        let mut probs = vec![0.0; w * h];
+        // Three lines descending 18 cells over 180: about 5.7 degrees.
+        for top in [10usize, 45, 80] {
+            for x in 10..190 {
+                let y = top + (x - 10) / 10;
+                for dy in 0..6 {
+                    probs[(y + dy) * w + x] = 0.9;
+                }
+            }
+        }
+        // The page is twice the map's size.
+        let map = TextMap {
+            probs,
+            width: w,
+            height: h,
+            page_width: 2 * w,
+            page_height: 2 * h,
+        };
+        let (tilted, skew) = map.lines();
+        let (straight, left) = map.rotated(-skew).lines();
+        assert_eq!((tilted.len(), straight.len()), (3, 3));
+        assert!(
+            left.abs() < 0.3,
+            "{left} degrees left after turning by {skew}"
+        );
+        let highest = |boxes: &[LineBox]| boxes.iter().map(|b| b.height).max().unwrap_or(0);
+        assert!(
+            2 * highest(&straight) < highest(&tilted),
+            "{straight:?} against {tilted:?}"
+        );
+        assert!(straight.iter().all(|b| b.width >= 300), "{straight:?}");
     }
 
     #[test]

@@ -118,24 +118,27 @@ impl Ocr {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let mut page = page;
-        let (mut boxes, mut skew) = detect::lines(&mut detection, &page)?;
+        let mut map = detect::text_map(&mut detection, &page)?;
+        let (mut boxes, mut skew) = map.lines();
         let mut turned = 0;
         if mostly_standing(&boxes) {
             page = page.turned(90);
             turned = 90;
-            (boxes, skew) = detect::lines(&mut detection, &page)?;
+            map = detect::text_map(&mut detection, &page)?;
+            (boxes, skew) = map.lines();
         }
         // A page scanned a little askew is straightened, so that each line's box holds that
-        // line alone.
+        // line alone. The text map turns with it: the model need not see the page again.
         let straightened = skew.abs() >= MIN_SKEW_DEGREES;
         if straightened {
             page = page.rotated(-skew);
-            (boxes, _) = detect::lines(&mut detection, &page)?;
+            (boxes, _) = map.rotated(-skew).lines();
         }
+        drop(map);
         if self.upside_down(&page, &boxes)? {
             page = page.turned(180);
             turned = (turned + 180) % 360;
-            (boxes, _) = detect::lines(&mut detection, &page)?;
+            (boxes, _) = detect::text_map(&mut detection, &page)?.lines();
         }
         drop(detection);
         let detected = started.elapsed();

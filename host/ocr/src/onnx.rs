@@ -2,12 +2,14 @@
 
 use ort::session::Session;
 
-/// Runs a model of one input `x` of `shape` on `input`: its first output's shape and values.
-pub(crate) fn run(
+/// Runs a model of one input `x` of `shape` on `input` and hands its first output's shape and
+/// values to `read`, in place (a recognition batch's output is tens of megabytes).
+pub(crate) fn run<T>(
     session: &mut Session,
     shape: [usize; 4],
     input: Vec<f32>,
-) -> Result<(Vec<i64>, Vec<f32>), String> {
+    read: impl FnOnce(&[i64], &[f32]) -> T,
+) -> Result<T, String> {
     let tensor = ort::value::Tensor::from_array((shape, input)).map_err(|e| e.to_string())?;
     let outputs = session
         .run(vec![("x", tensor.into_dyn())])
@@ -15,5 +17,5 @@ pub(crate) fn run(
     let (shape, values) = outputs[0]
         .try_extract_tensor::<f32>()
         .map_err(|e| e.to_string())?;
-    Ok((shape.to_vec(), values.to_vec()))
+    Ok(read(shape, values))
 }

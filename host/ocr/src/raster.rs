@@ -20,20 +20,9 @@ impl Raster {
         }
     }
 
-    fn at(&self, x: usize, y: usize) -> f32 {
-        f32::from(self.pixels[y * self.width + x])
-    }
-
     /// Bilinear sample at (x, y), clamped to the raster.
     fn sample(&self, x: f32, y: f32) -> f32 {
-        let x = x.clamp(0.0, (self.width - 1) as f32);
-        let y = y.clamp(0.0, (self.height - 1) as f32);
-        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
-        let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
-        let (fx, fy) = (x - x0 as f32, y - y0 as f32);
-        let top = self.at(x0, y0) * (1.0 - fx) + self.at(x1, y0) * fx;
-        let bottom = self.at(x0, y1) * (1.0 - fx) + self.at(x1, y1) * fx;
-        top * (1.0 - fy) + bottom * fy
+        bilinear(self.width, self.height, x, y, |i| f32::from(self.pixels[i]))
     }
 
     /// The region `[left, left + width) x [top, top + height)` scaled to `out_w x out_h`, each
@@ -74,26 +63,13 @@ impl Raster {
     /// The raster turned by `degrees` (any angle; positive: clockwise) about its centre, at the
     /// same size, what comes in from outside white.
     pub fn rotated(&self, degrees: f32) -> Raster {
-        let (sin, cos) = degrees.to_radians().sin_cos();
-        let (cx, cy) = (self.width as f32 / 2.0, self.height as f32 / 2.0);
-        let mut pixels = Vec::with_capacity(self.width * self.height);
-        for y in 0..self.height {
-            for x in 0..self.width {
-                // The source of (x, y): turned back by `degrees`.
-                let (dx, dy) = (x as f32 - cx, y as f32 - cy);
-                let sx = cos * dx + sin * dy + cx;
-                let sy = -sin * dx + cos * dy + cy;
-                let inside = sx >= 0.0
-                    && sy >= 0.0
-                    && sx <= (self.width - 1) as f32
-                    && sy <= (self.height - 1) as f32;
-                pixels.push(if inside {
-                    self.sample(sx, sy).round() as u8
-                } else {
-                    255
-                });
+        let pixels = rotated_grid(self.width, self.height, (1.0, 1.0), degrees, |x, y| {
+            if inside(self.width, self.height, x, y) {
+                self.sample(x, y).round() as u8
+            } else {
+                255
             }
-        }
+        });
         Raster {
             width: self.width,
             height: self.height,
@@ -126,6 +102,55 @@ impl Raster {
             pixels,
         }
     }
+}
+
+/// The bilinear sample at (x, y) of a `width x height` grid whose value at index `i` (row by
+/// row) is `at(i)`, the position clamped to the grid.
+pub(crate) fn bilinear(
+    width: usize,
+    height: usize,
+    x: f32,
+    y: f32,
+    at: impl Fn(usize) -> f32,
+) -> f32 {
+    let x = x.clamp(0.0, (width - 1) as f32);
+    let y = y.clamp(0.0, (height - 1) as f32);
+    let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+    let (x1, y1) = ((x0 + 1).min(width - 1), (y0 + 1).min(height - 1));
+    let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+    let top = at(y0 * width + x0) * (1.0 - fx) + at(y0 * width + x1) * fx;
+    let bottom = at(y1 * width + x0) * (1.0 - fx) + at(y1 * width + x1) * fx;
+    top * (1.0 - fy) + bottom * fy
+}
+
+/// Whether (x, y) lies within a `width x height` grid.
+pub(crate) fn inside(width: usize, height: usize, x: f32, y: f32) -> bool {
+    x >= 0.0 && y >= 0.0 && x <= (width - 1) as f32 && y <= (height - 1) as f32
+}
+
+/// A `width x height` grid turned by `degrees` (positive: clockwise) about its centre, at the
+/// same size: each cell is `source(x, y)` of the position, in the grid's cells, it comes from.
+/// A cell stands for `scale` pixels of the page (wide, high), and the page is what turns, so a
+/// map of a page at another scale turns exactly as the page does.
+pub(crate) fn rotated_grid<T>(
+    width: usize,
+    height: usize,
+    (sx, sy): (f32, f32),
+    degrees: f32,
+    mut source: impl FnMut(f32, f32) -> T,
+) -> Vec<T> {
+    let (sin, cos) = degrees.to_radians().sin_cos();
+    let (cx, cy) = (width as f32 * sx / 2.0, height as f32 * sy / 2.0);
+    let mut out = Vec::with_capacity(width * height);
+    for y in 0..height {
+        for x in 0..width {
+            // The source of (x, y), in page pixels: turned back by `degrees`.
+            let (dx, dy) = (x as f32 * sx - cx, y as f32 * sy - cy);
+            let (px, py) = (cos * dx + sin * dy + cx, -sin * dx + cos * dy + cy);
+            out.push(source(px / sx, py / sy));
+        }
+    }
+    out
 }
 
 /// Pixel values (0..255) as the PP-OCR models take them: scaled to -1..1, the gray value in

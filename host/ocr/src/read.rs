@@ -118,17 +118,26 @@ pub(crate) fn lines(
         for &i in batch {
             push_line(page, &boxes[i], widths[i], width, &mut input);
         }
-        let (shape, probs) = run(session, [batch.len(), 3, LINE_HEIGHT, width], input)?;
-        let classes = usize::try_from(*shape.last().unwrap_or(&0)).unwrap_or(0);
-        if classes != alphabet.len() || probs.len() % (batch.len() * classes) != 0 {
-            return Err(format!(
-                "the recognition model answered {shape:?} for an alphabet of {}",
-                alphabet.len()
-            ));
-        }
-        let per_line = probs.len() / batch.len();
-        for (&i, line) in batch.iter().zip(probs.chunks_exact(per_line)) {
-            let read = alphabet.decode(line, classes);
+        let reads = run(
+            session,
+            [batch.len(), 3, LINE_HEIGHT, width],
+            input,
+            |shape, probs| {
+                let classes = usize::try_from(*shape.last().unwrap_or(&0)).unwrap_or(0);
+                if classes != alphabet.len() || probs.len() % (batch.len() * classes) != 0 {
+                    return Err(format!(
+                        "the recognition model answered {shape:?} for an alphabet of {}",
+                        alphabet.len()
+                    ));
+                }
+                let per_line = probs.len() / batch.len();
+                Ok(probs
+                    .chunks_exact(per_line)
+                    .map(|line| alphabet.decode(line, classes))
+                    .collect::<Vec<_>>())
+            },
+        )??;
+        for (&i, read) in batch.iter().zip(reads) {
             if read.confidence >= MIN_LINE_CONFIDENCE && !read.text.is_empty() {
                 out[i] = Some(read);
             }
@@ -151,11 +160,17 @@ pub(crate) fn upside_down(
         let own = scaled_width(b.width, b.height).min(CLS_WIDTH);
         push_line(page, b, own, CLS_WIDTH, &mut input);
     }
-    let (shape, probs) = run(session, [boxes.len(), 3, LINE_HEIGHT, CLS_WIDTH], input)?;
-    if probs.len() != boxes.len() * 2 {
-        return Err(format!("the orientation model answered {shape:?}"));
-    }
-    Ok(probs.chunks_exact(2).map(|p| p[1]).collect())
+    run(
+        session,
+        [boxes.len(), 3, LINE_HEIGHT, CLS_WIDTH],
+        input,
+        |shape, probs| {
+            if probs.len() != boxes.len() * 2 {
+                return Err(format!("the orientation model answered {shape:?}"));
+            }
+            Ok(probs.chunks_exact(2).map(|p| p[1]).collect())
+        },
+    )?
 }
 
 #[cfg(test)]
