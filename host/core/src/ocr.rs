@@ -101,7 +101,7 @@ pub trait TextRecognizer: Send + Sync {
     /// The text in `image`, which has passed [`GrayImage::check`].
     fn recognize(&self, image: &GrayImage) -> Result<Recognized, OcrRefusal>;
 
-    /// A short name of the models, kept with each result (`ppocr-v6-small`).
+    /// A short name of the models, kept with each result (`ppocr-v6-small-int8-det`).
     fn models(&self) -> &str;
 
     /// Lets go of the models' memory until the next image, when there is nothing to read.

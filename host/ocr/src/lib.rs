@@ -29,8 +29,9 @@ use detect::LineBox;
 use raster::Raster;
 use read::Alphabet;
 
-/// The name results are kept under: a change of models reads documents again.
-pub const MODELS: &str = "ppocr-v6-small";
+/// The name results are kept under: a change of models reads documents again. Detection runs
+/// quantized to int8 (`scripts/ocr_int8.py`, docs/ocr.md).
+pub const MODELS: &str = "ppocr-v6-small-int8-det";
 /// The files of the models folder.
 const DETECTION: &str = "det.onnx";
 const RECOGNITION: &str = "rec.onnx";
