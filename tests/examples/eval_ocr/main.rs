@@ -1,39 +1,43 @@
 //! `make eval`, OCR part: Quarry's OCR engine beside tesseract (Debian's, the same pages, the
-//! same run, 2 threads each). Pages are made from known text by a real producer: Debian's manual
-//! pages (rendered to text by `scripts/manpages.sh`) laid out as HTML and rendered by Chromium at
-//! 150 and 300 dpi, the 300 dpi ones also degraded as scans are (turned 1 degree, blurred,
-//! noise, JPEG at quality 50); English, Chinese (simplified) and Japanese. Prints per set the
-//! character error rate (edit distance over the reference's length, whitespace ignored for
-//! Chinese and Japanese and collapsed for English), word recall (English words; characters for
-//! Chinese and Japanese) and pages per second.
+//! same run, 2 threads each). Pages are made from known text, Debian's manual pages (rendered to
+//! text by `scripts/manpages.sh`) in English, Chinese (simplified) and Japanese, by real
+//! producers (`pages.rs`): printed by Chromium, by LibreOffice, and as pandoc's Word documents
+//! exported by LibreOffice (these two rendered by pdftoppm), at 150 and 300 dpi, the 300 dpi
+//! ones also degraded as scans are (turned 1 degree, blurred, noise, JPEG at quality 50); and
+//! screenshots of the text laid out as a web page, at 1x and 2x. Prints per set the character
+//! error rate (edit distance over the reference's length, whitespace ignored for Chinese and
+//! Japanese and collapsed for English), word recall (English words; characters for Chinese and
+//! Japanese) and pages per second.
 //!
-//! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N]` (DIR: the
-//! rendered manual pages, default `~/.cache/quarry/eval/manpages`; N pages per set, default 3).
-//! Needs `tesseract` with `eng`, `chi_sim` and `jpn` and a CJK font (`make eval` installs them).
-//! `QUARRY_OCR_EVAL_DUMP=DIR` writes every page read there as a PNG, to look at.
+//! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N] [--models M]`
+//! (DIR: the rendered manual pages, default `~/.cache/quarry/eval/manpages`; N documents per
+//! set, default 3; M: another models folder, default `models/ppocr-v6`). Needs tesseract with
+//! `eng`, `chi_sim` and `jpn`, LibreOffice, pandoc, pdftoppm and the fonts
+//! (`scripts/ocr-eval-tools.sh`, which `make eval` runs). `QUARRY_OCR_EVAL_DUMP=DIR` writes
+//! every page read there as a PNG, to look at.
 
-use std::collections::HashMap;
+mod pages;
+mod score;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use image::GrayImage;
 use quarry_core::ocr::{GrayImage as Pixels, TextRecognizer};
-use quarry_tests::scans::{jpeg, png, screenshot_at};
+use quarry_tests::scans::png;
+
+use pages::{Page, Producer, scanned};
+use score::score;
 
 /// Characters of a manual page laid out on one page (what fits on a letter page at 15 px).
 const PAGE_CHARS: [(&str, usize); 3] = [("en", 1800), ("zh_CN", 900), ("ja", 900)];
-
-struct Page {
-    image: GrayImage,
-    reference: String,
-}
-
-struct Score {
-    cer: f64,
-    recall: f64,
-    seconds: f64,
-}
+/// Who renders the pages of each language.
+const PRODUCERS: [(Producer, &[&str]); 4] = [
+    (Producer::Chromium, &["en", "zh_CN", "ja"]),
+    (Producer::LibreOffice, &["en", "zh_CN", "ja"]),
+    (Producer::Pandoc, &["en"]),
+    (Producer::Web, &["en", "zh_CN", "ja"]),
+];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -41,75 +45,101 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir)
         .join(".cache/quarry/eval/manpages");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut models = repo.join("models/ppocr-v6");
     let mut per_set = 3;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--pages" => per_set = args.next().and_then(|n| n.parse().ok()).unwrap_or(per_set),
+            "--models" => models = args.next().map(PathBuf::from).unwrap_or(models),
             other => dir = PathBuf::from(other),
         }
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let ocr = quarry_ocr::Ocr::load(
-        &repo.join("models/ppocr-v6"),
+        &models,
         &repo.join("models/onnxruntime/libonnxruntime.so"),
         2,
     )?;
     println!(
-        "OCR: Quarry (PP-OCRv6 small) beside tesseract 5 (LSTM), 2 threads each, {per_set} pages a set"
+        "OCR: Quarry (PP-OCRv6 small) beside tesseract 5 (LSTM), 2 threads each, {per_set} documents a set"
     );
     println!(
-        "{:<22} {:>9} {:>9} {:>9}   {:>9} {:>9} {:>9}",
+        "{:<34} {:>7} {:>7} {:>7}   {:>7} {:>7} {:>7}",
         "set", "CER", "recall", "pages/s", "CER", "recall", "pages/s"
     );
-    println!("{:<22} {:^29}   {:^29}", "", "Quarry", "tesseract");
-    for (language, chars) in PAGE_CHARS {
-        let texts = page_texts(&dir.join(language), chars, per_set)?;
-        for (set, scale, degraded) in [
-            ("150 dpi", 1, false),
-            ("300 dpi", 2, false),
-            ("300 dpi scan", 2, true),
-        ] {
-            let pages: Vec<Page> = texts
-                .iter()
-                .map(|text| {
-                    let image = screenshot_at(&html(text, language), 1275, 1650, scale);
-                    Page {
-                        image: if degraded { scanned(&image) } else { image },
-                        reference: text.clone(),
-                    }
-                })
-                .collect();
-            if let Some(dump) = std::env::var_os("QUARRY_OCR_EVAL_DUMP") {
-                for (i, page) in pages.iter().enumerate() {
-                    let name = format!("{language}-{}-{i}.png", set.replace(' ', "-"));
-                    std::fs::write(Path::new(&dump).join(name), png(&page.image))?;
-                }
+    println!("{:<34} {:^23}   {:^23}", "", "Quarry", "tesseract");
+    let dump = std::env::var_os("QUARRY_OCR_EVAL_DUMP").map(PathBuf::from);
+    for (producer, languages) in PRODUCERS {
+        for (language, chars) in PAGE_CHARS {
+            if !languages.contains(&language) {
+                continue;
             }
-            let cjk = language != "en";
-            let quarry = score(&pages, cjk, |image| {
-                let pixels = Pixels {
-                    width: image.width(),
-                    height: image.height(),
-                    pixels: image.as_raw().clone(),
-                };
-                ocr.recognize(&pixels).map(|r| r.text).unwrap_or_default()
-            });
-            let tess_lang = match language {
-                "zh_CN" => "chi_sim",
-                "ja" => "jpn",
-                _ => "eng",
-            };
-            let tesseract = score(&pages, cjk, |image| tesseract(image, tess_lang));
-            println!(
-                "{:<22} {:>9.3} {:>9.3} {:>9.2}   {:>9.3} {:>9.3} {:>9.2}",
-                format!("{language} {set}"),
-                quarry.cer,
-                quarry.recall,
-                pages.len() as f64 / quarry.seconds,
-                tesseract.cer,
-                tesseract.recall,
-                pages.len() as f64 / tesseract.seconds,
-            );
+            let texts = page_texts(&dir.join(language), chars, per_set)?;
+            for &(set, dpi, degraded) in producer.sets() {
+                let name = format!("{language} {} {set}", producer.name());
+                let pages: Vec<Page> = texts
+                    .iter()
+                    .map(|text| Page {
+                        images: producer
+                            .render(text, language, dpi)
+                            .iter()
+                            .map(|image| {
+                                if degraded {
+                                    scanned(image)
+                                } else {
+                                    image.clone()
+                                }
+                            })
+                            .collect(),
+                        reference: text.clone(),
+                    })
+                    .collect();
+                if let Some(dump) = &dump {
+                    write_pages(dump, &name, &pages)?;
+                }
+                print_row(&name, &ocr, language, &pages);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Has both engines read `pages` and prints their figures.
+fn print_row(name: &str, ocr: &quarry_ocr::Ocr, language: &str, pages: &[Page]) {
+    let cjk = language != "en";
+    let quarry = score(pages, cjk, |image| {
+        let pixels = Pixels {
+            width: image.width(),
+            height: image.height(),
+            pixels: image.as_raw().clone(),
+        };
+        ocr.recognize(&pixels).map(|r| r.text).unwrap_or_default()
+    });
+    let tess_lang = match language {
+        "zh_CN" => "chi_sim",
+        "ja" => "jpn",
+        _ => "eng",
+    };
+    let tesseract = score(pages, cjk, |image| tesseract(image, tess_lang));
+    let images: usize = pages.iter().map(|p| p.images.len()).sum();
+    println!(
+        "{:<34} {:>7.3} {:>7.3} {:>7.2}   {:>7.3} {:>7.3} {:>7.2}",
+        name,
+        quarry.cer,
+        quarry.recall,
+        images as f64 / quarry.seconds,
+        tesseract.cer,
+        tesseract.recall,
+        images as f64 / tesseract.seconds,
+    );
+}
+
+/// Writes the pages of the set `name` into `dir` as PNGs.
+fn write_pages(dir: &Path, name: &str, pages: &[Page]) -> std::io::Result<()> {
+    for (i, page) in pages.iter().enumerate() {
+        for (j, image) in page.images.iter().enumerate() {
+            let file = format!("{}-{i}-{j}.png", name.replace(' ', "-"));
+            std::fs::write(dir.join(file), png(image))?;
         }
     }
     Ok(())
@@ -144,53 +174,6 @@ fn page_texts(dir: &Path, chars: usize, count: usize) -> std::io::Result<Vec<Str
     Ok(texts)
 }
 
-/// A page of `text` as a printed manual page: its lines as they are, in a serif font for English
-/// and a CJK font for Chinese and Japanese.
-fn html(text: &str, language: &str) -> String {
-    let escaped = text
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    let font = match language {
-        "en" => "'DejaVu Serif', serif",
-        _ => "'WenQuanYi Zen Hei', sans-serif",
-    };
-    format!(
-        "<!doctype html><html><body style=\"margin: 72px; background: #fff\">\
-         <pre style=\"font: 15px/1.35 {font}; white-space: pre-wrap\">{escaped}</pre></body></html>"
-    )
-}
-
-/// `image` as a scanner makes it: turned 1 degree, blurred, with noise, stored as a JPEG of
-/// quality 50.
-fn scanned(image: &GrayImage) -> GrayImage {
-    let (w, h) = image.dimensions();
-    let (sin, cos) = 1f32.to_radians().sin_cos();
-    let (cx, cy) = (w as f32 / 2.0, h as f32 / 2.0);
-    let mut turned = GrayImage::from_pixel(w, h, image::Luma([255]));
-    for y in 0..h {
-        for x in 0..w {
-            let (dx, dy) = (x as f32 - cx, y as f32 - cy);
-            let (sx, sy) = (cos * dx + sin * dy + cx, -sin * dx + cos * dy + cy);
-            if sx >= 0.0 && sy >= 0.0 && (sx as u32) < w && (sy as u32) < h {
-                turned.put_pixel(x, y, *image.get_pixel(sx as u32, sy as u32));
-            }
-        }
-    }
-    let mut blurred = image::imageops::blur(&turned, 0.8);
-    let mut state = 0x2545_f491_u32;
-    for pixel in blurred.pixels_mut() {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        let noise = (state % 41) as i32 - 20;
-        pixel.0[0] = (i32::from(pixel.0[0]) + noise).clamp(0, 255) as u8;
-    }
-    image::load_from_memory(&jpeg(&blurred, 50))
-        .map(|i| i.into_luma8())
-        .unwrap_or(blurred)
-}
-
 /// What tesseract reads in `image` with `language`.
 fn tesseract(image: &GrayImage, language: &str) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -204,83 +187,4 @@ fn tesseract(image: &GrayImage, language: &str) -> String {
         .output()
         .expect("tesseract runs (make eval installs it)");
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Character error rate, recall and time of `read` over `pages`.
-fn score(pages: &[Page], cjk: bool, read: impl Fn(&GrayImage) -> String) -> Score {
-    let (mut errors, mut length, mut found, mut wanted) = (0usize, 0usize, 0usize, 0usize);
-    let mut took = Duration::ZERO;
-    for page in pages {
-        let started = Instant::now();
-        let text = read(&page.image);
-        took += started.elapsed();
-        let (reference, hypothesis) = (normalized(&page.reference, cjk), normalized(&text, cjk));
-        errors += edit_distance(&reference, &hypothesis);
-        length += reference.len();
-        let (units, read_units) = if cjk {
-            (chars_of(&page.reference), chars_of(&text))
-        } else {
-            (words_of(&page.reference), words_of(&text))
-        };
-        let mut left: HashMap<String, usize> = HashMap::new();
-        for unit in read_units {
-            *left.entry(unit).or_default() += 1;
-        }
-        for unit in units {
-            wanted += 1;
-            if let Some(n) = left.get_mut(&unit).filter(|n| **n > 0) {
-                *n -= 1;
-                found += 1;
-            }
-        }
-    }
-    Score {
-        cer: errors as f64 / length.max(1) as f64,
-        recall: found as f64 / wanted.max(1) as f64,
-        seconds: took.as_secs_f64(),
-    }
-}
-
-/// The characters of `text` compared: whitespace removed (Chinese, Japanese) or collapsed to one
-/// space (English).
-fn normalized(text: &str, cjk: bool) -> Vec<char> {
-    if cjk {
-        return text.chars().filter(|c| !c.is_whitespace()).collect();
-    }
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .collect()
-}
-
-/// English words: runs of letters and digits, lowercased.
-fn words_of(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// Characters other than whitespace and punctuation.
-fn chars_of(text: &str) -> Vec<String> {
-    text.chars()
-        .filter(|c| c.is_alphanumeric())
-        .map(String::from)
-        .collect()
-}
-
-/// Levenshtein distance between two character sequences.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
 }
