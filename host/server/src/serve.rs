@@ -63,7 +63,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     ));
     // Text in images and scanned pages follows, read one document at a time.
     let _ocr = ocr
-        .map(|engine| OcrQueue::start(syncer.clone(), &index, engine))
+        .map(|engine| OcrQueue::start(syncer.clone(), engine))
         .transpose()?;
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();

@@ -29,17 +29,17 @@ pub struct OcrQueue {
 }
 
 impl OcrQueue {
-    /// Starts the queue over `syncer`, woken by the commits of `index`; `engine`'s models are
+    /// Starts the queue over `syncer`, woken by each batch it commits; `engine`'s models are
     /// let go whenever nothing waits.
     pub fn start(
         syncer: Arc<Syncer>,
-        index: &quarry_index::SearchIndex,
         engine: Arc<dyn TextRecognizer>,
     ) -> Result<OcrQueue, SyncError> {
         let stop = Arc::new(AtomicBool::new(false));
         let (end, ended) = sync_channel(1);
         let thread = {
             let stop = Arc::clone(&stop);
+            let syncer = Arc::clone(&syncer);
             std::thread::Builder::new()
                 .name("quarry-ocr".into())
                 .spawn(move || {
@@ -51,7 +51,7 @@ impl OcrQueue {
                     source,
                 })?
         };
-        index.wake_on_commit(thread.thread().clone());
+        syncer.wake_on_batch(thread.thread().clone());
         Ok(OcrQueue {
             stop,
             thread: thread.thread().clone(),

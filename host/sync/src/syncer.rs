@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, Coverage, DocId, ExtractedText, SourceBatch, SourceDoc};
@@ -60,6 +61,9 @@ pub struct Syncer {
     index: Arc<SearchIndex>,
     plugins: PluginSet,
     runtime: Handle,
+    /// Threads woken when a batch is committed to the store (the OCR queue, which reads what a
+    /// batch queued: the index's commit comes before the store's, too early for it).
+    woken_on_batch: Mutex<Vec<Thread>>,
 }
 
 impl Syncer {
@@ -76,7 +80,16 @@ impl Syncer {
             index,
             plugins,
             runtime,
+            woken_on_batch: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Wakes `thread` (unparks it) whenever a sync commits a batch to the store.
+    pub fn wake_on_batch(&self, thread: Thread) {
+        self.woken_on_batch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(thread);
     }
 
     /// The store.
@@ -351,6 +364,14 @@ impl Syncer {
         self.fetch_and_write(connector, session, changed, &mut commit, report, stop)?;
         commit.progress = report.progress();
         self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
+        for thread in self
+            .woken_on_batch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            thread.unpark();
+        }
         listing.checkpoint = Some(commit.checkpoint.clone());
         listing.more = commit.more;
         listing.generation = commit.generation;
