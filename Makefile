@@ -107,12 +107,13 @@ bench: plugins
 # languages; OCR beside tesseract (docs/ocr.md). Indexes are kept under $(CACHE)/eval per model.
 # `make eval MODEL=multilingual-e5-small`
 # measures that model instead of the default.
-eval: setup
+eval: plugins
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo run --locked --release -p quarry-tests --example eval
 	cargo run --locked --release -p quarry-tests --example eval_languages -- $(CACHE)/eval/manpages
 	cargo run --locked --release -p quarry-tests --example eval_cross_language -- $(CACHE)/eval/manpages
 	scripts/ocr-eval-tools.sh
+	cargo build --locked --release -p quarry-server
 	cargo run --locked --release -p quarry-tests --example eval_ocr -- $(CACHE)/eval/manpages
 
 # Schemathesis (PyPI, pinned) against the API's own OpenAPI document, loopback only, bounded in

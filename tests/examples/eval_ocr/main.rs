@@ -18,6 +18,7 @@
 
 mod pages;
 mod score;
+mod served;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,11 +28,13 @@ use quarry_core::ocr::{GrayImage as Pixels, TextRecognizer};
 use quarry_tests::scans::png;
 
 use pages::{Page, Producer, scanned};
-use score::score;
+use score::{Score, score, scored};
+use served::{Encoding, read_as_pdfs};
 
 /// Characters of a manual page laid out on one page (what fits on a letter page at 15 px).
 const PAGE_CHARS: [(&str, usize); 3] = [("en", 1800), ("zh_CN", 900), ("ja", 900)];
-/// Who renders the pages of each language.
+/// Who renders the pages of each language (LibreOffice's 300 dpi pages are also made into
+/// image-only PDFs by img2pdf and read by the real server: `served.rs`).
 const PRODUCERS: [(Producer, &[&str]); 4] = [
     (Producer::Chromium, &["en", "zh_CN", "ja"]),
     (Producer::LibreOffice, &["en", "zh_CN", "ja"]),
@@ -97,30 +100,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if let Some(dump) = &dump {
                     write_pages(dump, &name, &pages)?;
                 }
-                print_row(&name, &ocr, language, &pages);
+                let language = Language::of(language);
+                let quarry = score(&pages, language.cjk, |image| read(&ocr, image));
+                print_row(&name, &pages, quarry, language);
+                // LibreOffice's 300 dpi pages also as image-only PDFs, read by the server.
+                if matches!(producer, Producer::LibreOffice) && dpi == 300 {
+                    let encoding = if degraded {
+                        Encoding::Jpeg
+                    } else {
+                        Encoding::Png
+                    };
+                    let (seen, texts, seconds) = read_as_pdfs(&pages, encoding);
+                    let quarry = scored(&seen, &texts, language.cjk, seconds);
+                    print_row(&format!("{name} img2pdf"), &seen, quarry, language);
+                }
             }
         }
     }
     Ok(())
 }
 
-/// Has both engines read `pages` and prints their figures.
-fn print_row(name: &str, ocr: &quarry_ocr::Ocr, language: &str, pages: &[Page]) {
-    let cjk = language != "en";
-    let quarry = score(pages, cjk, |image| {
-        let pixels = Pixels {
-            width: image.width(),
-            height: image.height(),
-            pixels: image.as_raw().clone(),
+/// A language of the evaluation: whether it is Chinese or Japanese, and tesseract's model.
+#[derive(Clone, Copy)]
+struct Language {
+    cjk: bool,
+    tesseract: &'static str,
+}
+
+impl Language {
+    fn of(code: &str) -> Language {
+        let tesseract = match code {
+            "zh_CN" => "chi_sim",
+            "ja" => "jpn",
+            _ => "eng",
         };
-        ocr.recognize(&pixels).map(|r| r.text).unwrap_or_default()
-    });
-    let tess_lang = match language {
-        "zh_CN" => "chi_sim",
-        "ja" => "jpn",
-        _ => "eng",
+        Language {
+            cjk: code != "en",
+            tesseract,
+        }
+    }
+}
+
+/// What Quarry's engine reads in `image`.
+fn read(ocr: &quarry_ocr::Ocr, image: &GrayImage) -> String {
+    let pixels = Pixels {
+        width: image.width(),
+        height: image.height(),
+        pixels: image.as_raw().clone(),
     };
-    let tesseract = score(pages, cjk, |image| tesseract(image, tess_lang));
+    ocr.recognize(&pixels).map(|r| r.text).unwrap_or_default()
+}
+
+/// Has tesseract read `pages` and prints its figures beside Quarry's.
+fn print_row(name: &str, pages: &[Page], quarry: Score, language: Language) {
+    let tesseract = score(pages, language.cjk, |image| {
+        tesseract(image, language.tesseract)
+    });
     let images: usize = pages.iter().map(|p| p.images.len()).sum();
     println!(
         "{:<34} {:>7.3} {:>7.3} {:>7.2}   {:>7.3} {:>7.3} {:>7.2}",

@@ -17,20 +17,30 @@ pub struct Score {
 
 /// Character error rate, recall and time of `read` over `pages`.
 pub fn score(pages: &[Page], cjk: bool, read: impl Fn(&GrayImage) -> String) -> Score {
-    let (mut errors, mut length, mut found, mut wanted) = (0usize, 0usize, 0usize, 0usize);
     let mut took = Duration::ZERO;
-    for page in pages {
-        let started = Instant::now();
-        let text: Vec<String> = page.images.iter().map(&read).collect();
-        took += started.elapsed();
-        let text = text.join("\n");
-        let (reference, hypothesis) = (normalized(&page.reference, cjk), normalized(&text, cjk));
+    let texts: Vec<String> = pages
+        .iter()
+        .map(|page| {
+            let started = Instant::now();
+            let text: Vec<String> = page.images.iter().map(&read).collect();
+            took += started.elapsed();
+            text.join("\n")
+        })
+        .collect();
+    scored(pages, &texts, cjk, took.as_secs_f64())
+}
+
+/// Character error rate and recall of `texts`, read of `pages` in `seconds`.
+pub fn scored(pages: &[Page], texts: &[String], cjk: bool, seconds: f64) -> Score {
+    let (mut errors, mut length, mut found, mut wanted) = (0usize, 0usize, 0usize, 0usize);
+    for (page, text) in pages.iter().zip(texts) {
+        let (reference, hypothesis) = (normalized(&page.reference, cjk), normalized(text, cjk));
         errors += edit_distance(&reference, &hypothesis);
         length += reference.len();
         let (units, read_units) = if cjk {
-            (chars_of(&page.reference), chars_of(&text))
+            (chars_of(&page.reference), chars_of(text))
         } else {
-            (words_of(&page.reference), words_of(&text))
+            (words_of(&page.reference), words_of(text))
         };
         let mut left: HashMap<String, usize> = HashMap::new();
         for unit in read_units {
@@ -47,7 +57,7 @@ pub fn score(pages: &[Page], cjk: bool, read: impl Fn(&GrayImage) -> String) -> 
     Score {
         cer: errors as f64 / length.max(1) as f64,
         recall: found as f64 / wanted.max(1) as f64,
-        seconds: took.as_secs_f64(),
+        seconds,
     }
 }
 
