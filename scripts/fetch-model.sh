@@ -139,6 +139,7 @@ int8_detection() {
     "onnx and ONNX Runtime's quantizer (fetch-model)"
   echo "fetch-model: writing $dest (int8) from $src"
   mkdir -p "$(dirname "$dest")"
+  rm -f "$dest.part"
   "$tools/bin/python" "$ROOT/scripts/ocr_int8.py" quantize "$src" \
     "$ROOT/scripts/ocr-det-ranges.json" "$dest.part" 2>&1 | grep -v '^WARNING' || true
   [ -f "$dest.part" ] || { echo "fetch-model: ocr_int8.py wrote no $dest" >&2; exit 1; }
