@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{DocInfo, Hit, IndexDoc, SearchIndex, SearchRequest, WriteBatch};
@@ -168,6 +169,34 @@ fn syncs_changes_skipping_what_did_not_change() {
     let connector = w.connector();
     assert_eq!(connector.doc_count, 3);
     assert_eq!(w.index.num_docs().expect("count"), 3);
+}
+
+#[test]
+fn a_thread_woken_by_a_batch_finds_the_batch_committed_in_the_store() {
+    let w = world();
+    w.write("a.md", "alpha");
+    w.write("b.md", "bravo");
+    let (store, connector, handle) = (w.store.clone(), w.connector.clone(), w.rt.handle().clone());
+    // As the OCR queue does: parked until a batch is committed, then reading the store.
+    let waiter = std::thread::spawn(move || {
+        let started = Instant::now();
+        std::thread::park_timeout(Duration::from_secs(60));
+        let versions = handle
+            .block_on(store.all_versions(&connector))
+            .expect("store");
+        (started.elapsed(), versions)
+    });
+    w.syncer.wake_on_batch(waiter.thread().clone());
+    w.sync();
+    let (waited, versions) = waiter.join().expect("the waiter ends");
+    assert!(
+        waited < Duration::from_secs(30),
+        "woken by the batch, not by its timeout"
+    );
+    // Every document with its version: the batch was committed, not only prepared (versions
+    // are empty until then), when the thread woke.
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert!(versions.values().all(|v| !v.is_empty()), "{versions:?}");
 }
 
 #[test]
