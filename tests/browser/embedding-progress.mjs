@@ -5,7 +5,7 @@
 // Started by tests/tests/settings_browser.rs, which passes QUARRY_URL, QUARRY_TOKEN, PAPERS_DIR
 // (a folder of a few hundred long documents) and SHOTS_DIR.
 // Prints one JSON line: {"pending_seen": N} (the most documents the page showed waiting).
-import { check, env, launch, shotsDir } from "./harness.mjs";
+import { addFolder, check, env, launch, shotsDir, watchErrors } from "./harness.mjs";
 
 const base = env("QUARRY_URL");
 const shots = shotsDir();
@@ -14,28 +14,9 @@ const browser = await launch();
 let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  // A refused request shows in the console as "Failed to load resource" without its address:
-  // refusals are checked by address instead (the browser's own favicon request may 404).
-  page.on("console", (m) => {
-    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
-  });
-  page.on("response", (r) => {
-    if (r.status() >= 400 && new URL(r.url()).pathname !== "/favicon.ico") errors.push(`${r.status()} ${r.url()}`);
-  });
+  const errors = watchErrors(page);
   const shot = (name) => page.screenshot({ path: `${shots}/embedding-${name}.png`, fullPage: true });
-
-  await page.goto(`${base}/settings/login`);
-  await page.fill("#token", env("QUARRY_TOKEN"));
-  await page.click("button[type=submit]");
-  await page.waitForSelector("body[data-ready=true]");
-  await page.click("nav a[data-tab=connectors]");
-  await page.fill("#folder-name", "Papers");
-  await page.fill("#folder-path", env("PAPERS_DIR"));
-  await page.click("#folder-form button[type=submit]");
-  const row = '#connector-table tr[data-name="Papers"]';
-  await page.waitForSelector(row);
+  const row = await addFolder(page, base, "Papers", env("PAPERS_DIR"));
 
   // While vectors are computed: the second bar and its count, beside the documents' count.
   const waiting = `${row} [data-embedding]`;

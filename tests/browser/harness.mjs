@@ -30,3 +30,39 @@ export function launch() {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 }
+
+/**
+ * The script errors of `page`, collected as they happen: uncaught exceptions, console errors and
+ * refused requests. A refused request shows in the console as "Failed to load resource" without
+ * its address, so refusals are checked by address instead (the browser's own favicon request
+ * may 404).
+ */
+export function watchErrors(page) {
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400 && new URL(r.url()).pathname !== "/favicon.ico") errors.push(`${r.status()} ${r.url()}`);
+  });
+  return errors;
+}
+
+/**
+ * Signs in to the settings page at `base` with QUARRY_TOKEN and adds the folder `dir` as the
+ * connector `name`; returns the selector of its row in the connectors table.
+ */
+export async function addFolder(page, base, name, dir) {
+  await page.goto(`${base}/settings/login`);
+  await page.fill("#token", env("QUARRY_TOKEN"));
+  await page.click("button[type=submit]");
+  await page.waitForSelector("body[data-ready=true]");
+  await page.click("nav a[data-tab=connectors]");
+  await page.fill("#folder-name", name);
+  await page.fill("#folder-path", dir);
+  await page.click("#folder-form button[type=submit]");
+  const row = `#connector-table tr[data-name="${name}"]`;
+  await page.waitForSelector(row);
+  return row;
+}

@@ -9,6 +9,7 @@ use quarry_tests::browser::{assert_screenshots, run_script};
 use quarry_tests::generated::english;
 use quarry_tests::quarry::Quarry;
 use quarry_tests::rng::Rng;
+use quarry_tests::scans::{page_html, png, screenshot};
 
 /// Runs the flow with one answer to the sharing prompt, then checks that the key the page
 /// showed never reached the server's log or output, and that every screenshot was taken.
@@ -92,6 +93,38 @@ fn the_page_shows_documents_waiting_for_embeddings_until_none_are_left() {
     let seen = result["pending_seen"].as_u64().expect("a count");
     assert!((1..=400).contains(&seen), "the page showed {seen} waiting");
     assert_screenshots("embedding", &["pending", "done"]);
+}
+
+#[test]
+fn the_page_shows_documents_waiting_for_ocr_until_none_are_left() {
+    let mut quarry = Quarry::new();
+    quarry.without_model();
+    quarry.with_ocr();
+    // Eight screenshots of a page of text: the queue reads one at a time, a second or two each.
+    let scans = quarry.scratch("scans");
+    let page = png(&screenshot(
+        &page_html(
+            "Invoice 2231",
+            &[
+                "Payable within thirty days of the date above.",
+                "Pallets shipped from Rotterdam: 4,213.",
+            ],
+        ),
+        1000,
+        700,
+    ));
+    for i in 0..8 {
+        std::fs::write(scans.join(format!("scan-{i}.png")), &page).expect("write fixture");
+    }
+    quarry.start();
+    let result = run_script(
+        "ocr-progress.mjs",
+        &quarry,
+        &[("SCANS_DIR", scans.as_os_str())],
+    );
+    let seen = result["pending_seen"].as_u64().expect("a count");
+    assert!((2..=8).contains(&seen), "the page showed {seen} waiting");
+    assert_screenshots("ocr", &["pending", "done"]);
 }
 
 #[test]
