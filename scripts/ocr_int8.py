@@ -15,12 +15,13 @@ fetch-model.sh pins by SHA-256.
 tensor) from pages as the engine sees them: gray, scaled to a longer side of at most 1,600 pixels
 and a shorter one of at least 736, sides multiples of 32 (host/ocr/src/detect.rs). Developers run
 it when the model or the pages change; the pages should not be the ones `make eval` scores, e.g.
-`QUARRY_OCR_EVAL_DUMP=DIR` with `--pages 6` and the pages numbered 3 to 5.
+`QUARRY_OCR_EVAL_DUMP=DIR` with `--pages 6` and the documents numbered 3 to 5
+(`DIR/*-[345]-*.png`; the committed ranges come from Chromium's printed pages).
 
 Why: detection is a convolutional network over the whole page, and ONNX Runtime's int8
 convolutions run it 2.8 times faster on this machine's CPUs with the same text found (`make
-eval`). The recognition model stays in fp32: quantized, it read Chinese and Japanese with two to
-three times the errors for 15% more speed.
+eval`). The recognition model stays in fp32: quantized, it read Chinese and Japanese with about
+twice the errors for 15% more speed.
 """
 
 import os
