@@ -606,6 +606,18 @@ impl Quarry {
         });
     }
 
+    /// Waits until every connector has finished a sync and is idle, and OCR has read every
+    /// image and scanned page it queued.
+    pub fn wait_for_ocr(&self) {
+        self.wait_for("OCR to read every image", |connectors| {
+            connectors.iter().all(|c| {
+                c["status"] == "idle"
+                    && !c["last_sync_time"].is_null()
+                    && c["ocr"]["pending"].as_u64() == Some(0)
+            })
+        });
+    }
+
     /// Waits (up to 60 s) until `done` holds for the connector list.
     pub fn wait_for(&self, what: &str, done: impl Fn(&[Value]) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(60);

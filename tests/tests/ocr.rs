@@ -38,15 +38,6 @@ fn found(q: &Quarry, key: &str, query: &str) -> Vec<(String, Value)> {
         .unwrap_or_default()
 }
 
-/// Waits until every connector's OCR queue is empty.
-fn wait_for_ocr(q: &Quarry) {
-    q.wait_for("OCR to read every image", |connectors| {
-        connectors
-            .iter()
-            .all(|c| c["status"] == "idle" && c["ocr"]["pending"].as_u64() == Some(0))
-    });
-}
-
 /// A document's answer from `GET /connectors/{c}/docs/{d}`, found by its path.
 fn doc(q: &Quarry, key: &str, query: &str, path: &str) -> Value {
     let answer = q.search_ok(key, json!({"query": query, "semantic_search": false}));
@@ -112,7 +103,7 @@ fn a_word_only_in_a_scanned_page_a_screenshot_or_a_turned_scan_is_found() {
         ],
     )]);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    wait_for_ocr(&q);
+    q.wait_for_ocr();
 
     // The scanned page's words are found on that page; the typed page keeps its own text.
     let hits = found(&q, &key, "marmalade");
@@ -185,7 +176,7 @@ fn bombs_broken_images_and_ten_thousand_pages_fail_alone() {
         ],
     )]);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    wait_for_ocr(&q);
+    q.wait_for_ocr();
 
     // The good image is read; the others failed alone, each with its reason.
     assert_eq!(found(&q, &key, "glasshouse")[0].0, "note.jpg");
@@ -277,7 +268,7 @@ fn a_restart_with_ocr_pending_loses_nothing() {
             .contains(&format!("{left} document(s) still wait for OCR")),
         "{search}"
     );
-    wait_for_ocr(&q);
+    q.wait_for_ocr();
     for word in ["lighthouse", "windmill", "aqueduct"] {
         assert_eq!(found(&q, &key, word).len(), 1, "{word}");
     }
@@ -309,7 +300,7 @@ fn a_password_photographed_on_a_note_is_held_back_once_read() {
         ],
     )]);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    wait_for_ocr(&q);
+    q.wait_for_ocr();
     let connectors = q.connectors();
     assert_eq!(connectors[0]["held_back_count"], 1, "{connectors:?}");
     let hits = found(&q, &key, "bank");

@@ -45,9 +45,7 @@ pub fn read_as_pdfs(pages: &[Page], encoding: Encoding) -> (Vec<Page>, Vec<Strin
     q.without_model();
     q.with_ocr();
     let folder = q.scratch("scans");
-    std::fs::create_dir_all(&folder).expect("the scans folder");
     let images = q.scratch("images");
-    std::fs::create_dir_all(&images).expect("the images folder");
     let mut seen = Vec::new();
     for (i, page) in pages.iter().enumerate() {
         let mut files = Vec::new();
@@ -78,13 +76,7 @@ pub fn read_as_pdfs(pages: &[Page], encoding: Encoding) -> (Vec<Page>, Vec<Strin
     q.add_folder("Scans", &folder);
     let started = Instant::now();
     q.start();
-    q.wait_for("OCR to read every page", |connectors| {
-        connectors.iter().all(|c| {
-            c["status"] == "idle"
-                && !c["last_sync_time"].is_null()
-                && c["ocr"]["pending"].as_u64() == Some(0)
-        })
-    });
+    q.wait_for_ocr();
     let seconds = started.elapsed().as_secs_f64();
     let key = q.integration("Eval", "all", &["--quota", "unlimited"]);
     let texts = (0..pages.len()).map(|i| text_of(&q, &key, i)).collect();
