@@ -5,31 +5,11 @@
 //
 // Started by tests/tests/settings_browser.rs, which passes QUARRY_URL, QUARRY_TOKEN, SHARE_DIR
 // and SHOTS_DIR. Prints one JSON line: {"listed": [...paths], "released": path}.
-import { check, env, launch, shotsDir } from "./harness.mjs";
+import { addFolder, check, env, watchErrors, withPage } from "./harness.mjs";
 
-const base = env("QUARRY_URL");
-const shots = shotsDir();
-
-const browser = await launch();
-let page;
-try {
-  page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("response", (r) => {
-    if (r.status() >= 400 && new URL(r.url()).pathname !== "/favicon.ico") errors.push(`${r.status()} ${r.url()}`);
-  });
-  const shot = (name) => page.screenshot({ path: `${shots}/credentials-${name}.png`, fullPage: true });
-
-  await page.goto(`${base}/settings/login`);
-  await page.fill("#token", env("QUARRY_TOKEN"));
-  await page.click("button[type=submit]");
-  await page.waitForSelector("body[data-ready=true]");
-  await page.click("nav a[data-tab=connectors]");
-  await page.fill("#folder-name", "Share");
-  await page.fill("#folder-path", env("SHARE_DIR"));
-  await page.click("#folder-form button[type=submit]");
-  const row = '#connector-table tr[data-name="Share"]';
+await withPage("credentials", async (page, shot) => {
+  const errors = watchErrors(page);
+  const row = await addFolder(page, env("QUARRY_URL"), "Share", env("SHARE_DIR"));
   // The row counts what is held back once the first sync is done.
   const link = `${row} button[data-action=credentials]`;
   await page.waitForFunction((sel) => {
@@ -90,10 +70,4 @@ try {
   }, link, { timeout: 30_000 });
   check(errors.length === 0, `no script errors or refused requests: ${errors.join("; ")}`);
   console.log(JSON.stringify({ listed: listed.map((i) => i.path), released: ["deploy-notes.md", "*.key"] }));
-} catch (error) {
-  if (page) await page.screenshot({ path: `${shots}/credentials-failure.png`, fullPage: true }).catch(() => {});
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

@@ -5,18 +5,11 @@
 // Started by tests/tests/settings_browser.rs, which passes QUARRY_URL, QUARRY_TOKEN, PAPERS_DIR
 // (a folder of a few hundred long documents) and SHOTS_DIR.
 // Prints one JSON line: {"pending_seen": N} (the most documents the page showed waiting).
-import { addFolder, check, env, launch, shotsDir, watchErrors } from "./harness.mjs";
+import { addFolder, check, env, lowestCountUntilGone, watchErrors, withPage } from "./harness.mjs";
 
-const base = env("QUARRY_URL");
-const shots = shotsDir();
-
-const browser = await launch();
-let page;
-try {
-  page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+await withPage("embedding", async (page, shot) => {
   const errors = watchErrors(page);
-  const shot = (name) => page.screenshot({ path: `${shots}/embedding-${name}.png`, fullPage: true });
-  const row = await addFolder(page, base, "Papers", env("PAPERS_DIR"));
+  const row = await addFolder(page, env("QUARRY_URL"), "Papers", env("PAPERS_DIR"));
 
   // While vectors are computed: the second bar and its count, beside the documents' count.
   const waiting = `${row} [data-embedding]`;
@@ -38,23 +31,11 @@ try {
   await shot("pending");
 
   // The page polls while anything is pending: the count falls and the bar goes by itself.
-  let lowest = pendingSeen;
-  const deadline = Date.now() + 240_000;
-  while (await page.$(waiting)) {
-    check(Date.now() < deadline, `vectors still pending after 240 s (lowest count ${lowest})`);
-    const now = /([\d,]+) document/.exec((await page.textContent(waiting).catch(() => "")) || "");
-    if (now) lowest = Math.min(lowest, Number(now[1].replaceAll(",", "")));
-    await page.waitForTimeout(250);
-  }
+  const lowest = Math.min(pendingSeen,
+    await lowestCountUntilGone(page, waiting, 240, "vectors still pending"));
   check(lowest < pendingSeen, `the count fell while the page watched (${pendingSeen} -> ${lowest})`);
   check(!(await page.$(`${row} progress[aria-label="Embedding progress of Papers"]`)), "the bar is gone");
   await shot("done");
   check(errors.length === 0, `no script errors on the page: ${errors.join("; ")}`);
   console.log(JSON.stringify({ pending_seen: pendingSeen }));
-} catch (error) {
-  if (page) await page.screenshot({ path: `${shots}/embedding-failure.png`, fullPage: true }).catch(() => {});
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

@@ -66,3 +66,41 @@ export async function addFolder(page, base, name, dir) {
   await page.waitForSelector(row);
   return row;
 }
+
+/**
+ * Runs `body(page, shot)` in a new 1440 x 900 page of headless Chromium, where `shot(name)` saves
+ * a full-page screenshot `${prefix}-${name}.png`. A failure saves `${prefix}-failure.png`, prints
+ * the error and fails the run; the browser is closed either way.
+ */
+export async function withPage(prefix, body) {
+  const shots = shotsDir();
+  const browser = await launch();
+  let page;
+  try {
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    const shot = (name) => page.screenshot({ path: `${shots}/${prefix}-${name}.png`, fullPage: true });
+    await body(page, shot);
+  } catch (error) {
+    if (page) await page.screenshot({ path: `${shots}/${prefix}-failure.png`, fullPage: true }).catch(() => {});
+    console.error(error);
+    process.exitCode = 1;
+  } finally {
+    await browser.close();
+  }
+}
+
+/**
+ * Watches the count (the first number) `selector` shows until the page removes it, at most
+ * `seconds`; returns the lowest count seen. `what` names the wait in the failure.
+ */
+export async function lowestCountUntilGone(page, selector, seconds, what) {
+  let lowest = Infinity;
+  const deadline = Date.now() + seconds * 1000;
+  while (await page.$(selector)) {
+    check(Date.now() < deadline, `${what} after ${seconds} s (lowest count ${lowest})`);
+    const now = /([\d,]+) document/.exec((await page.textContent(selector).catch(() => "")) || "");
+    if (now) lowest = Math.min(lowest, Number(now[1].replaceAll(",", "")));
+    await page.waitForTimeout(250);
+  }
+  return lowest;
+}

@@ -6,18 +6,11 @@
 // Started by tests/tests/settings_browser.rs, which passes QUARRY_URL, QUARRY_TOKEN, SCANS_DIR
 // (a folder of screenshots) and SHOTS_DIR.
 // Prints one JSON line: {"pending_seen": N} (the most documents the page showed waiting).
-import { addFolder, check, env, launch, shotsDir, watchErrors } from "./harness.mjs";
+import { addFolder, check, env, lowestCountUntilGone, watchErrors, withPage } from "./harness.mjs";
 
-const base = env("QUARRY_URL");
-const shots = shotsDir();
-
-const browser = await launch();
-let page;
-try {
-  page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+await withPage("ocr", async (page, shot) => {
   const errors = watchErrors(page);
-  const shot = (name) => page.screenshot({ path: `${shots}/ocr-${name}.png`, fullPage: true });
-  const row = await addFolder(page, base, "Scans", env("SCANS_DIR"));
+  const row = await addFolder(page, env("QUARRY_URL"), "Scans", env("SCANS_DIR"));
 
   // While the images are read: the line and its count.
   const waiting = `${row} [data-ocr]`;
@@ -30,22 +23,10 @@ try {
   await shot("pending");
 
   // The page polls while anything is pending: the count falls and the line goes by itself.
-  let lowest = pendingSeen;
-  const deadline = Date.now() + 120_000;
-  while (await page.$(waiting)) {
-    check(Date.now() < deadline, `images still waiting for OCR after 120 s (lowest count ${lowest})`);
-    const now = /([\d,]+) document/.exec((await page.textContent(waiting).catch(() => "")) || "");
-    if (now) lowest = Math.min(lowest, Number(now[1].replaceAll(",", "")));
-    await page.waitForTimeout(250);
-  }
+  const lowest = Math.min(pendingSeen,
+    await lowestCountUntilGone(page, waiting, 120, "images still waiting for OCR"));
   check(lowest < pendingSeen, `the count fell while the page watched (${pendingSeen} -> ${lowest})`);
   await shot("done");
   check(errors.length === 0, `no script errors on the page: ${errors.join("; ")}`);
   console.log(JSON.stringify({ pending_seen: pendingSeen }));
-} catch (error) {
-  if (page) await page.screenshot({ path: `${shots}/ocr-failure.png`, fullPage: true }).catch(() => {});
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});
