@@ -5,6 +5,21 @@
 //! 297 MB of anonymous memory, 66 MB once the sync gave back what it freed; after a restart's
 //! listing of those files, 69 MB and 16 MB.
 
+/// Empties `slot` (a model session or engine loaded on demand), drops what it held and gives
+/// the freed memory back to the system; whether it held anything.
+pub fn release<T>(slot: &std::sync::Mutex<Option<T>>) -> bool {
+    let released = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    let held = released.is_some();
+    if held {
+        drop(released);
+        give_back();
+    }
+    held
+}
+
 /// Asks the C allocator to return the free memory it holds to the system.
 #[allow(unsafe_code)]
 pub fn give_back() {

@@ -287,14 +287,7 @@ impl Embedder {
     /// Closes the passages' session, freeing its weights and buffers until passages come
     /// again (the embedding queue calls it once drained). Queries are not affected.
     pub fn release_passages(&self) {
-        let released = self
-            .passages
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if released.is_some() {
-            drop(released);
-            quarry_core::memory::give_back();
+        if quarry_core::memory::release(&self.passages) {
             tracing::debug!(model = %self.id, "closed the passages' session: nothing to embed");
         }
     }

@@ -285,14 +285,7 @@ impl TextRecognizer for LazyOcr {
     }
 
     fn release(&self) {
-        let released = self
-            .engine
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if released.is_some() {
-            drop(released);
-            quarry_core::memory::give_back();
+        if quarry_core::memory::release(&self.engine) {
             tracing::debug!("released the OCR models: nothing to read");
         }
     }
