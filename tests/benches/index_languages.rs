@@ -23,12 +23,7 @@ use serde_json::Value;
 fn main() {
     let bytes = env_or("QUARRY_BENCH_MB", 4) << 20;
     let rounds = env_or("QUARRY_BENCH_ROUNDS", 3).max(1);
-    let pages = std::env::var_os("QUARRY_MANPAGES")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/quarry/eval/manpages"))
-        })
-        .expect("HOME or QUARRY_MANPAGES is set");
+    let pages = quarry_tests::manpages_dir();
     assert!(
         pages.join("complete").is_file(),
         "no rendered pages in {}: run scripts/manpages.sh {0} (make bench does)",

@@ -13,7 +13,8 @@
 //! them, so the English page holds the answer in English words and its translation in its own.
 //!
 //! `cargo run --release -p quarry-tests --example eval_cross_language -- [DIR]` (DIR: the
-//! rendered pages, default `~/.cache/quarry/eval/manpages`); the model is `QUARRY_MODEL_DIR`'s.
+//! rendered pages, default `$QUARRY_MANPAGES` or `~/.cache/quarry/eval/manpages`); the model
+//! is `QUARRY_MODEL_DIR`'s.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -55,12 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args()
         .nth(1)
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(std::env::temp_dir)
-                .join(".cache/quarry/eval/manpages")
-        });
+        .unwrap_or_else(quarry_tests::manpages_dir);
     if !dir.join("en").is_dir() {
         return Err(format!(
             "no English pages in {}: run scripts/manpages.sh {0} (make eval does)",

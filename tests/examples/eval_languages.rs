@@ -5,8 +5,9 @@
 //! success@10 and MRR for keyword and semantic search, per language and per kind of query.
 //!
 //! `cargo run --release -p quarry-tests --example eval_languages -- [DIR] [--queries N]
-//! [--keyword-only]` (DIR: the rendered pages, default `~/.cache/quarry/eval/manpages`; N per
-//! language, default 300; `--keyword-only` loads no model and measures keyword search alone).
+//! [--keyword-only]` (DIR: the rendered pages, default `$QUARRY_MANPAGES` or
+//! `~/.cache/quarry/eval/manpages`; N per language, default 300; `--keyword-only` loads no model
+//! and measures keyword search alone).
 //! Queries are of three kinds, drawn in turn:
 //! - `inside`: 2 to 4 characters from inside a sentence, starting and ending mid-run (never at
 //!   a punctuation mark or a space), as a person remembers a word of a text without spaces;
@@ -54,10 +55,7 @@ struct Query {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let mut dir = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-        .join(".cache/quarry/eval/manpages");
+    let mut dir = quarry_tests::manpages_dir();
     let mut per_language = 300usize;
     let mut with_model = true;
     while let Some(arg) = args.next() {

@@ -84,6 +84,20 @@ pub fn ocr_models_dir() -> PathBuf {
     models_in("QUARRY_OCR_MODELS", "ppocr-v6", "rec.onnx", "`make setup`")
 }
 
+/// Debian's manual pages as `scripts/manpages.sh` renders them, for the evaluations and benches
+/// in other languages: `$QUARRY_MANPAGES`, or `~/.cache/quarry/eval/manpages` (`make eval` and
+/// `make bench` render them there).
+pub fn manpages_dir() -> PathBuf {
+    std::env::var_os("QUARRY_MANPAGES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(std::env::temp_dir)
+                .join(".cache/quarry/eval/manpages")
+        })
+}
+
 /// ONNX Runtime's library: `$QUARRY_ORT_LIB`, or the one `make setup` installs in `models/`.
 pub fn ort_lib() -> PathBuf {
     std::env::var_os("QUARRY_ORT_LIB")

@@ -10,8 +10,9 @@
 //! Japanese) and pages per second.
 //!
 //! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N] [--models M]`
-//! (DIR: the rendered manual pages, default `~/.cache/quarry/eval/manpages`; N documents per
-//! set, default 3; M: another models folder, default `models/ppocr-v6`). Needs tesseract with
+//! (DIR: the rendered manual pages, default `$QUARRY_MANPAGES` or
+//! `~/.cache/quarry/eval/manpages`; N documents per set, default 3; M: another models folder,
+//! default `$QUARRY_OCR_MODELS` or `models/ppocr-v6`). Needs tesseract with
 //! `eng`, `chi_sim` and `jpn`, LibreOffice, pandoc, pdftoppm and the fonts
 //! (`scripts/ocr-eval-tools.sh`, which `make eval` runs). `QUARRY_OCR_EVAL_DUMP=DIR` writes
 //! every page read there as a PNG, to look at.
@@ -44,25 +45,18 @@ const PRODUCERS: [(Producer, &[&str]); 4] = [
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let mut dir = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-        .join(".cache/quarry/eval/manpages");
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut models = repo.join("models/ppocr-v6");
+    let mut dir = quarry_tests::manpages_dir();
+    let mut models = None;
     let mut per_set = 3;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--pages" => per_set = args.next().and_then(|n| n.parse().ok()).unwrap_or(per_set),
-            "--models" => models = args.next().map(PathBuf::from).unwrap_or(models),
+            "--models" => models = args.next().map(PathBuf::from),
             other => dir = PathBuf::from(other),
         }
     }
-    let ocr = quarry_ocr::Ocr::load(
-        &models,
-        &repo.join("models/onnxruntime/libonnxruntime.so"),
-        2,
-    )?;
+    let models = models.unwrap_or_else(quarry_tests::ocr_models_dir);
+    let ocr = quarry_ocr::Ocr::load(&models, &quarry_tests::ort_lib(), 2)?;
     println!(
         "OCR: Quarry (PP-OCRv6 small) beside tesseract 5 (LSTM), 2 threads each, {per_set} documents a set"
     );
