@@ -92,6 +92,7 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench search
 	cargo bench --locked -p quarry-tests --bench search_page
 	cargo bench --locked -p quarry-tests --bench semantic
+	cargo bench --locked -p quarry-tests --bench embedding_queue
 	cargo bench --locked -p quarry-tests --bench sync
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo bench --locked -p quarry-tests --bench index_languages

@@ -1,0 +1,159 @@
+//! The embedding queue beside its embedder, in one run on the same real documents (abstracts of
+//! `../shared/eval`), counted in tokens:
+//! - the embedder's own rate: every document's title and text embedded in one length-sorted
+//!   pass, cut at the model's 256 tokens as sentence-transformers cuts it;
+//! - the queue's rate: the same documents written to a real index without vectors, then
+//!   `embed_all_pending` (rounds read back from the index, passages, commits) until none is
+//!   pending, each token of a document counted once;
+//! - where the difference goes: the documents' passages as the queue cuts them (windows overlap,
+//!   the title goes before each passage), embedded all at once without the index.
+//!
+//! `QUARRY_BENCH_QUEUE_DOCS` sets how many documents (default 2,000). `make bench` runs it.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use quarry_core::{ConnectorId, DocId, DocMeta};
+use quarry_embed::{EmbedConfig, Embedder};
+use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
+use tokenizers::Tokenizer;
+
+fn main() {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let embedder = Embedder::load(&EmbedConfig {
+        model_dir: quarry_tests::model_dir(),
+        runtime_library: quarry_tests::ort_lib(),
+        threads,
+    })
+    .expect("the model loads (run `make setup`)");
+    let mut tokenizer = Tokenizer::from_file(quarry_tests::model_dir().join("tokenizer.json"))
+        .expect("the model's tokenizer loads");
+    // Whole texts, unpadded: the cuts are the bench's to make.
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(None)
+        .expect("no truncation is a valid setting");
+    let count = |text: &str| {
+        tokenizer
+            .encode(text, true)
+            .map_or(0, |encoding| encoding.get_ids().len())
+    };
+    let docs = real_docs(quarry_tests::bench::env_or("QUARRY_BENCH_QUEUE_DOCS", 2000));
+    if docs.is_empty() {
+        println!("embedding queue bench: skipped (no ../shared/eval)");
+        return;
+    }
+    let whole: Vec<String> = docs
+        .iter()
+        .map(|d| format!("{}\n{}", d.info.meta.title, d.text))
+        .collect();
+    let once: usize = whole.iter().map(|t| count(t)).sum();
+    let cut: usize = whole
+        .iter()
+        .map(|t| count(t).min(embedder.max_tokens()))
+        .sum();
+    println!(
+        "embedding queue bench: {} documents, {once} tokens ({:.0} a document), model {}, {threads} threads\n",
+        docs.len(),
+        once as f64 / docs.len() as f64,
+        embedder.id()
+    );
+
+    let refs: Vec<&str> = whole.iter().map(String::as_str).collect();
+    embedder.embed_passages(&refs[..16]).expect("warm-up");
+    let started = Instant::now();
+    embedder.embed_passages(&refs).expect("embed");
+    let own = cut as f64 / started.elapsed().as_secs_f64();
+
+    let fed: usize = docs.iter().map(|d| passages_tokens(d, &count)).sum();
+    let mut passages_docs = docs.clone();
+    let started = Instant::now();
+    quarry_sync::embed_docs(&embedder, &mut passages_docs).expect("embed");
+    let passages = started.elapsed().as_secs_f64();
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true).expect("index");
+    for chunk in docs.chunks(500) {
+        index
+            .write(WriteBatch {
+                upserts: chunk.to_vec(),
+                ..WriteBatch::default()
+            })
+            .expect("write");
+    }
+    let started = Instant::now();
+    quarry_sync::embed_all_pending(&index, &embedder, &AtomicBool::new(false), |_, _| {})
+        .expect("embed the pending documents");
+    let queue = started.elapsed().as_secs_f64();
+
+    println!("tokens a second (each token of a document counted once by the queue's rows):");
+    println!("  the embedder, whole documents cut at 256    {own:9.0}");
+    println!(
+        "  their passages, all at once, no index       {:9.0}   ({fed} tokens fed, {:.2}x the documents')",
+        once as f64 / passages,
+        fed as f64 / once as f64
+    );
+    println!(
+        "  the queue (index to index)                  {:9.0}   ({queue:.1} s)",
+        once as f64 / queue
+    );
+    println!(
+        "  ratio queue / embedder {:.2} (aim: >= 0.90)",
+        once as f64 / queue / own
+    );
+}
+
+/// Tokens the model is fed for `doc`: each passage after its heading (title), as `embed_docs`
+/// builds them.
+fn passages_tokens(doc: &IndexDoc, count: &impl Fn(&str) -> usize) -> usize {
+    let title = &doc.info.meta.title;
+    let passages = quarry_embed::chunk(&doc.text, &doc.page_starts);
+    if passages.is_empty() {
+        return count(title);
+    }
+    passages
+        .iter()
+        .map(|p| count(&format!("{title}\n{}", &doc.text[p.start..p.end])).min(256))
+        .sum()
+}
+
+/// Up to `limit` documents of the four collections, in turn.
+fn real_docs(limit: usize) -> Vec<IndexDoc> {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
+    let mut docs = Vec::new();
+    for collection in ["med", "cisi", "cacm", "cranfield"] {
+        let Ok(text) = std::fs::read_to_string(root.join(collection).join("corpus.jsonl")) else {
+            continue;
+        };
+        for line in text.lines() {
+            if docs.len() >= limit {
+                return docs;
+            }
+            let Ok(doc) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let body = doc["text"].as_str().unwrap_or_default().to_owned();
+            let title = doc["title"].as_str().unwrap_or_default().to_owned();
+            let id = format!("{collection}-{}", docs.len());
+            docs.push(IndexDoc {
+                info: DocInfo {
+                    connector: ConnectorId::parse("cn_bench").expect("valid id"),
+                    doc_id: DocId::parse(id.clone()).expect("valid id"),
+                    meta: DocMeta {
+                        title: if title.is_empty() { id } else { title },
+                        path: None,
+                        url: None,
+                        mime_type: "text/plain".into(),
+                        size_bytes: body.len() as u64,
+                        update_time_ms: 1_735_689_600_000 + docs.len() as i64,
+                    },
+                },
+                text: body,
+                page_starts: Vec::new(),
+                metadata: Vec::new(),
+                embedding: None,
+            });
+        }
+    }
+    docs
+}
