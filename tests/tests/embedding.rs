@@ -151,3 +151,23 @@ fn a_models_prompts_go_before_its_queries_and_passages_and_into_its_id() {
     );
     assert!(!prompted.id().ends_with(&digest[..12]), "{}", prompted.id());
 }
+
+#[test]
+fn passages_told_to_stop_come_back_without_vectors() {
+    let embedder = embedder();
+    let texts = ["a dog runs in the park"; 40];
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let all = embedder
+        .embed_passages_until(&texts, &stop)
+        .expect("embeds")
+        .expect("not stopped");
+    assert_eq!(all.len(), texts.len());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        embedder
+            .embed_passages_until(&texts, &stop)
+            .expect("no error")
+            .is_none(),
+        "a stop is seen before the next batch"
+    );
+}

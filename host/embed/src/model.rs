@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ort::session::Session;
@@ -259,11 +260,28 @@ impl Embedder {
     /// Embeds passages (after the model's passage prompt), in length-sorted batches; vectors
     /// come back in the order of `texts`, each of unit length.
     pub fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let never = AtomicBool::new(false);
+        Ok(self
+            .embed_passages_until(texts, &never)?
+            .unwrap_or_default())
+    }
+
+    /// [`Embedder::embed_passages`], looking at `stop` between batches: `None` once it is set
+    /// (what was embedded is dropped). Give it many passages at once: the fewer their lengths
+    /// differ within a batch, the less work padding wastes.
+    pub fn embed_passages_until(
+        &self,
+        texts: &[&str],
+        stop: &AtomicBool,
+    ) -> Result<Option<Vec<Vec<f32>>>, EmbedError> {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         // Sorting by length keeps padding (wasted work) small within a batch.
         order.sort_by_key(|&i| texts[i].len());
         let mut out = vec![Vec::new(); texts.len()];
         for batch in order.chunks(BATCH) {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             let prompted: Vec<Cow<'_, str>> = batch
                 .iter()
                 .map(|&i| self.prompts.passage(texts[i]))
@@ -273,7 +291,7 @@ impl Embedder {
                 out[i] = v;
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// Embeds passages as one batch, in order (no sorting, no splitting): for measuring batch

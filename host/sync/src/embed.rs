@@ -2,6 +2,7 @@
 //! passage is about) go through the model in one length-sorted pass per batch.
 
 use std::borrow::BorrowMut;
+use std::sync::atomic::AtomicBool;
 
 use quarry_embed::{Embedder, chunk};
 use quarry_index::{Embedding, IndexDoc};
@@ -13,6 +14,16 @@ use crate::SyncError;
 pub fn embed_docs<D: BorrowMut<IndexDoc>>(
     embedder: &Embedder,
     docs: &mut [D],
+) -> Result<(), SyncError> {
+    embed_docs_until(embedder, docs, &AtomicBool::new(false))
+}
+
+/// [`embed_docs`], with every passage of `docs` sorted by length together (the more documents,
+/// the less padding), looking at `stop` between batches: [`SyncError::Stopped`] once it is set.
+pub fn embed_docs_until<D: BorrowMut<IndexDoc>>(
+    embedder: &Embedder,
+    docs: &mut [D],
+    stop: &AtomicBool,
 ) -> Result<(), SyncError> {
     let mut texts: Vec<String> = Vec::new();
     let mut ranges: Vec<Vec<(u32, u32)>> = Vec::with_capacity(docs.len());
@@ -37,8 +48,9 @@ pub fn embed_docs<D: BorrowMut<IndexDoc>>(
     }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut vectors = embedder
-        .embed_passages(&refs)
+        .embed_passages_until(&refs, stop)
         .map_err(SyncError::Embed)?
+        .ok_or(SyncError::Stopped)?
         .into_iter();
     for (doc, doc_ranges) in docs.iter_mut().zip(ranges) {
         let doc: &mut IndexDoc = doc.borrow_mut();

@@ -14,17 +14,15 @@ use quarry_embed::Embedder;
 use quarry_index::SearchIndex;
 
 use crate::SyncError;
-use crate::embed::embed_docs;
+use crate::embed::embed_docs_until;
 
 /// Documents taken from the index per round (one commit).
-const ROUND_DOCS: usize = 64;
+const ROUND_DOCS: usize = 256;
 /// Text taken per round at most (a long document alone may exceed it).
-const ROUND_BYTES: usize = 8 << 20;
-/// Documents embedded at once within a round; a stop is noticed between them.
-const GROUP_DOCS: usize = 16;
+const ROUND_BYTES: usize = 2 << 20;
 /// How long the queue waits after an error before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(30);
-/// How long dropping the queue waits for a group being embedded to finish.
+/// How long dropping the queue waits for a batch being embedded to finish.
 const STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// The background thread that computes pending vectors; stopped when dropped.
@@ -65,8 +63,7 @@ impl EmbeddingQueue {
 
 impl Drop for EmbeddingQueue {
     /// Stops the queue: a round under way is dropped (its documents stay pending). Waits a
-    /// little for the group being embedded; a longer one (a very long document) ends on its
-    /// own, its vectors unstored.
+    /// little for the batch being embedded; a longer one ends on its own, its vectors unstored.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.unpark();
@@ -117,13 +114,10 @@ pub fn embed_round(
 ) -> Result<usize, SyncError> {
     let mut pending = index.pending_vectors(embedder.id(), ROUND_DOCS, ROUND_BYTES)?;
     let taken = pending.len();
-    for group in pending.chunks_mut(GROUP_DOCS) {
-        if stop.load(Ordering::Relaxed) {
-            return Err(SyncError::Stopped);
-        }
-        let mut docs: Vec<_> = group.iter_mut().map(|p| &mut p.doc).collect();
-        embed_docs(embedder, &mut docs)?;
-    }
+    // The round's passages together, sorted by length: embedded in groups of 16 documents,
+    // their batches padded a third of the model's time away (`make bench`, embedding_queue).
+    let mut docs: Vec<_> = pending.iter_mut().map(|p| &mut p.doc).collect();
+    embed_docs_until(embedder, &mut docs, stop)?;
     if stop.load(Ordering::Relaxed) {
         return Err(SyncError::Stopped);
     }
