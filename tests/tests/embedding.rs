@@ -153,6 +153,74 @@ fn a_models_prompts_go_before_its_queries_and_passages_and_into_its_id() {
 }
 
 #[test]
+fn new_weights_in_the_same_folder_give_a_new_id_and_the_old_vectors_are_computed_again() {
+    let old = embedder();
+    let root = tempfile::tempdir().expect("temp dir");
+    let source = quarry_tests::model_dir();
+    let name = source.file_name().expect("the model folder has a name");
+    let dir = root.path().join(name);
+    std::fs::create_dir_all(dir.join("onnx")).expect("model folder");
+    for file in ["tokenizer.json", "config.json", "onnx/model.onnx"] {
+        std::fs::copy(source.join(file), dir.join(file)).expect("copies the model's files");
+    }
+    // The same graph over weights one bit apart: a model of its own.
+    let mut weights = std::fs::read(source.join("onnx/model.onnx.data")).expect("the weights");
+    let last = weights.len() - 1;
+    weights[last] ^= 1;
+    std::fs::write(dir.join("onnx/model.onnx.data"), weights).expect("writes the weights");
+    let new = Embedder::load(&EmbedConfig {
+        model_dir: dir.clone(),
+        runtime_library: quarry_tests::ort_lib(),
+        threads: 2,
+    })
+    .expect("the changed copy loads");
+    assert_ne!(new.id(), old.id(), "new weights, new id");
+    assert_eq!(
+        quarry_embed::model_id(&dir).expect("the id without loading"),
+        new.id()
+    );
+
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let index = quarry_index::SearchIndex::open(index_dir.path(), true).expect("index");
+    let mut doc = quarry_index::IndexDoc {
+        info: quarry_index::DocInfo {
+            connector: quarry_core::ConnectorId::parse("cn_models").expect("valid id"),
+            doc_id: quarry_core::DocId::parse("note").expect("valid id"),
+            meta: quarry_core::DocMeta {
+                title: "note".into(),
+                path: None,
+                url: None,
+                mime_type: "text/plain".into(),
+                size_bytes: 24,
+                update_time_ms: 1_735_689_600_000,
+            },
+        },
+        text: "a dog runs in the park".into(),
+        page_starts: Vec::new(),
+        metadata: Vec::new(),
+        embedding: None,
+    };
+    quarry_sync::embed_docs(&old, std::slice::from_mut(&mut doc)).expect("embeds");
+    index
+        .write(quarry_index::WriteBatch {
+            upserts: vec![doc],
+            ..quarry_index::WriteBatch::default()
+        })
+        .expect("writes");
+    assert_eq!(index.pending_count(old.id(), None).expect("count"), 0);
+    assert_eq!(
+        index.pending_count(new.id(), None).expect("count"),
+        1,
+        "vectors of the old id count as missing for the new model"
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let embedded = quarry_sync::embed_all_pending(&index, &new, &stop, |_, _| {})
+        .expect("computes them again");
+    assert_eq!(embedded, 1);
+    assert_eq!(index.pending_count(new.id(), None).expect("count"), 0);
+}
+
+#[test]
 fn passages_told_to_stop_come_back_without_vectors() {
     let embedder = embedder();
     let texts = ["a dog runs in the park"; 40];
