@@ -1,5 +1,7 @@
 //! The embedding queue beside its embedder, in one run on the same real documents (abstracts of
 //! `../shared/eval`), counted in tokens:
+//! - sentence-transformers on PyTorch, the same documents cut at 256 tokens, the best of batches
+//!   8 and 16 (`quarry_tests::bench::sentence_transformers`);
 //! - the embedder's own rate: every document's title and text embedded in one length-sorted
 //!   pass, cut at the model's 256 tokens as sentence-transformers cuts it;
 //! - the queue's rate: the same documents written to a real index without vectors, then
@@ -64,6 +66,14 @@ fn main() {
     let started = Instant::now();
     embedder.embed_passages(&refs).expect("embed");
     let own = cut as f64 / started.elapsed().as_secs_f64();
+    // The same texts through sentence-transformers, which cuts them at 256 tokens too.
+    let torch = [8, 16]
+        .into_iter()
+        .filter_map(|batch| quarry_tests::bench::sentence_transformers(&whole, threads, batch))
+        .map(|rate| rate.passages_per_s * cut as f64 / whole.len() as f64)
+        .fold(None, |best: Option<f64>, rate| {
+            Some(best.map_or(rate, |b| b.max(rate)))
+        });
 
     let fed: usize = docs.iter().map(|d| passages_tokens(d, &count)).sum();
     let mut passages_docs = docs.clone();
@@ -87,6 +97,13 @@ fn main() {
     let queue = started.elapsed().as_secs_f64();
 
     println!("tokens a second (each token of a document counted once by the queue's rows):");
+    match torch {
+        Some(rate) => println!(
+            "  sentence-transformers, the same, batch 8/16 {rate:9.0}   (embedder / it {:.2}x)",
+            own / rate
+        ),
+        None => println!("  sentence-transformers: skipped (run scripts/bench-venv.sh)"),
+    }
     println!("  the embedder, whole documents cut at 256    {own:9.0}");
     println!(
         "  their passages, all at once, no index       {:9.0}   ({fed} tokens fed, {:.2}x the documents')",
@@ -101,6 +118,12 @@ fn main() {
         "  ratio queue / embedder {:.2} (aim: >= 0.90)",
         once as f64 / queue / own
     );
+    if let Some(rate) = torch {
+        println!(
+            "  ratio queue / sentence-transformers {:.2}",
+            once as f64 / queue / rate
+        );
+    }
 }
 
 /// Tokens the model is fed for `doc`: each passage after its heading (title), as `embed_docs`

@@ -131,50 +131,21 @@ fn beside_pytorch(embedder: &Embedder, threads: usize) {
         "  ours (ONNX Runtime, {}, batch 16)  {ours:8.1} passages/s",
         embedder.id()
     );
-    let venv = std::env::var_os("QUARRY_ST_BENCH").map_or_else(
-        || {
-            std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/quarry/tools/st-bench")
-        },
-        std::path::PathBuf::from,
-    );
-    let python = venv.join("bin/python");
-    if !python.is_file() {
-        println!(
-            "  sentence-transformers: skipped (run scripts/bench-venv.sh; `make bench` does)\n"
-        );
-        return;
-    }
-    let file =
-        std::env::temp_dir().join(format!("quarry-bench-passages-{}.json", std::process::id()));
-    std::fs::write(&file, serde_json::to_vec(&passages).expect("json")).expect("write passages");
-    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/st_embed.py");
     let mut best = 0.0f64;
     for batch in [8, 16, 32] {
-        let output = std::process::Command::new(&python)
-            .arg(&script)
-            .arg("auto")
-            .arg(&file)
-            .arg(threads.to_string())
-            .arg(batch.to_string())
-            .output()
-            .expect("python runs");
-        assert!(
-            output.status.success(),
-            "st_embed.py failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let answer: serde_json::Value =
-            serde_json::from_slice(&output.stdout).expect("st_embed.py prints JSON");
-        let theirs = answer["passages_per_s"].as_f64().unwrap_or(0.0);
-        best = best.max(theirs);
+        let Some(theirs) = quarry_tests::bench::sentence_transformers(&passages, threads, batch)
+        else {
+            println!(
+                "  sentence-transformers: skipped (run scripts/bench-venv.sh; `make bench` does)\n"
+            );
+            return;
+        };
+        best = best.max(theirs.passages_per_s);
         println!(
-            "  sentence-transformers {} (torch {}, fp32, batch {batch})  {theirs:8.1} passages/s",
-            answer["sentence_transformers"].as_str().unwrap_or("?"),
-            answer["torch"].as_str().unwrap_or("?"),
+            "  sentence-transformers {} (torch {}, fp32, batch {batch})  {:8.1} passages/s",
+            theirs.sentence_transformers, theirs.torch, theirs.passages_per_s
         );
     }
-    let _ = std::fs::remove_file(&file);
     println!(
         "  ratio ours / best of PyTorch {:.2}x (aim: >= 1)\n",
         ours / best

@@ -81,6 +81,63 @@ pub fn status_mib(pid: u32, field: &str) -> Option<f64> {
     crate::proc_status::status_kib(pid, field).map(|kib| kib as f64 / 1024.0)
 }
 
+/// sentence-transformers on PyTorch embedding the same passages with the same model: the
+/// embedding benches' baseline (`tests/bench/st_embed.py`).
+pub struct TorchRate {
+    /// Passages a second, the best of two passes.
+    pub passages_per_s: f64,
+    /// PyTorch's version.
+    pub torch: String,
+    /// sentence-transformers' version.
+    pub sentence_transformers: String,
+}
+
+/// Runs `tests/bench/st_embed.py` on `passages` (fp32, `threads` threads, batches of `batch`)
+/// in the bench-only virtualenv (`QUARRY_ST_BENCH`, or `~/.cache/quarry/tools/st-bench`, which
+/// `scripts/bench-venv.sh` installs); `None` when that virtualenv is not there.
+pub fn sentence_transformers(
+    passages: &[String],
+    threads: usize,
+    batch: usize,
+) -> Option<TorchRate> {
+    let venv = std::env::var_os("QUARRY_ST_BENCH").map_or_else(
+        || {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/quarry/tools/st-bench")
+        },
+        std::path::PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("passages.json");
+    std::fs::write(&file, serde_json::to_vec(passages).expect("json")).expect("write passages");
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/st_embed.py");
+    let output = std::process::Command::new(&python)
+        .arg(&script)
+        .arg("auto")
+        .arg(&file)
+        .arg(threads.to_string())
+        .arg(batch.to_string())
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "st_embed.py failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("st_embed.py prints JSON");
+    let text = |key: &str| answer[key].as_str().unwrap_or("?").to_owned();
+    Some(TorchRate {
+        passages_per_s: answer["passages_per_s"].as_f64().unwrap_or(0.0),
+        torch: text("torch"),
+        sentence_transformers: text("sentence_transformers"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
