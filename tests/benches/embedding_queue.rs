@@ -12,22 +12,18 @@
 //!
 //! `QUARRY_BENCH_QUEUE_DOCS` sets how many documents (default 2,000). `make bench` runs it.
 
+#[path = "common/embedder.rs"]
+mod embedder;
+
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_embed::{EmbedConfig, Embedder};
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
 use tokenizers::Tokenizer;
 
 fn main() {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let embedder = Embedder::load(&EmbedConfig {
-        model_dir: quarry_tests::model_dir(),
-        runtime_library: quarry_tests::ort_lib(),
-        threads,
-    })
-    .expect("the model loads (run `make setup`)");
+    let (embedder, threads) = embedder::on_every_core();
     let mut tokenizer = Tokenizer::from_file(quarry_tests::model_dir().join("tokenizer.json"))
         .expect("the model's tokenizer loads");
     // Whole texts, unpadded: the cuts are the bench's to make.

@@ -12,10 +12,13 @@
 //! Passage vectors for the latency corpora are random unit vectors (an exact scan costs the
 //! same whatever the values); queries are embedded by the real model. `make bench` runs it.
 
+#[path = "common/embedder.rs"]
+mod embedder;
+
 use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_embed::{EmbedConfig, Embedder};
+use quarry_embed::Embedder;
 use quarry_index::{
     DocInfo, Embedding, Fusion, IndexDoc, Ranking, SearchIndex, SearchRequest, SemanticQuery,
     WriteBatch,
@@ -27,13 +30,7 @@ const PASSAGES_PER_DOC: usize = 4;
 const WORDS_PER_PASSAGE: usize = 75;
 
 fn main() {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let embedder = Embedder::load(&EmbedConfig {
-        model_dir: quarry_tests::model_dir(),
-        runtime_library: quarry_tests::ort_lib(),
-        threads,
-    })
-    .expect("the model loads (run `make setup`)");
+    let (embedder, threads) = embedder::on_every_core();
     let words = vocabulary(5000);
     let mut rng = Rng(7);
     println!(
