@@ -6,7 +6,8 @@
 //! - embedding throughput: passages/s of 100-token passages as the sync embeds them (batches of
 //!   16, length-sorted), beside the same engine at batch 64;
 //! - indexing throughput with embeddings beside the same documents without;
-//! - semantic and hybrid latency (query embedding included: every query is new) beside keyword
+//! - semantic and hybrid latency (query embedding included: every query is new; hybrid as
+//!   the API runs it, two passes, and `ranks`, the one-pass fusion before it) beside keyword
 //!   latency, at 10,000 and 100,000 passages.
 //!
 //! Passage vectors for the latency corpora are random unit vectors (an exact scan costs the
@@ -257,9 +258,10 @@ fn latency(embedder: &Embedder, words: &[String], rng: &mut Rng, passages: usize
         .collect();
     let (p50, p99) = percentiles(query_times);
     println!("{passages:>9} {:>9} {p50:>9.2} {p99:>9.2}", "embedding");
-    let modes: [(&str, Option<Fusion>); 3] = [
+    let modes: [(&str, Option<Fusion>); 4] = [
         ("keyword", None),
         ("semantic", Some(Fusion::SEMANTIC_ONLY)),
+        ("ranks", Some(Fusion::RANKS)),
         ("hybrid", Some(Fusion::HYBRID)),
     ];
     // Load each segment's vectors once, as a running server has.

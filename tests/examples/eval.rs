@@ -3,9 +3,11 @@
 //! the search the API runs, in keyword, semantic and hybrid mode; prints nDCG@10 and Recall@100
 //! beside the reference BM25 row. Queries are passed as plain words (see [`as_words`]).
 //!
-//! `cargo run --release -p quarry-tests --example eval -- [DIR] [--fusion K:KEYWORD:SEMANTIC]...`
-//! Indexes are kept under `~/.cache/quarry/eval` per model, so later runs only search; extra
-//! `--fusion` settings are measured beside the default (to choose it, not to tune per query).
+//! Then every ranking lever of [`Fusion`] alone against the ranking before them, and the
+//! default now, on the four collections (`docs/embedding.md`, "Sharper ranking").
+//!
+//! `cargo run --release -p quarry-tests --example eval -- [DIR]`. Indexes are kept under
+//! `~/.cache/quarry/eval` per model, so later runs only search.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use quarry_embed::Embedder;
-use quarry_index::{Fusion, SearchIndex};
+use quarry_index::{Combine, Fusion, Passages, SearchIndex, TermFeedback, VectorFeedback};
 use serde_json::Value;
 
 use crate::relevance::Doc;
@@ -36,48 +38,206 @@ struct Collection {
     qrels: HashMap<String, HashMap<String, i64>>,
 }
 
+/// The fused ranking before the levers were measured (issue 37).
+const BEFORE: Fusion = Fusion::RANKS;
+
+/// A lever is kept when it raises the mean and lowers no collection by more than this.
+const MAX_LOSS: f64 = 0.005;
+
+/// Rows measured against the default (a lever on top of it, or one taken off), not against
+/// [`BEFORE`].
+const DEFAULT_PLUS_RM3: &str = "the default + RM3 5 docs, 10 terms, 0.8";
+const DEFAULT_WITHOUT_TIERS: &str = "the default, keyword side without tiers";
+
+/// Each lever against [`BEFORE`]: one setting changed, then the kept ones together (the
+/// settings around each were measured too; `docs/embedding.md` has the neighbours).
+fn levers() -> Vec<(&'static str, Fusion)> {
+    let rm3 = |docs, terms, original| {
+        Some(TermFeedback {
+            docs,
+            terms,
+            original,
+        })
+    };
+    let vectors = |docs, weight| Some(VectorFeedback { docs, weight });
+    let scores = |keyword| Fusion {
+        combine: Combine::Scores,
+        keyword,
+        ..BEFORE
+    };
+    let bounded = |keyword| Fusion {
+        combine: Combine::BoundedScores,
+        keyword,
+        ..BEFORE
+    };
+    vec![
+        (
+            "keyword side by BM25 alone (no tiers)",
+            Fusion {
+                tiers: false,
+                ..BEFORE
+            },
+        ),
+        (
+            "title weight 0.5",
+            Fusion {
+                title: 0.5,
+                ..BEFORE
+            },
+        ),
+        (
+            "title weight 1",
+            Fusion {
+                title: 1.0,
+                ..BEFORE
+            },
+        ),
+        (
+            "passages: mean of the best 2",
+            Fusion {
+                passages: Passages::MeanOfBest(2),
+                ..BEFORE
+            },
+        ),
+        (
+            "passages: best + 0.5 x second",
+            Fusion {
+                passages: Passages::BestAndSecond(0.5),
+                ..BEFORE
+            },
+        ),
+        ("scaled scores, keyword 0.8", scores(0.8)),
+        ("scaled scores, keyword 0.5", scores(0.5)),
+        ("scaled scores, keyword 0.4", scores(0.4)),
+        ("bounded scores, keyword 0.8", bounded(0.8)),
+        ("bounded scores, keyword 0.5", bounded(0.5)),
+        (
+            "RM3: 5 docs, 10 terms, query 0.8",
+            Fusion {
+                term_feedback: rm3(5, 10, 0.8),
+                ..BEFORE
+            },
+        ),
+        (
+            "RM3: 10 docs, 10 terms, query 0.5",
+            Fusion {
+                term_feedback: rm3(10, 10, 0.5),
+                ..BEFORE
+            },
+        ),
+        (
+            "RM3: 10 docs, 20 terms, query 0.7",
+            Fusion {
+                term_feedback: rm3(10, 20, 0.7),
+                ..BEFORE
+            },
+        ),
+        (
+            "vector feedback: 3 docs, 0.3",
+            Fusion {
+                vector_feedback: vectors(3, 0.3),
+                ..BEFORE
+            },
+        ),
+        (
+            "vector feedback: 3 docs, 0.5",
+            Fusion {
+                vector_feedback: vectors(3, 0.5),
+                ..BEFORE
+            },
+        ),
+        (
+            "vector feedback: 5 docs, 0.5",
+            Fusion {
+                vector_feedback: vectors(5, 0.5),
+                ..BEFORE
+            },
+        ),
+        (
+            "vector feedback: 10 docs, 1",
+            Fusion {
+                vector_feedback: vectors(10, 1.0),
+                ..BEFORE
+            },
+        ),
+        (
+            "scaled scores 0.5 + vector feedback 3, 0.5",
+            Fusion {
+                vector_feedback: vectors(3, 0.5),
+                ..scores(0.5)
+            },
+        ),
+        (
+            "scaled scores 0.4 + vector feedback 2, 0.5",
+            Fusion {
+                vector_feedback: vectors(2, 0.5),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled scores 0.4 + vector feedback 3, 0.4",
+            Fusion {
+                vector_feedback: vectors(3, 0.4),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled scores 0.4 + vector feedback 3, 0.6",
+            Fusion {
+                vector_feedback: vectors(3, 0.6),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled scores 0.3 + vector feedback 3, 0.5",
+            Fusion {
+                vector_feedback: vectors(3, 0.5),
+                ..scores(0.3)
+            },
+        ),
+        (
+            "the default + RM3 5 docs, 10 terms, 0.8",
+            Fusion {
+                term_feedback: rm3(5, 10, 0.8),
+                ..Fusion::HYBRID
+            },
+        ),
+        (
+            "the default, keyword side without tiers",
+            Fusion {
+                tiers: false,
+                ..Fusion::HYBRID
+            },
+        ),
+    ]
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
-    let mut fusions = vec![("hybrid".to_owned(), Fusion::HYBRID)];
-    while let Some(arg) = args.next() {
-        if arg == "--fusion" {
-            let spec = args.next().ok_or("--fusion needs K:KEYWORD:SEMANTIC")?;
-            let parts: Vec<f32> = spec
-                .split(':')
-                .map(str::parse)
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("--fusion {spec}: {e}"))?;
-            let [k, keyword, semantic] = parts[..] else {
-                return Err(format!("--fusion {spec}: want K:KEYWORD:SEMANTIC").into());
-            };
-            fusions.push((
-                format!("rrf {spec}"),
-                Fusion {
-                    k,
-                    keyword,
-                    semantic,
-                },
-            ));
-        } else {
-            dir = PathBuf::from(arg);
-        }
-    }
+    let dir = std::env::args().nth(1).map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval"),
+        PathBuf::from,
+    );
     let embedder = Arc::new(relevance::embedder()?);
+    let mut modes: Vec<(String, Option<Fusion>)> = vec![
+        ("keyword".into(), None),
+        ("semantic".into(), Some(Fusion::SEMANTIC_ONLY)),
+        ("hybrid before".into(), Some(BEFORE)),
+        ("hybrid".into(), Some(Fusion::HYBRID)),
+    ];
+    let levers = levers();
+    modes.extend(
+        levers
+            .iter()
+            .map(|(name, f)| ((*name).to_owned(), Some(*f))),
+    );
     let mut rows = Vec::new();
     for (name, ref_ndcg, ref_recall) in REFERENCE {
         let collection = load(&dir.join(name))?;
         let index = relevance::build_index(&collection.name, &collection.docs, Some(&embedder))?;
-        let mut modes: Vec<(String, Option<Fusion>)> = vec![
-            ("keyword".into(), None),
-            ("semantic".into(), Some(Fusion::SEMANTIC_ONLY)),
-        ];
-        modes.extend(fusions.iter().map(|(n, f)| (n.clone(), Some(*f))));
         let started = Instant::now();
         let mut scores = Vec::new();
-        for (mode, fusion) in &modes {
-            let (ndcg, recall) = evaluate(&collection, &index, &embedder, *fusion)?;
-            scores.push((mode.clone(), ndcg, recall));
+        for (_, fusion) in &modes {
+            scores.push(evaluate(&collection, &index, &embedder, *fusion)?);
         }
         let searches = collection.qrels.len() * modes.len();
         println!(
@@ -89,23 +249,77 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rows.push((name, scores, ref_ndcg, ref_recall));
     }
     println!("\nnDCG@10 / Recall@100 (reference: BM25 with stemming and stop words)\n");
-    let header: Vec<String> = rows
-        .first()
-        .map(|(_, s, _, _)| s.iter().map(|(m, _, _)| m.clone()).collect())
-        .unwrap_or_default();
+    let shown = 4;
+    let header: Vec<&str> = modes.iter().take(shown).map(|(m, _)| m.as_str()).collect();
     println!("| collection | {} | BM25 reference |", header.join(" | "));
-    println!("|---|{}---|", "---|".repeat(header.len()));
+    println!("|---|{}---|", "---|".repeat(shown));
     for (name, scores, ref_ndcg, ref_recall) in &rows {
         let cells: Vec<String> = scores
             .iter()
-            .map(|(_, n, r)| format!("{n:.3} / {r:.3}"))
+            .take(shown)
+            .map(|(n, r)| format!("{n:.3} / {r:.3}"))
             .collect();
         println!(
             "| {name} | {} | {ref_ndcg:.3} / {ref_recall:.3} |",
             cells.join(" | ")
         );
     }
+    print_levers(&modes, &rows);
     Ok(())
+}
+
+/// A collection's row: its name, every mode's (nDCG@10, Recall@100), and the reference's.
+type Row = (&'static str, Vec<(f64, f64)>, f64, f64);
+
+/// Every lever's hybrid nDCG@10 against the ranking before them (mode 2; the rows on top of the
+/// default against the default, mode 3), and whether it is kept: a higher mean and no
+/// collection lower by more than [`MAX_LOSS`]; last the default against the ranking before.
+fn print_levers(modes: &[(String, Option<Fusion>)], rows: &[Row]) {
+    let names: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    println!(
+        "\nhybrid nDCG@10 by lever, against \"hybrid before\" (\"the default ...\" rows against \
+         the default; kept: a higher mean, none lower by more than {MAX_LOSS})\n"
+    );
+    println!(
+        "| lever | {} | mean | change | worst | kept |",
+        names.join(" | ")
+    );
+    println!("|---|{}---|---|---|---|", "---|".repeat(names.len()));
+    let ndcg = |mode: usize| -> Vec<f64> { rows.iter().map(|r| r.1[mode].0).collect() };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut order: Vec<usize> = vec![2];
+    order.extend(4..modes.len());
+    order.push(3);
+    for mode in order {
+        let name = modes[mode].0.as_str();
+        let against = match name {
+            DEFAULT_PLUS_RM3 | DEFAULT_WITHOUT_TIERS => ndcg(3),
+            _ => ndcg(2),
+        };
+        let values = ndcg(mode);
+        let change = mean(&values) - mean(&against);
+        let worst = values
+            .iter()
+            .zip(&against)
+            .map(|(v, b)| v - b)
+            .fold(f64::MAX, f64::min);
+        let kept = match mode {
+            2 => "",
+            _ if change > 0.0 && worst >= -MAX_LOSS => "yes",
+            _ => "no",
+        };
+        let cells: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
+        let name = if mode == 3 {
+            "**hybrid now (the default)**"
+        } else {
+            name
+        };
+        println!(
+            "| {name} | {} | {:.3} | {change:+.3} | {worst:+.3} | {kept} |",
+            cells.join(" | "),
+            mean(&values)
+        );
+    }
 }
 
 fn read_jsonl(path: &Path) -> Result<Vec<Value>, Box<dyn std::error::Error>> {

@@ -44,6 +44,13 @@ pub(crate) struct Compiled {
     /// The query's Chinese, Japanese and Korean words, each as its pairs of characters: a
     /// snippet highlights such a word only where it is whole ([`crate::snippet`]).
     pub cjk_words: Vec<Vec<String>>,
+    /// The words a result must have one of, as index terms (a fused search's title weight
+    /// looks for them in titles).
+    pub words: Vec<Tokens>,
+    /// The stems that rank, with how often the query has each.
+    pub stems: Vec<(String, f32)>,
+    /// The CJK pairs of characters that rank, counted likewise.
+    pub pairs: Vec<(String, f32)>,
 }
 
 /// A ranked document: where it is, its relevance in [0, 1], and for a semantic match the index
@@ -64,7 +71,7 @@ pub(crate) struct Page {
 type Clauses = Vec<(Occur, Box<dyn Query>)>;
 
 /// A word or phrase as index terms, each with its position in the phrase.
-type Tokens = Vec<(usize, String)>;
+pub(crate) type Tokens = Vec<(usize, String)>;
 
 /// Compiles the parts of a query; `None` when nothing positive is left to look for (only
 /// exclusions, or words the analyzer drops such as punctuation).
@@ -102,6 +109,9 @@ pub(crate) fn compile(
         allowed: with_common(Vec::new(), &common),
         literal,
         cjk_words,
+        words,
+        stems,
+        pairs,
     })
 }
 
@@ -232,7 +242,7 @@ fn any_word(words: &[Tokens], common: &Clauses, fields: &Fields) -> Box<dyn Quer
 /// The documents of `matching`, scored by BM25 over the stems and, for CJK words, over their
 /// pairs of characters in title and text: the literal query decides which documents match,
 /// adding nothing to the score.
-fn scored_by_stems(
+pub(crate) fn scored_by_stems(
     matching: Box<dyn Query>,
     stems: &[(String, f32)],
     pairs: &[(String, f32)],
@@ -366,7 +376,8 @@ pub(crate) fn page(
     let ranked = match request.sort_by {
         SortBy::Relevance => by_relevance(
             searcher,
-            compiled,
+            &*compiled.any,
+            compiled.all.as_deref(),
             Window::new(total, request.offset, limit, request.order),
         )?,
         SortBy::UpdateTime => by_time(searcher, compiled, request.offset, limit, request.order)?,
@@ -384,19 +395,20 @@ pub(crate) fn page(
     })
 }
 
-/// The first `limit` documents of the relevance order, best first.
+/// The first `limit` documents of the relevance order of `any` (the documents with at least
+/// one word) and `all` (those with every word), best first, with their scores in [0, 1).
 pub(crate) fn best(
     searcher: &Searcher,
-    compiled: &Compiled,
+    any: &dyn Query,
+    all: Option<&dyn Query>,
     limit: usize,
-) -> Result<Vec<DocAddress>, IndexError> {
+) -> Result<Vec<(DocAddress, f32)>, IndexError> {
     let window = Window {
         start: 0,
         len: limit,
         reversed: false,
     };
-    let ranked = by_relevance(searcher, compiled, window)?;
-    Ok(ranked.into_iter().map(|(address, _)| address).collect())
+    by_relevance(searcher, any, all, window)
 }
 
 /// Where a page lies in the descending relevance order: `len` documents from `start`, reversed
@@ -435,7 +447,8 @@ impl Window {
 /// (tier 2), each by BM25.
 fn by_relevance(
     searcher: &Searcher,
-    compiled: &Compiled,
+    any: &dyn Query,
+    all: Option<&dyn Query>,
     Window {
         start,
         len,
@@ -446,16 +459,16 @@ fn by_relevance(
         return Ok(Vec::new());
     }
     let mut window = Vec::with_capacity(len);
-    match &compiled.all {
-        None => window.extend(top(searcher, &*compiled.any, start, len, true)?),
+    match all {
+        None => window.extend(top(searcher, any, start, len, true)?),
         Some(all) => {
-            let tier1 = searcher.search(&**all, &Count)?;
+            let tier1 = searcher.search(all, &Count)?;
             if start < tier1 {
-                window.extend(top(searcher, &**all, start, len.min(tier1 - start), true)?);
+                window.extend(top(searcher, all, start, len.min(tier1 - start), true)?);
             }
             if window.len() < len {
                 let rest: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                    (Occur::Must, compiled.any.box_clone()),
+                    (Occur::Must, any.box_clone()),
                     (Occur::MustNot, all.box_clone()),
                 ]));
                 let skip = start.saturating_sub(tier1);
@@ -477,6 +490,19 @@ fn top(
     limit: usize,
     tier1: bool,
 ) -> Result<Vec<(DocAddress, f32)>, IndexError> {
+    Ok(scored(searcher, query, offset, limit)?
+        .into_iter()
+        .map(|(address, score)| (address, tiered_score(score, tier1)))
+        .collect())
+}
+
+/// `limit` documents of `query` from `offset` by its score alone (BM25), best first, with it.
+pub(crate) fn scored(
+    searcher: &Searcher,
+    query: &dyn Query,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<(DocAddress, f32)>, IndexError> {
     let docs = searcher.search(
         query,
         &TopDocs::with_limit(limit.max(1))
@@ -485,7 +511,7 @@ fn top(
     )?;
     Ok(docs
         .into_iter()
-        .map(|(score, address)| (address, tiered_score(score, tier1)))
+        .map(|(score, address)| (address, score))
         .collect())
 }
 

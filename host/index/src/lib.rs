@@ -13,6 +13,7 @@ mod error;
 mod highlight;
 mod hybrid;
 mod keyword;
+mod keyword_side;
 mod merges;
 mod pending;
 mod query_syntax;
@@ -41,7 +42,10 @@ pub use highlight::QueryWords;
 pub use hybrid::POOL;
 pub use pending::Pending;
 pub use query_syntax::{Part, parse as parse_query};
-pub use request::{Filters, Fusion, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder};
+pub use request::{
+    Combine, Filters, Fusion, Passages, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder,
+    TermFeedback, VectorFeedback,
+};
 pub use search::{Hit, SearchResults};
 pub use snippet::Snippet;
 pub use vectors::Embedding;

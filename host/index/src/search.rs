@@ -63,9 +63,9 @@ pub(crate) fn run(
     };
     let (page, pending) = match &request.ranking {
         Ranking::Keyword => (keyword::page(searcher, &compiled, request)?, 0),
-        Ranking::Fused(semantic, fusion) => {
-            hybrid::page(searcher, vectors, request, &compiled, semantic, *fusion)?
-        }
+        Ranking::Fused(semantic, fusion) => hybrid::page(
+            searcher, fields, vectors, request, &compiled, semantic, *fusion,
+        )?,
     };
     let warnings = if pending > 0 {
         vec![pending_warning(pending)]

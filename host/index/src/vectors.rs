@@ -13,6 +13,7 @@ use tantivy::index::SegmentId;
 use tantivy::{DocId, DocSet, SegmentReader, TERMINATED};
 
 use crate::IndexError;
+use crate::request::Passages;
 use crate::schema::Fields;
 
 const HEADER: usize = 2 + 8;
@@ -200,49 +201,114 @@ impl QueryVector {
             q,
         }
     }
+
+    /// The vector back as floats (as quantised).
+    pub(crate) fn to_floats(&self) -> Vec<f32> {
+        self.q.iter().map(|&x| f32::from(x) * self.scale).collect()
+    }
 }
 
 /// Scans one segment: for every document of `docs` (a docset of the documents that pass the
-/// filters, alive ones only), the best passage, when it has vectors of the query's model;
-/// returns how many had none (their vectors are pending).
+/// filters, alive ones only), its best passage and its score as `passages` makes it, when it
+/// has vectors of the query's model; returns how many had none (their vectors are pending).
 pub(crate) fn scan(
     vectors: &SegmentVectors,
     query: &QueryVector,
+    passages: Passages,
     docs: &mut dyn DocSet,
     alive: impl Fn(DocId) -> bool,
     mut found: impl FnMut(Best),
 ) -> u64 {
-    let comparable = vectors.dims == query.q.len();
-    let dims = vectors.dims;
     let mut missing = 0;
+    let mut similarities: Vec<f32> = Vec::new();
     let mut doc = docs.doc();
     while doc != TERMINATED {
-        let (start, end) = vectors.docs.get(doc as usize).copied().unwrap_or((0, 0));
-        if !alive(doc) {
-            doc = docs.advance();
-            continue;
-        }
-        if start >= end || !comparable {
-            missing += 1;
-        } else {
-            let mut best = Best {
-                doc,
-                similarity: f32::MIN,
-                passage: 0,
-            };
-            for p in start as usize..end as usize {
-                let row = &vectors.data[p * dims..(p + 1) * dims];
-                let similarity = dot(row, &query.q) as f32 * vectors.scales[p] * query.scale;
-                if similarity > best.similarity {
-                    best.similarity = similarity;
-                    best.passage = p - start as usize;
-                }
+        if alive(doc) {
+            match best_of(vectors, query, passages, doc, &mut similarities) {
+                Some(best) => found(best),
+                None => missing += 1,
             }
-            found(best);
         }
         doc = docs.advance();
     }
     missing
+}
+
+/// Document `doc`'s best passage and its score as `passages` makes it; `None` when it has no
+/// vectors of the query's model. `similarities` is scratch space.
+pub(crate) fn best_of(
+    vectors: &SegmentVectors,
+    query: &QueryVector,
+    passages: Passages,
+    doc: DocId,
+    similarities: &mut Vec<f32>,
+) -> Option<Best> {
+    let (start, end) = vectors.docs.get(doc as usize).copied().unwrap_or((0, 0));
+    let dims = vectors.dims;
+    if start >= end || dims != query.q.len() {
+        return None;
+    }
+    let mut best = Best {
+        doc,
+        similarity: f32::MIN,
+        passage: 0,
+    };
+    similarities.clear();
+    for p in start as usize..end as usize {
+        let row = &vectors.data[p * dims..(p + 1) * dims];
+        let similarity = dot(row, &query.q) as f32 * vectors.scales[p] * query.scale;
+        if similarity > best.similarity {
+            best.similarity = similarity;
+            best.passage = p - start as usize;
+        }
+        if passages != Passages::Best {
+            similarities.push(similarity);
+        }
+    }
+    best.similarity = aggregate(passages, best.similarity, similarities);
+    Some(best)
+}
+
+/// A document's semantic score from its passages' similarities (`best` the highest; the list
+/// is only filled when `passages` needs more than the best).
+fn aggregate(passages: Passages, best: f32, similarities: &mut [f32]) -> f32 {
+    match passages {
+        Passages::Best => best,
+        Passages::MeanOfBest(n) => {
+            let n = n.clamp(1, similarities.len().max(1));
+            if similarities.len() > n {
+                similarities.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
+            }
+            let top = &similarities[..n.min(similarities.len())];
+            top.iter().sum::<f32>() / top.len().max(1) as f32
+        }
+        Passages::BestAndSecond(weight) => {
+            let second = if similarities.len() > 1 {
+                similarities.select_nth_unstable_by(1, |a, b| b.total_cmp(a));
+                similarities[1]
+            } else {
+                0.0
+            };
+            best + weight * second
+        }
+    }
+}
+
+/// Passage `passage` of document `doc`'s vectors, as floats (`None` when it has no such
+/// passage).
+pub(crate) fn passage_vector(
+    vectors: &SegmentVectors,
+    doc: DocId,
+    passage: usize,
+) -> Option<Vec<f32>> {
+    let (start, end) = vectors.docs.get(doc as usize).copied()?;
+    let p = start as usize + passage;
+    if p >= end as usize {
+        return None;
+    }
+    let scale = vectors.scales[p];
+    let row = vectors.data.get(p * vectors.dims..(p + 1) * vectors.dims)?;
+    Some(row.iter().map(|&x| f32::from(x) * scale).collect())
 }
 
 /// Integer dot product. Written as 16 independent lanes of i16 products summed into i32, the

@@ -1,0 +1,309 @@
+//! The levers of a fused search ([`Fusion`]) against a real tantivy index, each shown changing
+//! a ranking the way it promises: scaled scores, vector and term feedback, title weight,
+//! passage aggregation, and the keyword side's tiers.
+
+use std::sync::Arc;
+
+use common::text_doc;
+
+mod common;
+
+use quarry_core::ConnectorId;
+use quarry_index::{
+    Combine, Embedding, Fusion, IndexDoc, IndexError, Passages, Ranking, SearchIndex,
+    SearchRequest, SearchResults, SemanticQuery, TermFeedback, VectorFeedback, WriteBatch,
+};
+
+const MODEL: &str = "test-model";
+
+/// A document `id` (title `id.txt`) with one vector per passage, the passages splitting its
+/// text evenly; no vectors (pending) when `vectors` is empty.
+fn doc(id: &str, text: &str, vectors: &[[f32; 4]]) -> IndexDoc {
+    let mut doc = text_doc("cn_a", id, &format!("notes/{id}.txt"), text, 0);
+    if !vectors.is_empty() {
+        let len = u32::try_from(text.len()).expect("short text");
+        let n = u32::try_from(vectors.len()).expect("few passages");
+        let passages = (0..n).map(|i| (len * i / n, len * (i + 1) / n)).collect();
+        let vectors: Vec<Vec<f32>> = vectors.iter().map(|v| v.to_vec()).collect();
+        doc.embedding = Some(Embedding::new(MODEL, passages, &vectors));
+    }
+    doc
+}
+
+fn index_of(dir: &tempfile::TempDir, docs: Vec<IndexDoc>) -> Result<SearchIndex, IndexError> {
+    let index = SearchIndex::open(dir.path(), true)?;
+    index.write(WriteBatch {
+        upserts: docs,
+        ..WriteBatch::default()
+    })?;
+    Ok(index)
+}
+
+/// A fused search for `query` with the query vector (1, 0, 0, 0).
+fn fused(query: &str, fusion: Fusion) -> SearchRequest {
+    let mut request = SearchRequest::new(query, vec![ConnectorId::parse("cn_a").expect("id")], 100);
+    request.ranking = Ranking::Fused(
+        SemanticQuery {
+            model: MODEL.to_owned(),
+            vector: Arc::new(vec![1.0, 0.0, 0.0, 0.0]),
+        },
+        fusion,
+    );
+    request
+}
+
+fn ids(results: &SearchResults) -> Vec<&str> {
+    results
+        .hits
+        .iter()
+        .map(|h| h.info.doc_id.as_str())
+        .collect()
+}
+
+fn score(results: &SearchResults, id: &str) -> Option<f32> {
+    results
+        .hits
+        .iter()
+        .find(|h| h.info.doc_id.as_str() == id)
+        .map(|h| h.score)
+}
+
+/// Semantic ranking alone, by reciprocal ranks, no feedback.
+const MEANING: Fusion = Fusion::SEMANTIC_ONLY;
+
+#[test]
+fn vector_feedback_lifts_a_document_near_the_best_result_above_one_nearer_the_query_alone()
+-> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Cosines to the query: a 0.8, z 0.7, t 0.6; t lies on a's side of the query, z apart.
+    let index = index_of(
+        &dir,
+        vec![
+            doc("a", "first", &[[0.8, 0.6, 0.0, 0.0]]),
+            doc("z", "second", &[[0.7, 0.0, 0.714, 0.0]]),
+            doc("t", "third", &[[0.6, 0.8, 0.0, 0.0]]),
+        ],
+    )?;
+    assert_eq!(
+        ids(&index.search(&fused("anything", MEANING))?),
+        ["a", "z", "t"]
+    );
+    let feedback = Fusion {
+        vector_feedback: Some(VectorFeedback {
+            docs: 1,
+            weight: 1.0,
+        }),
+        ..MEANING
+    };
+    assert_eq!(
+        ids(&index.search(&fused("anything", feedback))?),
+        ["a", "t", "z"]
+    );
+    Ok(())
+}
+
+#[test]
+fn scaled_scores_give_the_best_of_both_rankings_one_and_keep_pending_documents()
+-> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index_of(
+        &dir,
+        vec![
+            doc("a", "alpha alpha", &[[1.0, 0.0, 0.0, 0.0]]),
+            doc("b", "alpha beta gamma delta", &[[0.6, 0.8, 0.0, 0.0]]),
+            doc("c", "nothing here", &[[0.0, 1.0, 0.0, 0.0]]),
+            doc("p", "alpha", &[]),
+        ],
+    )?;
+    let scores = Fusion {
+        combine: Combine::Scores,
+        vector_feedback: None,
+        ..Fusion::HYBRID
+    };
+    let results = index.search(&fused("alpha", scores))?;
+    assert_eq!(results.hits[0].info.doc_id.as_str(), "a", "{results:?}");
+    assert_eq!(results.hits[0].score, 1.0, "best by keyword and by meaning");
+    assert!(results.hits.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    assert!(results.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(score(&results, "p").is_some_and(|s| s > 0.0), "{results:?}");
+    assert_eq!(results.warnings.len(), 1, "p is pending");
+    // c is the worst by meaning and has no query word: nothing of either.
+    assert_eq!(score(&results, "c"), Some(0.0));
+    // Bounded: cosines as they are, so c's 0 and a's 1 stay, and b is in between.
+    let bounded = Fusion {
+        combine: Combine::BoundedScores,
+        ..scores
+    };
+    let results = index.search(&fused("alpha", bounded))?;
+    assert_eq!(results.hits[0].info.doc_id.as_str(), "a");
+    assert!(score(&results, "b") > score(&results, "c"), "{results:?}");
+    Ok(())
+}
+
+#[test]
+fn scaled_scores_know_the_meaning_of_a_keyword_result_beyond_the_nearest() -> Result<(), IndexError>
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    // 120 documents nearer the query than k, which alone has the word: the pool of the nearest
+    // (100) leaves k out, yet its similarity is known and counted.
+    let mut docs: Vec<IndexDoc> = (0..120)
+        .map(|i| doc(&format!("n{i}"), "filler", &[[0.9, 0.1, 0.0, 0.0]]))
+        .collect();
+    docs.push(doc("o", "kestrel", &[[-0.5, 0.5, 0.0, 0.0]]));
+    docs.push(doc("k", "kestrel", &[[0.5, 0.5, 0.0, 0.0]]));
+    let index = index_of(&dir, docs)?;
+    // By ranks, neither is among the nearest: alike by keyword, o first by address.
+    let ranks = index.search(&fused("kestrel", Fusion::RANKS))?;
+    assert!(
+        score(&ranks, "o") >= score(&ranks, "k"),
+        "{:?}",
+        ids(&ranks)
+    );
+    let scores = Fusion {
+        combine: Combine::Scores,
+        vector_feedback: None,
+        ..Fusion::HYBRID
+    };
+    let results = index.search(&fused("kestrel", scores))?;
+    assert!(
+        score(&results, "k") > score(&results, "o"),
+        "{:?}",
+        ids(&results)
+    );
+    Ok(())
+}
+
+#[test]
+fn term_feedback_finds_a_document_by_a_word_of_the_best_result_only() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index_of(
+        &dir,
+        vec![
+            doc("a", "alpha beta beta", &[[1.0, 0.0, 0.0, 0.0]]),
+            doc("b", "beta gamma", &[[0.0, 1.0, 0.0, 0.0]]),
+            doc("c", "gamma delta", &[[0.0, 0.0, 1.0, 0.0]]),
+        ],
+    )?;
+    // Keyword only (the semantic weight 0): b has no query word.
+    let words = Fusion {
+        keyword: 1.0,
+        semantic: 0.0,
+        ..MEANING
+    };
+    let plain = index.search(&fused("alpha", words))?;
+    assert_eq!(score(&plain, "b"), Some(0.0), "{plain:?}");
+    let expanded = Fusion {
+        term_feedback: Some(TermFeedback {
+            docs: 1,
+            terms: 2,
+            original: 0.5,
+        }),
+        ..words
+    };
+    let results = index.search(&fused("alpha", expanded))?;
+    assert_eq!(ids(&results)[..2], ["a", "b"], "{results:?}");
+    assert!(score(&results, "b").is_some_and(|s| s > 0.0));
+    assert_eq!(score(&results, "c"), Some(0.0), "gamma is not typical of a");
+    Ok(())
+}
+
+#[test]
+fn a_title_weight_ranks_a_word_in_the_title_above_the_same_word_in_the_text()
+-> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index_of(
+        &dir,
+        vec![
+            doc(
+                "other",
+                "osprey facts and more words here",
+                &[[0.0, 1.0, 0.0, 0.0]],
+            ),
+            doc(
+                "osprey",
+                "facts and more words here",
+                &[[0.0, 1.0, 0.0, 0.0]],
+            ),
+        ],
+    )?;
+    let words = Fusion {
+        keyword: 1.0,
+        semantic: 0.0,
+        ..MEANING
+    };
+    let titled = Fusion {
+        title: 1.0,
+        ..words
+    };
+    let results = index.search(&fused("osprey", titled))?;
+    assert_eq!(ids(&results)[0], "osprey", "{results:?}");
+    Ok(())
+}
+
+#[test]
+fn the_mean_of_the_best_passages_prefers_a_document_good_throughout() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index_of(
+        &dir,
+        vec![
+            doc(
+                "once",
+                "one good passage and one unrelated",
+                &[[0.95, 0.31, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
+            ),
+            doc(
+                "throughout",
+                "two passages both about it",
+                &[[0.9, 0.44, 0.0, 0.0], [0.9, 0.0, 0.44, 0.0]],
+            ),
+        ],
+    )?;
+    assert_eq!(
+        ids(&index.search(&fused("x", MEANING))?),
+        ["once", "throughout"]
+    );
+    for passages in [Passages::MeanOfBest(2), Passages::BestAndSecond(0.5)] {
+        let results = index.search(&fused(
+            "x",
+            Fusion {
+                passages,
+                ..MEANING
+            },
+        ))?;
+        assert_eq!(ids(&results), ["throughout", "once"], "{passages:?}");
+    }
+    Ok(())
+}
+
+#[test]
+fn without_tiers_the_keyword_side_ranks_by_bm25_alone() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // `all` has both words once in a long text; `one` has the rarer word, many times, in a
+    // short one (egret is in many other documents).
+    let long = format!("heron egret {}", "filler ".repeat(200));
+    let mut docs: Vec<IndexDoc> = (0..10)
+        .map(|i| doc(&format!("e{i}"), "egret", &[[0.0, 1.0, 0.0, 0.0]]))
+        .collect();
+    docs.push(doc("all", &long, &[[0.0, 1.0, 0.0, 0.0]]));
+    docs.push(doc(
+        "one",
+        "heron heron heron heron",
+        &[[0.0, 1.0, 0.0, 0.0]],
+    ));
+    let index = index_of(&dir, docs)?;
+    let words = Fusion {
+        keyword: 1.0,
+        semantic: 0.0,
+        ..MEANING
+    };
+    assert_eq!(ids(&index.search(&fused("heron egret", words))?)[0], "all");
+    let untiered = Fusion {
+        tiers: false,
+        ..words
+    };
+    assert_eq!(
+        ids(&index.search(&fused("heron egret", untiered))?)[0],
+        "one"
+    );
+    Ok(())
+}
