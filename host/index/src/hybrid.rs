@@ -118,6 +118,11 @@ impl Sides<'_> {
             Some(feedback) => self.moved(&query, &best, feedback)?,
             None => None,
         };
+        if moved.is_none() && fusion.term_feedback.is_none() {
+            // Nothing to move the query by (no best document has vectors): the first pass
+            // stands.
+            return Ok((best.into_iter().collect(), pending));
+        }
         let query = match moved {
             Some(moved) => QueryVector::new(&semantic.model, &moved),
             None => query,
@@ -213,8 +218,9 @@ impl Sides<'_> {
         Ok((candidates, pending))
     }
 
-    /// The query's vector plus `feedback.weight` times the mean of the best passages of the
-    /// `feedback.docs` nearest, to unit length; `None` when there is nothing to add.
+    /// The query's vector plus `feedback.weight` times the mean of the best passages of those
+    /// of the first `feedback.docs` of `best` (the first pass's, best first) that have vectors,
+    /// to unit length; `None` when none has.
     fn moved(
         &self,
         query: &QueryVector,

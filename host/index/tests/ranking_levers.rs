@@ -307,3 +307,20 @@ fn without_tiers_the_keyword_side_ranks_by_bm25_alone() -> Result<(), IndexError
     );
     Ok(())
 }
+
+#[test]
+fn the_default_ranks_by_keyword_while_every_vector_is_pending() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = index_of(
+        &dir,
+        vec![
+            doc("twice", "wren wren", &[]),
+            doc("once", "wren and other words besides", &[]),
+            doc("none", "nothing of it", &[]),
+        ],
+    )?;
+    let results = index.search(&fused("wren", Fusion::HYBRID))?;
+    assert_eq!(ids(&results), ["twice", "once"], "{results:?}");
+    assert_eq!(results.warnings.len(), 1, "{results:?}");
+    Ok(())
+}
