@@ -59,7 +59,20 @@ fn levers() -> Vec<(&'static str, Fusion)> {
             original,
         })
     };
-    let vectors = |docs, weight| Some(VectorFeedback { docs, weight });
+    let vectors = |docs, weight| {
+        Some(VectorFeedback {
+            docs,
+            weight,
+            agreement: None,
+        })
+    };
+    let agreed = |docs, weight, within| {
+        Some(VectorFeedback {
+            docs,
+            weight,
+            agreement: Some(within),
+        })
+    };
     let scores = |keyword| Fusion {
         combine: Combine::Scores,
         keyword,
@@ -161,38 +174,66 @@ fn levers() -> Vec<(&'static str, Fusion)> {
             },
         ),
         (
-            "scaled scores 0.5 + vector feedback 3, 0.5",
+            "vector feedback: 3 docs, 0.5, within the first 20 of both",
+            Fusion {
+                vector_feedback: agreed(3, 0.5, 20),
+                ..BEFORE
+            },
+        ),
+        (
+            "scaled 0.4 + vector feedback 3, 0.5, any document",
             Fusion {
                 vector_feedback: vectors(3, 0.5),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled 0.4 + vector feedback 3, 0.5, within the first 10 of both",
+            Fusion {
+                vector_feedback: agreed(3, 0.5, 10),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled 0.4 + vector feedback 3, 0.5, within the first 100 of both",
+            Fusion {
+                vector_feedback: agreed(3, 0.5, 100),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled 0.5 + vector feedback 3, 0.5, within 20",
+            Fusion {
+                vector_feedback: agreed(3, 0.5, 20),
                 ..scores(0.5)
             },
         ),
         (
-            "scaled scores 0.4 + vector feedback 2, 0.5",
+            "scaled 0.3 + vector feedback 3, 0.5, within 20",
             Fusion {
-                vector_feedback: vectors(2, 0.5),
-                ..scores(0.4)
-            },
-        ),
-        (
-            "scaled scores 0.4 + vector feedback 3, 0.4",
-            Fusion {
-                vector_feedback: vectors(3, 0.4),
-                ..scores(0.4)
-            },
-        ),
-        (
-            "scaled scores 0.4 + vector feedback 3, 0.6",
-            Fusion {
-                vector_feedback: vectors(3, 0.6),
-                ..scores(0.4)
-            },
-        ),
-        (
-            "scaled scores 0.3 + vector feedback 3, 0.5",
-            Fusion {
-                vector_feedback: vectors(3, 0.5),
+                vector_feedback: agreed(3, 0.5, 20),
                 ..scores(0.3)
+            },
+        ),
+        (
+            "scaled 0.4 + vector feedback 2, 0.5, within 20",
+            Fusion {
+                vector_feedback: agreed(2, 0.5, 20),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled 0.4 + vector feedback 3, 0.4, within 20",
+            Fusion {
+                vector_feedback: agreed(3, 0.4, 20),
+                ..scores(0.4)
+            },
+        ),
+        (
+            "scaled 0.4 + vector feedback 3, 0.6, within 20",
+            Fusion {
+                vector_feedback: agreed(3, 0.6, 20),
+                ..scores(0.4)
             },
         ),
         (

@@ -7,7 +7,8 @@
 //!   pages of every pair (one collection for all four languages);
 //! - from English: the English description, searched among that language's paired pages.
 //!
-//! Prints success@10 and MRR for semantic and hybrid search (keyword beside them, for scale).
+//! Prints success@10 and MRR for semantic and hybrid search (keyword beside them, for scale;
+//! hybrid also by the one-pass reciprocal ranks of before, `Fusion::RANKS`).
 //! Each page is indexed by its first [`LINES`] lines (its NAME, SYNOPSIS and the start of its
 //! DESCRIPTION), which keeps embedding a few minutes per model; the description is always among
 //! them, so the English page holds the answer in English words and its translation in its own.
@@ -39,10 +40,13 @@ const LANGUAGES: [(&str, &str); 4] = [
 /// Lines of a rendered page that are indexed.
 const LINES: usize = 60;
 
-/// The modes compared: keyword, semantic alone, and hybrid (the API's default with a model).
-const MODES: [(&str, Option<Fusion>); 3] = [
+/// The modes compared: keyword, semantic alone, hybrid by reciprocal ranks in one pass (the
+/// default before the levers of `docs/embedding.md`), and hybrid (the API's default with a
+/// model).
+const MODES: [(&str, Option<Fusion>); 4] = [
     ("keyword", None),
     ("semantic", Some(Fusion::SEMANTIC_ONLY)),
+    ("hybrid by ranks", Some(Fusion::RANKS)),
     ("hybrid", Some(Fusion::HYBRID)),
 ];
 

@@ -119,8 +119,8 @@ impl Sides<'_> {
             None => None,
         };
         if moved.is_none() && fusion.term_feedback.is_none() {
-            // Nothing to move the query by (no best document has vectors): the first pass
-            // stands.
+            // Nothing to move the query by (no best document both rankings agree on has
+            // vectors): the first pass stands.
             return Ok((best.into_iter().collect(), pending));
         }
         let query = match moved {
@@ -218,9 +218,10 @@ impl Sides<'_> {
         Ok((candidates, pending))
     }
 
-    /// The query's vector plus `feedback.weight` times the mean of the best passages of those
-    /// of the first `feedback.docs` of `best` (the first pass's, best first) that have vectors,
-    /// to unit length; `None` when none has.
+    /// The query's vector plus `feedback.weight` times the mean of the best passages of the
+    /// first `feedback.docs` documents of `best` (the first pass's, best first) that both
+    /// rankings agree on (`feedback.agreement`), those without vectors left out; to unit
+    /// length. `None` when no document is left.
     fn moved(
         &self,
         query: &QueryVector,
@@ -230,7 +231,11 @@ impl Sides<'_> {
         let mut sum: Vec<f32> = Vec::new();
         let mut n = 0usize;
         let mut scratch = Vec::new();
-        for (address, candidate) in best.iter().take(feedback.docs) {
+        let agreed = |c: &Candidate| match feedback.agreement {
+            None => true,
+            Some(n) => c.keyword.is_some_and(|k| k.0 < n) && c.semantic.is_some_and(|s| s < n),
+        };
+        for (address, candidate) in best.iter().filter(|(_, c)| agreed(c)).take(feedback.docs) {
             let segment = self.searcher.segment_reader(address.segment_ord);
             let vectors = self.cache.get(segment, query)?;
             let passage = match candidate.passage {

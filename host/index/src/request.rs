@@ -105,20 +105,27 @@ pub struct TermFeedback {
 }
 
 /// Rocchio on the query's vector: the query plus `weight` times the mean of the best passages
-/// of the first pass's best `docs` documents (fused), then searched again.
+/// of the first pass's best `docs` documents (fused) that both rankings agree on, then searched
+/// again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VectorFeedback {
-    /// Nearest documents averaged.
+    /// Documents averaged, at most.
     pub docs: usize,
     /// Weight of their mean against the query's 1.
     pub weight: f32,
+    /// Only documents among the first this many of both the keyword and the semantic ranking
+    /// give feedback (`None`: any of the first pass's best). Where the two disagree (a question
+    /// in one language over documents in another, whose words match nothing), feedback would
+    /// drift towards the wrong documents.
+    pub agreement: Option<usize>,
 }
 
 impl Fusion {
     /// What `semantic_search: true` uses (chosen on the four collections of `make eval`,
     /// `docs/embedding.md` "Sharper ranking"): the two rankings' scores scaled among the
     /// candidates, keyword weighed 0.4 against semantic 1, and a second pass with the query's
-    /// vector moved halfway towards the first pass's best three documents.
+    /// vector moved halfway towards the first pass's best three documents among those in the
+    /// first 20 of both rankings.
     pub const HYBRID: Fusion = Fusion {
         k: 60.0,
         keyword: 0.4,
@@ -131,6 +138,7 @@ impl Fusion {
         vector_feedback: Some(VectorFeedback {
             docs: 3,
             weight: 0.5,
+            agreement: Some(20),
         }),
     };
     /// Reciprocal rank fusion in one pass (k 60, keyword 0.8 against semantic 1; chosen among

@@ -92,6 +92,7 @@ fn vector_feedback_lifts_a_document_near_the_best_result_above_one_nearer_the_qu
         vector_feedback: Some(VectorFeedback {
             docs: 1,
             weight: 1.0,
+            agreement: None,
         }),
         ..MEANING
     };
@@ -322,5 +323,41 @@ fn the_default_ranks_by_keyword_while_every_vector_is_pending() -> Result<(), In
     let results = index.search(&fused("wren", Fusion::HYBRID))?;
     assert_eq!(ids(&results), ["twice", "once"], "{results:?}");
     assert_eq!(results.warnings.len(), 1, "{results:?}");
+    Ok(())
+}
+
+#[test]
+fn vector_feedback_with_agreement_draws_only_on_documents_both_rankings_found()
+-> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // As above; only z has the query's word.
+    let index = index_of(
+        &dir,
+        vec![
+            doc("a", "first", &[[0.8, 0.6, 0.0, 0.0]]),
+            doc("z", "second", &[[0.7, 0.0, 0.714, 0.0]]),
+            doc("t", "third", &[[0.6, 0.8, 0.0, 0.0]]),
+        ],
+    )?;
+    // Meaning all but decides; the keyword ranking is there to agree or not.
+    let feedback = |agreement| Fusion {
+        keyword: 0.01,
+        vector_feedback: Some(VectorFeedback {
+            docs: 1,
+            weight: 1.0,
+            agreement,
+        }),
+        ..MEANING
+    };
+    // From the best by meaning, a, which no keyword ranking found: towards t.
+    assert_eq!(
+        ids(&index.search(&fused("second", feedback(None)))?),
+        ["a", "t", "z"]
+    );
+    // Only z is in both rankings: the query moves towards it instead.
+    assert_eq!(
+        ids(&index.search(&fused("second", feedback(Some(20))))?),
+        ["z", "a", "t"]
+    );
     Ok(())
 }
