@@ -8,7 +8,10 @@
 //!   `embed_all_pending` (rounds read back from the index, passages, commits) until none is
 //!   pending, each token of a document counted once;
 //! - where the difference goes: the documents' passages as the queue cuts them (windows overlap,
-//!   the title goes before each passage), embedded all at once without the index.
+//!   the title goes before each passage), embedded all at once without the index;
+//! - the real server (release build) on a folder of the same documents as text files (title,
+//!   then text): the time from its start to every document keyword-searchable (the sync idle),
+//!   then to no pending vectors (`GET /api/v1/connectors`), the rate over the latter.
 //!
 //! `QUARRY_BENCH_QUEUE_DOCS` sets how many documents (default 2,000). `make bench` runs it.
 
@@ -16,10 +19,12 @@
 mod embedder;
 
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
+use quarry_tests::quarry::Quarry;
+use serde_json::Value;
 use tokenizers::Tokenizer;
 
 fn main() {
@@ -92,6 +97,8 @@ fn main() {
         .expect("embed the pending documents");
     let queue = started.elapsed().as_secs_f64();
 
+    let server = through_server(&whole);
+
     println!("tokens a second (each token of a document counted once by the queue's rows):");
     match torch {
         Some(rate) => println!(
@@ -111,8 +118,16 @@ fn main() {
         once as f64 / queue
     );
     println!(
-        "  ratio queue / embedder {:.2} (aim: >= 0.90)",
-        once as f64 / queue / own
+        "  the server, keyword-searchable to no pending {:9.0}   (searchable after {:.1} s, every vector after {:.1} s: {:.0} from the start)",
+        once as f64 / server.embedded,
+        server.searchable,
+        server.searchable + server.embedded,
+        once as f64 / (server.searchable + server.embedded)
+    );
+    println!(
+        "  ratio queue / embedder {:.2} (aim: >= 0.90); the server's / embedder {:.2}",
+        once as f64 / queue / own,
+        once as f64 / server.embedded / own
     );
     if let Some(rate) = torch {
         println!(
@@ -175,4 +190,52 @@ fn real_docs(limit: usize) -> Vec<IndexDoc> {
         }
     }
     docs
+}
+
+/// The real server's times on a folder of `texts`, in seconds.
+struct ServerTimes {
+    /// From the start to every document keyword-searchable (the sync done).
+    searchable: f64,
+    /// From then to no pending vectors.
+    embedded: f64,
+}
+
+/// Starts the server on a folder of `texts` (one file each) and times it: keyword-searchable,
+/// then every vector computed. Polls `GET /api/v1/connectors` every 50 ms.
+fn through_server(texts: &[String]) -> ServerTimes {
+    let mut q = Quarry::new();
+    let folder = q.scratch("abstracts");
+    std::fs::create_dir_all(&folder).expect("folder");
+    for (i, text) in texts.iter().enumerate() {
+        std::fs::write(folder.join(format!("{i:05}.txt")), text).expect("write a document");
+    }
+    q.add_folder("Abstracts", &folder);
+    let key = q.integration("Bench", "all", &["--quota", "unlimited"]);
+    let started = Instant::now();
+    q.start();
+    let connector = |q: &Quarry| -> Value {
+        q.request("GET", "/api/v1/connectors", Some(&key), None)
+            .json()["connectors"][0]
+            .clone()
+    };
+    let wait = |q: &Quarry, done: &dyn Fn(&Value) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        while !done(&connector(q)) {
+            assert!(
+                Instant::now() < deadline,
+                "the server took over an hour: {}",
+                q.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait(&q, &|c| {
+        c["status"] == "idle" && !c["last_sync_time"].is_null()
+    });
+    let searchable = started.elapsed().as_secs_f64();
+    wait(&q, &|c| c["embedding"]["pending"].as_u64() == Some(0));
+    ServerTimes {
+        searchable,
+        embedded: started.elapsed().as_secs_f64() - searchable,
+    }
 }
