@@ -1,8 +1,10 @@
 //! Semantic search costs, each beside a baseline measured in the same run:
+//! - resident memory with the model loaded;
 //! - embedding throughput on real passages (abstracts of `../shared/eval/med`, cut as the sync
 //!   cuts them) beside sentence-transformers on PyTorch embedding the same passages with the
 //!   same model and threads (`tests/bench/st_embed.py`, in the bench-only virtualenv
-//!   `scripts/bench-venv.sh` installs);
+//!   `scripts/bench-venv.sh` installs), and the lowest cosine between a passage's vector alone
+//!   and in a batch;
 //! - embedding throughput: passages/s of 100-token passages as the sync embeds them (batches of
 //!   16, length-sorted), beside the same engine at batch 64;
 //! - indexing throughput with embeddings beside the same documents without;
@@ -31,7 +33,9 @@ const PASSAGES_PER_DOC: usize = 4;
 const WORDS_PER_PASSAGE: usize = 75;
 
 fn main() {
+    let before = quarry_tests::bench::status_mib(std::process::id(), "VmRSS:").unwrap_or(0.0);
     let (embedder, threads) = embedder::on_every_core();
+    let loaded = quarry_tests::bench::status_mib(std::process::id(), "VmRSS:").unwrap_or(0.0);
     let words = vocabulary(5000);
     let mut rng = Rng(7);
     println!(
@@ -39,6 +43,10 @@ fn main() {
         embedder.id()
     );
 
+    println!(
+        "resident memory: {:.0} MiB with the model loaded ({:.0} MiB before loading it)\n",
+        loaded, before
+    );
     // 1. Embedding throughput: real passages beside PyTorch, then batch shapes.
     beside_pytorch(&embedder, threads);
     // 98 one-token words, with the two special tokens: 100 tokens.
@@ -129,6 +137,7 @@ fn beside_pytorch(embedder: &Embedder, threads: usize) {
         "  ours (ONNX Runtime, {}, batch 16)  {ours:8.1} passages/s",
         embedder.id()
     );
+    consistency(embedder, &refs[..CONSISTENCY_PASSAGES.min(refs.len())]);
     let mut best = 0.0f64;
     for batch in [8, 16, 32] {
         let Some(theirs) = quarry_tests::bench::sentence_transformers(&passages, threads, batch)
@@ -147,6 +156,32 @@ fn beside_pytorch(embedder: &Embedder, threads: usize) {
     println!(
         "  ratio ours / best of PyTorch {:.2}x (aim: >= 1)\n",
         ours / best
+    );
+}
+
+/// Real passages embedded alone and in batches, for [`consistency`].
+const CONSISTENCY_PASSAGES: usize = 200;
+
+/// Each of `passages` embedded alone against the same in the length-sorted batches of 16
+/// (mixed lengths, padded): the lowest cosine between the two, which is 1 when a text's vector
+/// does not depend on its batch.
+fn consistency(embedder: &Embedder, passages: &[&str]) {
+    let batched = embedder.embed_passages(passages).expect("embed");
+    let lowest = passages
+        .iter()
+        .zip(&batched)
+        .map(|(passage, in_batch)| {
+            let alone = embedder.embed_passages(&[passage]).expect("embed");
+            alone[0]
+                .iter()
+                .zip(in_batch)
+                .map(|(a, b)| a * b)
+                .sum::<f32>()
+        })
+        .fold(f32::MAX, f32::min);
+    println!(
+        "  {} passages alone and in batches of 16: lowest cosine {lowest:.6} (aim: 1, float tolerance)",
+        passages.len()
     );
 }
 
