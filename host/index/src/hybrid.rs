@@ -30,6 +30,7 @@ struct Candidate {
     /// Its semantic score: known for the nearest and, when scores are combined, for every
     /// candidate with vectors.
     similarity: Option<f32>,
+    /// Its best passage, for the nearest (the snippet's place).
     passage: Option<usize>,
     /// Its place in the keyword ranking, when it has no vectors yet.
     pending: Option<(usize, f32)>,
@@ -199,8 +200,9 @@ impl Sides<'_> {
                     address.doc_id,
                     &mut scratch,
                 );
+                // Its similarity counts; its snippet stays where its words are unless it is
+                // among the nearest too (below).
                 candidate.similarity = best.map(|b| b.similarity);
-                candidate.passage = best.map(|b| b.passage);
             }
         }
         for (rank, (address, best)) in nearest.into_iter().enumerate() {
