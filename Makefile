@@ -38,9 +38,9 @@ help:
 	@echo "make test   run every test (sets up the machine first)"
 	@echo "make lint   rustfmt and clippy, host and plugins"
 	@echo "make bench  benchmarks"
-	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100), CJK known items,"
-	@echo "           questions across languages, OCR beside tesseract; MODEL=multilingual-e5-small"
-	@echo "           measures that model"
+	@echo "make eval   search relevance: ../shared/eval (nDCG@10, Recall@100, every ranking lever),"
+	@echo "           CJK known items, questions across languages, OCR beside tesseract;"
+	@echo "           MODEL=multilingual-e5-small measures that model"
 	@echo "make fuzz   schemathesis against the OpenAPI document (FUZZ_SECONDS, default 180)"
 	@echo "make soak   10 minutes of mixed load; fails on a 5xx, memory growth or slow searches"
 	@echo "make setup  install what this machine lacks (Debian packages, cargo tools, the model)"
@@ -104,7 +104,7 @@ bench: plugins
 	  cargo bench --locked -p quarry-tests --bench memory
 
 # Relevance of keyword, semantic and hybrid search on the collections of ../shared/eval, beside
-# the reference BM25 row; known items in Chinese and Japanese; questions and answers in different
+# the reference BM25 row, and every ranking lever of a fused search (docs/embedding.md); known items in Chinese and Japanese; questions and answers in different
 # languages; OCR beside tesseract (docs/ocr.md). Indexes are kept under $(CACHE)/eval per model.
 # `make eval MODEL=multilingual-e5-small`
 # measures that model instead of the default.
