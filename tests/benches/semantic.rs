@@ -295,10 +295,12 @@ fn latency(embedder: &Embedder, words: &[String], rng: &mut Rng, passages: usize
     println!("{passages:>9} {:>9} {p50:>9.2} {p99:>9.2}", "embedding");
     // With random vectors the two rankings rarely agree, so the default's second pass seldom
     // runs here: `2 passes` makes it run on every query (feedback from any best document).
-    let always_twice = Fusion::HYBRID.vector_feedback.map(|feedback| VectorFeedback {
-        agreement: None,
-        ..feedback
-    });
+    let always_twice = Fusion::HYBRID
+        .vector_feedback
+        .map(|feedback| VectorFeedback {
+            agreement: None,
+            ..feedback
+        });
     let modes: [(&str, Option<Fusion>); 5] = [
         ("keyword", None),
         ("semantic", Some(Fusion::SEMANTIC_ONLY)),
