@@ -1,21 +1,20 @@
 //! Fused (semantic and keyword) searches against a real tantivy index: candidates from either
 //! ranking, scores relative to the best possible, sorts and paging.
 
-use std::sync::Arc;
-
 use common::text_doc;
+use fused::{MODEL, fused, ids};
 
 mod common;
+mod fused;
 
 use quarry_core::ConnectorId;
 use quarry_index::{
-    Embedding, Fusion, IndexDoc, IndexError, Ranking, SearchIndex, SearchRequest, SearchResults,
-    SemanticQuery, SortBy, SortOrder, WriteBatch,
+    Embedding, Fusion, IndexDoc, IndexError, SearchIndex, SearchRequest, SortBy, SortOrder,
+    WriteBatch,
 };
 
 const DAY: i64 = 86_400_000;
 const T0: i64 = 1_790_000_000_000;
-const MODEL: &str = "test-model";
 
 fn cn() -> ConnectorId {
     ConnectorId::parse("cn_a").expect("valid connector id")
@@ -53,31 +52,11 @@ fn index_with_d(dir: &tempfile::TempDir, d: Option<[f32; 4]>) -> Result<SearchIn
     Ok(index)
 }
 
-fn fused(fusion: Fusion) -> SearchRequest {
-    let mut request = SearchRequest::new("alpha", vec![cn()], 100);
-    request.ranking = Ranking::Fused(
-        SemanticQuery {
-            model: MODEL.to_owned(),
-            vector: Arc::new(vec![1.0, 0.0, 0.0, 0.0]),
-        },
-        fusion,
-    );
-    request
-}
-
-fn ids(results: &SearchResults) -> Vec<&str> {
-    results
-        .hits
-        .iter()
-        .map(|h| h.info.doc_id.as_str())
-        .collect()
-}
-
 #[test]
 fn semantic_scores_are_relative_to_the_best_possible_and_rounded() -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let index = index(&dir)?;
-    let results = index.search(&fused(Fusion::SEMANTIC_ONLY))?;
+    let results = index.search(&fused("alpha", Fusion::SEMANTIC_ONLY))?;
     assert_eq!(
         ids(&results),
         ["a", "b", "c", "d"],
@@ -97,7 +76,7 @@ fn semantic_scores_are_relative_to_the_best_possible_and_rounded() -> Result<(),
 fn hybrid_fuses_candidates_of_both_rankings() -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let index = index(&dir)?;
-    let results = index.search(&fused(Fusion::HYBRID))?;
+    let results = index.search(&fused("alpha", Fusion::HYBRID))?;
     assert_eq!(results.total, 4, "semantic-only c counts");
     let mut found = ids(&results);
     found.sort_unstable();
@@ -110,7 +89,7 @@ fn hybrid_fuses_candidates_of_both_rankings() -> Result<(), IndexError> {
     assert!(position("a") < position("c") && position("b") < position("c"));
     assert!(position("a") < position("d") && position("b") < position("d"));
 
-    let mut ascending = fused(Fusion::HYBRID);
+    let mut ascending = fused("alpha", Fusion::HYBRID);
     ascending.order = SortOrder::Ascending;
     let mut reversed = ids(&results);
     reversed.reverse();
@@ -122,7 +101,7 @@ fn hybrid_fuses_candidates_of_both_rankings() -> Result<(), IndexError> {
 fn hybrid_sorts_by_update_time_and_pages() -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let index = index(&dir)?;
-    let mut request = fused(Fusion::HYBRID);
+    let mut request = fused("alpha", Fusion::HYBRID);
     request.sort_by = SortBy::UpdateTime;
     assert_eq!(ids(&index.search(&request)?), ["d", "c", "b", "a"]);
     request.order = SortOrder::Ascending;
@@ -158,7 +137,7 @@ fn a_semantic_hit_names_the_page_of_its_best_passage() -> Result<(), IndexError>
         ..WriteBatch::default()
     })?;
     // `fused` asks for the query "alpha" (in no passage) with the vector nearest the second one.
-    let results = index.search(&fused(Fusion::HYBRID))?;
+    let results = index.search(&fused("alpha", Fusion::HYBRID))?;
     assert_eq!(ids(&results), ["paged"]);
     assert_eq!(results.hits[0].page, Some(2));
     assert_eq!(results.hits[0].snippet.text, "Second page on harbours.");
@@ -173,7 +152,7 @@ fn a_document_without_vectors_yet_takes_its_keyword_rank_and_is_counted() -> Res
     // Even with the semantic ranking alone, d (pending) is found: it ranks by meaning as it
     // ranks by keyword (among a, b and d, which have the word), so at least as high as c, which
     // is the farthest of those with vectors.
-    let results = index.search(&fused(Fusion::SEMANTIC_ONLY))?;
+    let results = index.search(&fused("alpha", Fusion::SEMANTIC_ONLY))?;
     let score = |id: &str| {
         results
             .hits
@@ -193,7 +172,7 @@ fn a_document_without_vectors_yet_takes_its_keyword_rank_and_is_counted() -> Res
         ]
     );
     // A filter that leaves d out leaves the warning out.
-    let mut others = fused(Fusion::SEMANTIC_ONLY);
+    let mut others = fused("alpha", Fusion::SEMANTIC_ONLY);
     others.query = "alpha -d".to_owned();
     others.filters.extensions = Some(vec!["none".to_owned()]);
     assert!(index.search(&others)?.warnings.is_empty());

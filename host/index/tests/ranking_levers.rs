@@ -2,19 +2,16 @@
 //! a ranking the way it promises: scaled scores, vector and term feedback, title weight,
 //! passage aggregation, and the keyword side's tiers.
 
-use std::sync::Arc;
-
 use common::text_doc;
+use fused::{MODEL, fused, ids};
 
 mod common;
+mod fused;
 
-use quarry_core::ConnectorId;
 use quarry_index::{
-    Combine, Embedding, Fusion, IndexDoc, IndexError, Passages, Ranking, SearchIndex,
-    SearchRequest, SearchResults, SemanticQuery, TermFeedback, VectorFeedback, WriteBatch,
+    Combine, Embedding, Fusion, IndexDoc, IndexError, Passages, SearchIndex, SearchResults,
+    TermFeedback, VectorFeedback, WriteBatch,
 };
-
-const MODEL: &str = "test-model";
 
 /// A document `id` (title `id.txt`) with one vector per passage, the passages splitting its
 /// text evenly; no vectors (pending) when `vectors` is empty.
@@ -39,33 +36,25 @@ fn index_of(dir: &tempfile::TempDir, docs: Vec<IndexDoc>) -> Result<SearchIndex,
     Ok(index)
 }
 
-/// A fused search for `query` with the query vector (1, 0, 0, 0).
-fn fused(query: &str, fusion: Fusion) -> SearchRequest {
-    let mut request = SearchRequest::new(query, vec![ConnectorId::parse("cn_a").expect("id")], 100);
-    request.ranking = Ranking::Fused(
-        SemanticQuery {
-            model: MODEL.to_owned(),
-            vector: Arc::new(vec![1.0, 0.0, 0.0, 0.0]),
-        },
-        fusion,
-    );
-    request
-}
-
-fn ids(results: &SearchResults) -> Vec<&str> {
-    results
-        .hits
-        .iter()
-        .map(|h| h.info.doc_id.as_str())
-        .collect()
-}
-
 fn score(results: &SearchResults, id: &str) -> Option<f32> {
     results
         .hits
         .iter()
         .find(|h| h.info.doc_id.as_str() == id)
         .map(|h| h.score)
+}
+
+/// Three documents around the query, by cosine a 0.8, z 0.7, t 0.6: t lies on a's side of
+/// the query, z apart; their texts `first`, `second`, `third`.
+fn around_the_query(dir: &tempfile::TempDir) -> Result<SearchIndex, IndexError> {
+    index_of(
+        dir,
+        vec![
+            doc("a", "first", &[[0.8, 0.6, 0.0, 0.0]]),
+            doc("z", "second", &[[0.7, 0.0, 0.714, 0.0]]),
+            doc("t", "third", &[[0.6, 0.8, 0.0, 0.0]]),
+        ],
+    )
 }
 
 /// Semantic ranking alone, by reciprocal ranks, no feedback.
@@ -75,15 +64,7 @@ const MEANING: Fusion = Fusion::SEMANTIC_ONLY;
 fn vector_feedback_lifts_a_document_near_the_best_result_above_one_nearer_the_query_alone()
 -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
-    // Cosines to the query: a 0.8, z 0.7, t 0.6; t lies on a's side of the query, z apart.
-    let index = index_of(
-        &dir,
-        vec![
-            doc("a", "first", &[[0.8, 0.6, 0.0, 0.0]]),
-            doc("z", "second", &[[0.7, 0.0, 0.714, 0.0]]),
-            doc("t", "third", &[[0.6, 0.8, 0.0, 0.0]]),
-        ],
-    )?;
+    let index = around_the_query(&dir)?;
     assert_eq!(
         ids(&index.search(&fused("anything", MEANING))?),
         ["a", "z", "t"]
@@ -329,15 +310,8 @@ fn the_default_ranks_by_keyword_while_every_vector_is_pending() -> Result<(), In
 fn vector_feedback_with_agreement_draws_only_on_documents_both_rankings_found()
 -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
-    // As above; only z has the query's word.
-    let index = index_of(
-        &dir,
-        vec![
-            doc("a", "first", &[[0.8, 0.6, 0.0, 0.0]]),
-            doc("z", "second", &[[0.7, 0.0, 0.714, 0.0]]),
-            doc("t", "third", &[[0.6, 0.8, 0.0, 0.0]]),
-        ],
-    )?;
+    // Only z has the query's word.
+    let index = around_the_query(&dir)?;
     // Meaning all but decides; the keyword ranking is there to agree or not.
     let feedback = |agreement| Fusion {
         keyword: 0.01,
