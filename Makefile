@@ -57,8 +57,11 @@ plugins: setup
 build: plugins
 	cargo build --workspace --all-targets --locked
 
-# The install tests use the release binary and the package (tests/tests/installed.rs).
-test: build deb
+# The install tests (tests/tests/installed.rs) install the package of the debug binary `build`
+# has just made: the same code as `make deb`'s, and a cold CI compiles the dependencies once, not
+# a second time for release.
+test: build
+	@$(call package,$(CARGO_TARGET_DIR)/debug/quarry)
 	@scripts/fetch-model.sh multilingual-e5-small
 	cargo test --workspace --locked
 	cd plugins && cargo test --locked --workspace --exclude quarry-hostile --exclude quarry-wit-next --exclude quarry-partial --exclude quarry-older-notes --lib
@@ -141,10 +144,15 @@ uninstall:
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --uninstall
 
 # The package installs under /usr what `make install` would; built from a staging folder.
+# The Debian package of the binary $(1), in target/debian/ (staged by scripts/install.sh).
+define package
+rm -rf packaging/stage target/debian
+PREFIX=/usr DESTDIR="$(CURDIR)/packaging/stage" BIN="$(1)" scripts/install.sh
+cargo deb --locked -p quarry-server --no-build --no-strip --output target/debian/
+endef
+
 deb: release
-	rm -rf packaging/stage
-	@PREFIX=/usr DESTDIR="$(CURDIR)/packaging/stage" BIN="$(CARGO_TARGET_DIR)/release/quarry" scripts/install.sh
-	cargo deb --locked -p quarry-server --no-build --no-strip --output target/debian/
+	@$(call package,$(CARGO_TARGET_DIR)/release/quarry)
 
 clean:
 	rm -rf target $(CARGO_TARGET_DIR) $(WASM_TARGET_DIR) $(QUARRY_COMPONENT_CACHE)

@@ -2,7 +2,8 @@
 # Usage: install.sh [--uninstall]
 # Installs Quarry under PREFIX (default ~/.local), staged under DESTDIR if set (the Debian
 # package's build), from what `make install` built:
-#   PREFIX/bin/quarry                                  the stripped release binary (BIN)
+#   PREFIX/bin/quarry                                  the binary BIN, stripped (the release one;
+#                                                      `make test` packages the debug one)
 #   PREFIX/share/quarry/plugins/<id>/                  the bundled plugins (PLUGINS)
 #   PREFIX/share/quarry/models/all-MiniLM-L6-v2/       the default model, with its licence (MODELS)
 #   PREFIX/share/quarry/models/ppocr-v6/               the OCR models, with their licences

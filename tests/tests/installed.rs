@@ -3,7 +3,8 @@
 //! prefix. Either way, from `/`, with no flag and no QUARRY_* variable: a folder is added, the
 //! server finds its bundled plugins, model and ONNX Runtime, a keyword and a semantic search find
 //! the file, the manual page renders, the completions load, the unit verifies; removing Quarry
-//! leaves the user's data. `make test` builds the release binary and the package first.
+//! leaves the user's data. `make test` packages the binary it built (the debug one: the same code
+//! as `make deb`'s release binary, without compiling every dependency twice) first.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -21,22 +22,6 @@ fn root() -> PathBuf {
         .parent()
         .expect("tests/ lies in the repository")
         .to_owned()
-}
-
-/// The release binary `make test` builds beside the debug one.
-fn release_binary() -> PathBuf {
-    let debug = quarry_tests::quarry::binary();
-    let release = debug
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/quarry")
-        .join("release/quarry");
-    assert!(
-        release.is_file(),
-        "{} is missing: `make release` (make test does) builds it",
-        release.display()
-    );
-    release
 }
 
 /// How to run a command as the person who installed Quarry: a clean environment (HOME, PATH,
@@ -385,7 +370,7 @@ fn make_install_into_an_empty_prefix_serves_with_no_flags_and_uninstall_leaves_d
         let out = Command::new(root().join("scripts/install.sh"))
             .args(extra)
             .env("PREFIX", &prefix)
-            .env("BIN", release_binary())
+            .env("BIN", quarry_tests::quarry::binary())
             .env("PLUGINS", quarry_tests::plugins_dir())
             .env(
                 "MODELS",
