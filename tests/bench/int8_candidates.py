@@ -144,6 +144,7 @@ def with_per_token_constants(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def session(path: str, threads: int) -> ort.InferenceSession:
+    """The graph at `path` on `threads` threads, every graph optimization on."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -175,6 +176,7 @@ def embed(sess, tokenizer, texts, batch):
 
 
 def rate(run, items: int) -> float:
+    """Items per second of `run` over `items`, best of two."""
     best = 0.0
     for _ in range(2):
         started = time.perf_counter()
