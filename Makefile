@@ -144,14 +144,15 @@ install: release
 uninstall:
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --uninstall
 
-# The package installs under /usr what `make install` would; built from a staging folder.
-# The Debian package of the binary $(1), in target/debian/ (staged by scripts/install.sh).
+# The Debian package of the binary $(1), in target/debian/: it installs under /usr what `make
+# install` would, staged by scripts/install.sh.
 define package
 rm -rf packaging/stage target/debian
 PREFIX=/usr DESTDIR="$(CURDIR)/packaging/stage" BIN="$(1)" scripts/install.sh
 cargo deb --locked -p quarry-server --no-build --no-strip --output target/debian/
 endef
 
+# The package users install: the release binary.
 deb: release
 	@$(call package,$(CARGO_TARGET_DIR)/release/quarry)
 
