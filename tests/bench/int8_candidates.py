@@ -29,7 +29,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
@@ -176,16 +175,6 @@ def embed(sess, tokenizer, texts, batch):
     return np.stack(out)
 
 
-def rate(run, items: int) -> float:
-    """Items per second of `run` over `items`, best of two."""
-    best = 0.0
-    for _ in range(2):
-        started = time.perf_counter()
-        run()
-        best = max(best, items / (time.perf_counter() - started))
-    return best
-
-
 def main() -> None:
     model_dir, corpus, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with open(corpus, encoding="utf-8") as f:
@@ -226,7 +215,7 @@ def main() -> None:
         for name, path in candidates:
             sess = session(path, threads)
             embed(sess, tokenizer, passages[:16], BATCH)
-            speed = rate(lambda: embed(sess, tokenizer, passages, BATCH), len(passages))
+            speed = st_embed.rate(lambda: embed(sess, tokenizer, passages, BATCH), len(passages))
             cosine = (embed(sess, tokenizer, passages + SHORT, BATCH) * reference).sum(1).min()
             probe = SHORT + passages[:3]
             alone = embed(sess, tokenizer, probe, 1)
