@@ -96,7 +96,7 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench search_page
 	cargo bench --locked -p quarry-tests --bench semantic
 	cargo bench --locked -p quarry-tests --bench embedding_queue
-	$(CACHE)/tools/st-bench/bin/python tests/bench/int8_candidates.py $(QUARRY_MODEL_DIR) ../shared/eval/med/corpus.jsonl $$(nproc)
+	$${QUARRY_ST_BENCH:-$$HOME/.cache/quarry/tools/st-bench}/bin/python tests/bench/int8_candidates.py $(QUARRY_MODEL_DIR) ../shared/eval/med/corpus.jsonl $$(nproc)
 	cargo bench --locked -p quarry-tests --bench sync
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo bench --locked -p quarry-tests --bench index_languages
