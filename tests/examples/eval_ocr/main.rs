@@ -9,11 +9,12 @@
 //! Japanese and collapsed for English), word recall (English words; characters for Chinese and
 //! Japanese) and pages per second.
 //!
-//! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N] [--models M]`
-//! (DIR: the rendered manual pages, default `$QUARRY_MANPAGES` or
+//! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N] [--models M]
+//! [--languages L]` (DIR: the rendered manual pages, default `$QUARRY_MANPAGES` or
 //! `~/.cache/quarry/eval/manpages`; N documents per set, default 3; M: another models folder,
-//! default `$QUARRY_OCR_MODELS` or `models/ppocr-v6`). Needs tesseract with
-//! `eng`, `chi_sim` and `jpn`, LibreOffice, pandoc, pdftoppm and the fonts
+//! default `$QUARRY_OCR_MODELS` or `models/ppocr-v6`; L: some of `en,zh_CN,ja`, comma
+//! separated, default all). Needs tesseract with `eng`, `chi_sim` and `jpn`, LibreOffice,
+//! pandoc, pdftoppm and the fonts
 //! (`scripts/ocr-eval-tools.sh`, which `make eval` runs). `QUARRY_OCR_EVAL_DUMP=DIR` writes
 //! every page read there as a PNG, to look at.
 
@@ -48,12 +49,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dir = quarry_tests::manpages_dir();
     let mut models = None;
     let mut per_set = 3;
+    let mut wanted: Vec<String> = PAGE_CHARS.iter().map(|(l, _)| l.to_string()).collect();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--pages" => per_set = args.next().and_then(|n| n.parse().ok()).unwrap_or(per_set),
             "--models" => models = args.next().map(PathBuf::from),
+            "--languages" => {
+                wanted = args
+                    .next()
+                    .map(|l| l.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default()
+            }
             other => dir = PathBuf::from(other),
         }
+    }
+    if wanted.is_empty() {
+        return Err("--languages: give some of en, zh_CN, ja, comma separated".into());
+    }
+    if let Some(unknown) = wanted
+        .iter()
+        .find(|w| !PAGE_CHARS.iter().any(|(l, _)| l == w))
+    {
+        return Err(format!("--languages: `{unknown}` is not one of en, zh_CN, ja").into());
     }
     let models = models.unwrap_or_else(quarry_tests::ocr_models_dir);
     let ocr = quarry_ocr::Ocr::load(&models, &quarry_tests::ort_lib(), 2)?;
@@ -68,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dump = std::env::var_os("QUARRY_OCR_EVAL_DUMP").map(PathBuf::from);
     for (producer, languages) in PRODUCERS {
         for (language, chars) in PAGE_CHARS {
-            if !languages.contains(&language) {
+            if !languages.contains(&language) || !wanted.iter().any(|w| w == language) {
                 continue;
             }
             let texts = page_texts(&dir.join(language), chars, per_set)?;
