@@ -80,10 +80,11 @@ impl Ocr {
                 .map_err(|e| bad(&e))?
                 .with_intra_op_spinning(false)
                 .map_err(|e| bad(&e))?
-                // Page sizes vary: no arena keeping the largest page's buffers, no memory
-                // pattern planned for one input size. A page's buffers go when it is read.
+                // Page sizes vary: no memory pattern planned for one input size, and the arena
+                // is shrunk after every run (`onnx::run`), so a page's buffers go when it is
+                // read.
                 .with_execution_providers([ort::ep::CPU::default()
-                    .with_arena_allocator(false)
+                    .with_arena_allocator(true)
                     .build()])
                 .map_err(|e| bad(&e))?
                 .with_memory_pattern(false)

@@ -4,7 +4,7 @@
 use ort::session::Session;
 
 use crate::detect::LineBox;
-use crate::onnx::run;
+use crate::onnx::{run, settle};
 use crate::raster::{Raster, normalized_channels};
 
 /// The height lines are scaled to for recognition.
@@ -143,6 +143,7 @@ pub(crate) fn lines(
             }
         }
     }
+    settle(session, [1, 3, LINE_HEIGHT, MIN_LINE_WIDTH])?;
     Ok(out)
 }
 
