@@ -5,7 +5,7 @@
 
 use ort::session::Session;
 
-use crate::onnx::run;
+use crate::onnx::{run, settle};
 use crate::raster::{Raster, bilinear, inside, normalized_channels, rotated_grid};
 
 /// The shorter side a page is scaled up to at least before detection (PP-OCR's default).
@@ -23,6 +23,10 @@ const REGION_THRESHOLD: f32 = 0.5;
 const UNCLIP_RATIO: f32 = 1.6;
 /// Regions considered per page at most.
 const MAX_REGIONS: usize = 5000;
+/// How far a pixel's gray value must be from the page's background to be ink.
+const INK_CONTRAST: f32 = 32.0;
+/// The blank margin kept around a page's ink when only that part of it is detected.
+const CONTENT_MARGIN: usize = 64;
 
 /// A line's box in the raster's pixels: left, top, width, height.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,28 +62,80 @@ pub(crate) struct TextMap {
     page_height: usize,
 }
 
-/// The text map of `page`: one run of the detection model.
+/// The text map of `page`: one run of the detection model on the part of the scaled page that
+/// holds ink (a letter page's margins are a third of it), none on a blank page.
 pub(crate) fn text_map(session: &mut Session, page: &Raster) -> Result<TextMap, String> {
     let (w, h) = detection_size(page.width, page.height);
     let scaled = page.scaled_region((0, 0, page.width, page.height), w, h);
-    let mut input = Vec::with_capacity(3 * w * h);
-    normalized_channels(&scaled, &mut input);
-    drop(scaled);
-    let (shape, probs) = run(session, [1, 3, h, w], input, |shape, probs| {
-        (shape.to_vec(), probs.to_vec())
-    })?;
-    if probs.len() != w * h {
-        return Err(format!(
-            "the detection model answered {shape:?} for a {w}x{h} input"
-        ));
-    }
-    Ok(TextMap {
-        probs,
+    let mut map = TextMap {
+        probs: vec![0.0; w * h],
         width: w,
         height: h,
         page_width: page.width,
         page_height: page.height,
-    })
+    };
+    let Some((left, top, cw, ch)) = content(&scaled, w, h) else {
+        return Ok(map);
+    };
+    let mut input = Vec::with_capacity(3 * cw * ch);
+    let rows: Vec<f32> = scaled
+        .chunks_exact(w)
+        .skip(top)
+        .take(ch)
+        .flat_map(|row| &row[left..left + cw])
+        .copied()
+        .collect();
+    drop(scaled);
+    normalized_channels(&rows, &mut input);
+    drop(rows);
+    run(session, [1, 3, ch, cw], input, |shape, probs| {
+        if probs.len() != cw * ch {
+            return Err(format!(
+                "the detection model answered {shape:?} for a {cw}x{ch} input"
+            ));
+        }
+        for (row, values) in probs.chunks_exact(cw).enumerate() {
+            let start = (top + row) * w + left;
+            map.probs[start..start + cw].copy_from_slice(values);
+        }
+        Ok(())
+    })??;
+    settle(session, [1, 3, 32, 32])?;
+    Ok(map)
+}
+
+/// The part of a `w x h` page (gray values, `w` and `h` multiples of 32) that holds ink, with
+/// [`CONTENT_MARGIN`] around it, its bounds multiples of 32: `(left, top, width, height)`, or
+/// `None` when the page is blank. The background is the most common gray; a pixel is ink when
+/// it and its right or lower neighbour are [`INK_CONTRAST`] away from it, so a scan's specks
+/// do not count.
+fn content(values: &[f32], w: usize, h: usize) -> Option<(usize, usize, usize, usize)> {
+    let mut histogram = [0usize; 256];
+    for &v in values {
+        histogram[v.clamp(0.0, 255.0) as usize] += 1;
+    }
+    let background = histogram
+        .iter()
+        .enumerate()
+        .max_by_key(|&(_, &count)| count)
+        .map_or(255.0, |(gray, _)| gray as f32);
+    let ink = |i: usize| (values[i] - background).abs() >= INK_CONTRAST;
+    let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if ink(i) && ((x + 1 < w && ink(i + 1)) || (y + 1 < h && ink(i + w))) {
+                (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x + 1), y1.max(y + 1));
+            }
+        }
+    }
+    if x0 >= x1 {
+        return None;
+    }
+    let down = |v: usize| v.saturating_sub(CONTENT_MARGIN) / 32 * 32;
+    let up = |v: usize, side: usize| ((v + CONTENT_MARGIN).div_ceil(32) * 32).min(side);
+    let (left, top) = (down(x0), down(y0));
+    Some((left, top, up(x1, w) - left, up(y1, h) - top))
 }
 
 impl TextMap {
@@ -293,6 +349,49 @@ mod tests {
         assert!(h >= MIN_SIDE - 16, "{h}");
         let (w, h) = detection_size(10_000, 5_000);
         assert!(w <= MAX_SIDE && h <= MAX_SIDE, "{w}x{h}");
+    }
+
+    #[test]
+    fn only_the_inked_part_of_a_page_and_a_margin_is_detected() {
+        let (w, h) = (640, 960);
+        let mut page = vec![250.0; w * h];
+        // A line of gray text from (200, 300) to (420, 330); specks of one pixel elsewhere.
+        for y in 300..330 {
+            for x in 200..420 {
+                page[y * w + x] = 120.0;
+            }
+        }
+        for (x, y) in [(10, 10), (600, 900), (5, 700)] {
+            page[y * w + x] = 0.0;
+        }
+        let (left, top, width, height) = content(&page, w, h).expect("ink");
+        assert_eq!([left, top, width, height].map(|v| v % 32), [0; 4]);
+        assert!(left + CONTENT_MARGIN <= 200 && top + CONTENT_MARGIN <= 300);
+        assert!(left + width >= 420 + CONTENT_MARGIN && top + height >= 330 + CONTENT_MARGIN);
+        assert!(width * height * 4 < w * h, "{width}x{height} of {w}x{h}");
+    }
+
+    #[test]
+    fn a_blank_or_specked_page_has_nothing_to_detect() {
+        let (w, h) = (320, 320);
+        let mut page = vec![255.0; w * h];
+        assert_eq!(content(&page, w, h), None);
+        for i in (0..w * h).step_by(997) {
+            page[i] = 0.0;
+        }
+        assert_eq!(content(&page, w, h), None);
+    }
+
+    #[test]
+    fn light_text_on_a_dark_page_is_ink_too() {
+        let (w, h) = (320, 320);
+        let mut page = vec![20.0; w * h];
+        for x in 100..140 {
+            page[160 * w + x] = 200.0;
+            page[161 * w + x] = 200.0;
+        }
+        let (left, top, width, height) = content(&page, w, h).expect("ink");
+        assert!(left <= 100 && top <= 160 && left + width >= 140 && top + height >= 162);
     }
 
     #[test]
