@@ -7,7 +7,8 @@
 //! screenshots of the text laid out as a web page, at 1x and 2x. Prints per set the character
 //! error rate (edit distance over the reference's length, whitespace ignored for Chinese and
 //! Japanese and collapsed for English), word recall (English words; characters for Chinese and
-//! Japanese) and pages per second.
+//! Japanese) and pages per second; for the image-only PDFs the real server read, also its
+//! peak and resident memory.
 //!
 //! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N] [--models M]
 //! [--languages L]` (DIR: the rendered manual pages, default `$QUARRY_MANPAGES` or
@@ -121,9 +122,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     } else {
                         Encoding::Png
                     };
-                    let (seen, texts, seconds) = read_as_pdfs(&pages, encoding);
-                    let quarry = scored(&seen, &texts, language.cjk, seconds);
-                    print_row(&format!("{name} img2pdf"), &seen, quarry, language);
+                    let served = read_as_pdfs(&pages, encoding);
+                    let quarry = scored(&served.seen, &served.texts, language.cjk, served.seconds);
+                    print_row(&format!("{name} img2pdf"), &served.seen, quarry, language);
+                    println!(
+                        "{:<34} the server's peak {:.0} MiB, {:.0} MiB resident once read",
+                        "", served.peak_mib, served.resident_mib
+                    );
                 }
             }
         }

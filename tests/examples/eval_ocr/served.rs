@@ -37,10 +37,24 @@ impl Encoding {
     }
 }
 
-/// What the server read of `pages` made into image-only PDFs with `encoding`; the pages as a
-/// reader of the files sees them (for the other engine), and the seconds from the server's
-/// start to the last page read (the sync and the models' loading included).
-pub fn read_as_pdfs(pages: &[Page], encoding: Encoding) -> (Vec<Page>, Vec<String>, f64) {
+/// What the server made of pages handed to it as image-only PDFs.
+pub struct Served {
+    /// The pages as a reader of the files sees them (for the other engine).
+    pub seen: Vec<Page>,
+    /// The text `GET docs` answers for each.
+    pub texts: Vec<String>,
+    /// From the server's start to the last page read (the sync and the models' loading
+    /// included).
+    pub seconds: f64,
+    /// The server's peak resident memory (`VmHWM`), MiB.
+    pub peak_mib: f64,
+    /// Its resident memory once every text was fetched (`VmRSS`), MiB.
+    pub resident_mib: f64,
+}
+
+/// What the server (no embedding model) reads of `pages` made into image-only PDFs with
+/// `encoding`.
+pub fn read_as_pdfs(pages: &[Page], encoding: Encoding) -> Served {
     let mut q = Quarry::new();
     q.without_model();
     q.with_ocr();
@@ -80,7 +94,15 @@ pub fn read_as_pdfs(pages: &[Page], encoding: Encoding) -> (Vec<Page>, Vec<Strin
     let seconds = started.elapsed().as_secs_f64();
     let key = q.integration("Eval", "all", &["--quota", "unlimited"]);
     let texts = (0..pages.len()).map(|i| text_of(&q, &key, i)).collect();
-    (seen, texts, seconds)
+    let pid = q.pid().expect("the server runs");
+    let memory = |field| quarry_tests::bench::status_mib(pid, field).unwrap_or(f64::NAN);
+    Served {
+        seen,
+        texts,
+        seconds,
+        peak_mib: memory("VmHWM:"),
+        resident_mib: memory("VmRSS:"),
+    }
 }
 
 /// The text `GET docs` answers for `scan{i}.pdf`, found by its name.
