@@ -99,6 +99,10 @@ pub(crate) fn lines(
     page: &Raster,
     boxes: &[LineBox],
 ) -> Result<Vec<Option<Read>>, String> {
+    // A page without lines (a photo) runs nothing, so has no output to settle either.
+    if boxes.is_empty() {
+        return Ok(Vec::new());
+    }
     let widths: Vec<usize> = boxes
         .iter()
         .map(|b| scaled_width(b.width, b.height))
