@@ -2,7 +2,10 @@
 //! scanned pages of PDFs. Every image is decoded here, inside the sandbox and within bounds
 //! (`limits.rs`), and only its gray pixels reach the host.
 
+mod bilevel;
+mod color;
 mod image_file;
+mod jpx;
 mod limits;
 mod pdf_images;
 mod png_predictor;

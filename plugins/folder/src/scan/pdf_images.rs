@@ -1,8 +1,9 @@
 //! The image of a scanned PDF page: the largest image the page draws, decoded within the
-//! bounds of `limits.rs`. JPEG (`DCTDecode`), Flate (with or without PNG predictors) and
-//! uncompressed images in gray, RGB or CMYK at 8 bits, and 1-bit gray, are read; a page whose
-//! image is in another encoding (CCITT fax, JBIG2, JPEG 2000) is left unread, and says so in
-//! the log.
+//! bounds of `limits.rs`. JPEG (`DCTDecode`), JPEG 2000 (`JPXDecode`), CCITT fax and JBIG2
+//! (`bilevel.rs`), Flate (with or without PNG predictors) and uncompressed images in gray, RGB
+//! or CMYK at 8 bits, and 1-bit gray, are read; a page whose image is in another encoding (LZW,
+//! run-length, a chain of filters) or colour space (indexed) is left unread, and says so in the
+//! log.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -12,7 +13,7 @@ use lopdf::{Document, Object, ObjectId};
 use quarry_sdk::ocr::GrayImage;
 use quarry_sdk::{Error, LogLevel};
 
-use super::{image_file, limits, png_predictor};
+use super::{bilevel, color, image_file, jpx, limits, png_predictor};
 
 /// A PDF opened to read its pages' images.
 pub struct Pdf {
@@ -49,12 +50,12 @@ impl Pdf {
         else {
             return Ok(None);
         };
-        decode(largest).map_err(|e| Error::Other(format!("page {page}: {e}")))
+        decode(&self.doc, largest).map_err(|e| Error::Other(format!("page {page}: {e}")))
     }
 }
 
-/// The gray pixels of `image`, or `None` for an encoding not read here.
-fn decode(image: &PdfImage<'_>) -> Result<Option<GrayImage>, String> {
+/// The gray pixels of `image` of `doc`, or `None` for an encoding not read here.
+fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, String> {
     let (w, h) = (
         u64::try_from(image.width).unwrap_or(0),
         u64::try_from(image.height).unwrap_or(0),
@@ -67,6 +68,33 @@ fn decode(image: &PdfImage<'_>) -> Result<Option<GrayImage>, String> {
             return image_file::decode_jpeg(image.content)
                 .map(Some)
                 .map_err(|e| format!("{e:?}"));
+        }
+        ["JPXDecode"] => return jpx::decode(image.content).map(Some),
+        ["CCITTFaxDecode"] => {
+            let params = fax_params(image.origin_dict);
+            let (w, h) = (w as u32, h as u32); // within limits::MAX_SIDE
+            return bilevel::fax(image.content, params, w, h, inverted(image.origin_dict))
+                .map(Some);
+        }
+        ["JBIG2Decode"] => {
+            let globals = decode_params(image.origin_dict)
+                .and_then(|p| p.get(b"JBIG2Globals").ok())
+                .and_then(|g| g.as_reference().ok())
+                .and_then(|id| doc.get_object(id).ok())
+                .and_then(|g| g.as_stream().ok())
+                .map(|g| {
+                    g.decompressed_content()
+                        .unwrap_or_else(|_| g.content.clone())
+                });
+            let (w, h) = (w as u32, h as u32); // within limits::MAX_SIDE
+            return bilevel::jbig2(
+                image.content,
+                globals.as_deref(),
+                w,
+                h,
+                inverted(image.origin_dict),
+            )
+            .map(Some);
         }
         ["FlateDecode"] => inflate(image.content, w, h)?,
         [] => image.content.to_vec(),
@@ -103,15 +131,48 @@ fn decode(image: &PdfImage<'_>) -> Result<Option<GrayImage>, String> {
     to_gray(&raw, w, h, bits, components).map(Some)
 }
 
+/// An image's `/DecodeParms` (the first, for a chain of filters).
+fn decode_params(dict: &lopdf::Dictionary) -> Option<&lopdf::Dictionary> {
+    match dict.get(b"DecodeParms").ok()? {
+        Object::Dictionary(d) => Some(d),
+        Object::Array(a) => a.first()?.as_dict().ok(),
+        _ => None,
+    }
+}
+
+/// Whether an image's `/Decode` array turns its samples over (`[1 0]`).
+fn inverted(dict: &lopdf::Dictionary) -> bool {
+    dict.get(b"Decode")
+        .and_then(Object::as_array)
+        .ok()
+        .and_then(|d| d.first())
+        .and_then(|first| first.as_float().ok())
+        .is_some_and(|first| first >= 0.5)
+}
+
+/// The CCITT fax parameters of an image's `/DecodeParms`, each missing one at its default.
+fn fax_params(dict: &lopdf::Dictionary) -> bilevel::Fax {
+    let mut fax = bilevel::Fax::default();
+    let Some(params) = decode_params(dict) else {
+        return fax;
+    };
+    let int = |key: &[u8]| params.get(key).and_then(Object::as_i64).ok();
+    let flag =
+        |key: &[u8], default: bool| params.get(key).and_then(Object::as_bool).unwrap_or(default);
+    fax.k = int(b"K").unwrap_or(fax.k);
+    fax.columns = int(b"Columns")
+        .and_then(|c| u32::try_from(c).ok())
+        .unwrap_or(fax.columns);
+    fax.end_of_line = flag(b"EndOfLine", fax.end_of_line);
+    fax.byte_aligned = flag(b"EncodedByteAlign", fax.byte_aligned);
+    fax.end_of_block = flag(b"EndOfBlock", fax.end_of_block);
+    fax.black_is_1 = flag(b"BlackIs1", fax.black_is_1);
+    fax
+}
+
 /// The `/Predictor` of an image's `/DecodeParms`, when it uses PNG's (10 and above).
 fn predictor(dict: &lopdf::Dictionary) -> Option<i64> {
-    let params = dict.get(b"DecodeParms").ok()?;
-    let params = match params {
-        Object::Dictionary(d) => d,
-        Object::Array(a) => a.first()?.as_dict().ok()?,
-        _ => return None,
-    };
-    params
+    decode_params(dict)?
         .get(b"Predictor")
         .and_then(Object::as_i64)
         .ok()
@@ -169,20 +230,7 @@ fn to_gray(
             }
             raw.chunks_exact(components)
                 .take(w * h)
-                .map(|p| match p {
-                    [g] => *g,
-                    [r, g, b] => {
-                        ((299 * u32::from(*r) + 587 * u32::from(*g) + 114 * u32::from(*b)) / 1000)
-                            as u8
-                    }
-                    [c, m, y, k] => {
-                        let ink = (30 * u32::from(*c) + 59 * u32::from(*m) + 11 * u32::from(*y))
-                            / 100
-                            + u32::from(*k);
-                        255 - ink.min(255) as u8
-                    }
-                    _ => p[0],
-                })
+                .map(color::gray)
                 .collect()
         }
         other => return Err(format!("{other} bits a sample are not read here")),
