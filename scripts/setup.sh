@@ -17,9 +17,10 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # nodejs and npm only where the machine has no Node.js of its own.
 # The install tests build the package (dpkg-dev's shlibdeps), verify its user unit (systemd),
 # render its manual page (man-db, groff-base, bsdextrautils' col) and use it as a new user
-# (passwd's useradd, procps' pkill).
+# (passwd's useradd, procps' pkill). The OCR tests write JPEG 2000 scans with OpenJPEG's
+# opj_compress (libopenjp2-tools).
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
-  dpkg-dev systemd man-db groff-base bsdextrautils passwd procps)
+  dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).

@@ -92,6 +92,18 @@ pub enum ScanPage<'a> {
         /// Its height in pixels.
         height: u32,
     },
+    /// An image of `width x height` pixels filling the page, in any encoding: `entries` are its
+    /// dictionary's besides the size and length (`/ColorSpace`, `/Filter`, `/DecodeParms`…).
+    Image {
+        /// The image's data, as its filter reads it.
+        data: &'a [u8],
+        /// Its width in pixels.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+        /// The other entries of its dictionary.
+        entries: &'a str,
+    },
 }
 
 /// A PDF of `pages`, as a scanner (or img2pdf) writes image pages: each image page draws one
@@ -115,18 +127,18 @@ pub fn scanned(pages: &[ScanPage<'_>]) -> Vec<u8> {
                 data,
                 width,
                 height,
-            } => {
-                let mut image = format!(
-                    "<< /Type /XObject /Subtype /Image /Width {width} /Height {height} \
-                     /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode \
-                     /Length {} >>\nstream\n",
-                    data.len()
-                )
-                .into_bytes();
-                image.extend_from_slice(data);
-                image.extend_from_slice(b"\nendstream");
-                ("q 612 0 0 792 0 0 cm /Im1 Do Q\n".to_owned(), image)
-            }
+            } => image_page(
+                data,
+                *width,
+                *height,
+                "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode",
+            ),
+            ScanPage::Image {
+                data,
+                width,
+                height,
+                entries,
+            } => image_page(data, *width, *height, entries),
         };
         objects.push(
             format!(
@@ -140,6 +152,19 @@ pub fn scanned(pages: &[ScanPage<'_>]) -> Vec<u8> {
         objects.push(image);
     }
     assemble(&objects, None)
+}
+
+/// A page's content drawing one image over it, and the image's object.
+fn image_page(data: &[u8], width: u32, height: u32, entries: &str) -> (String, Vec<u8>) {
+    let mut image = format!(
+        "<< /Type /XObject /Subtype /Image /Width {width} /Height {height} {entries} \
+         /Length {} >>\nstream\n",
+        data.len()
+    )
+    .into_bytes();
+    image.extend_from_slice(data);
+    image.extend_from_slice(b"\nendstream");
+    ("q 612 0 0 792 0 0 cm /Im1 Do Q\n".to_owned(), image)
 }
 
 fn stream(data: &[u8], compress: bool) -> Vec<u8> {

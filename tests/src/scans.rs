@@ -1,6 +1,7 @@
 //! Images of text for the OCR tests, made by a real producer: Debian's Chromium renders HTML
-//! and takes a screenshot, which is then turned, compressed as a scanner would, or put in an
-//! image-only PDF page ([`crate::pdf::scanned`]).
+//! and takes a screenshot, which is then turned, compressed as a scanner would (JPEG, CCITT
+//! Group 4 by pdf-rs's `fax` encoder, JBIG2 around the same data, JPEG 2000 by OpenJPEG's
+//! `opj_compress`), or put in an image-only PDF page ([`crate::pdf::scanned`]).
 
 use std::io::Cursor;
 use std::path::Path;
@@ -77,6 +78,80 @@ pub fn png(image: &GrayImage) -> Vec<u8> {
         .write_to(&mut out, ImageFormat::Png)
         .expect("encode a PNG");
     out.into_inner()
+}
+
+/// `image` in black and white (gray under 128 is black), CCITT Group 4 encoded: a PDF's
+/// `CCITTFaxDecode` data with `/K -1 /Columns` the image's width.
+pub fn group4(image: &GrayImage) -> Vec<u8> {
+    use fax::{Color, VecWriter, encoder::Encoder};
+    let width = u16::try_from(image.width()).expect("a fax line is at most 65,535 pixels");
+    let mut encoder = Encoder::new(VecWriter::new());
+    for row in image.rows() {
+        let pels = row.map(|p| {
+            if p.0[0] < 128 {
+                Color::Black
+            } else {
+                Color::White
+            }
+        });
+        encoder.encode_line(pels, width).expect("writing to memory");
+    }
+    encoder.finish().expect("writing to memory").finish()
+}
+
+/// `image` in black and white as a PDF's `JBIG2Decode` data (ITU-T T.88, the embedded
+/// organization): a page information segment and one immediate generic region coded with MMR,
+/// whose data is [`group4`]'s.
+pub fn jbig2(image: &GrayImage) -> Vec<u8> {
+    let (width, height) = (image.width(), image.height());
+    // Segment header: number, flags (type; one-byte page association), no referred-to
+    // segments, page 1, data length.
+    let segment = |number: u32, kind: u8, data: &[u8]| {
+        let mut out = number.to_be_bytes().to_vec();
+        out.extend_from_slice(&[kind, 0, 1]);
+        out.extend_from_slice(&u32::try_from(data.len()).expect("small").to_be_bytes());
+        out.extend_from_slice(data);
+        out
+    };
+    // Page information (48): size, 300 dpi, lossless, white by default, not striped.
+    let mut page = Vec::new();
+    for field in [width, height, 11_811, 11_811] {
+        page.extend_from_slice(&field.to_be_bytes());
+    }
+    page.extend_from_slice(&[0b0000_0001, 0, 0]);
+    // Immediate lossless generic region (39): the whole page at (0, 0), OR, MMR.
+    let mut region = Vec::new();
+    for field in [width, height, 0, 0] {
+        region.extend_from_slice(&field.to_be_bytes());
+    }
+    region.extend_from_slice(&[0, 0b0000_0001]);
+    region.extend_from_slice(&group4(image));
+    let mut out = segment(0, 48, &page);
+    out.extend_from_slice(&segment(1, 39, &region));
+    out
+}
+
+/// `image` as a JPEG 2000 file (JP2) compressed 20 to 1, written by OpenJPEG's `opj_compress`.
+pub fn jpeg2000(image: &GrayImage) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (pgm, jp2) = (dir.path().join("page.pgm"), dir.path().join("page.jp2"));
+    let mut netpbm = format!("P5\n{} {}\n255\n", image.width(), image.height()).into_bytes();
+    netpbm.extend_from_slice(image.as_raw());
+    std::fs::write(&pgm, netpbm).expect("write the page");
+    let out = Command::new("opj_compress")
+        .arg("-i")
+        .arg(&pgm)
+        .arg("-o")
+        .arg(&jp2)
+        .args(["-r", "20"])
+        .output()
+        .expect("opj_compress runs: run `make setup` (Debian's libopenjp2-tools)");
+    assert!(
+        out.status.success(),
+        "opj_compress failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(&jp2).expect("read the JPEG 2000 file")
 }
 
 /// `image` turned clockwise a quarter.

@@ -7,7 +7,9 @@ use std::time::Duration;
 use quarry_tests::corpus::FixtureFile;
 use quarry_tests::pdf::{ScanPage, scanned};
 use quarry_tests::quarry::Quarry;
-use quarry_tests::scans::{jpeg, page_html, png, screenshot, turned_quarter};
+use quarry_tests::scans::{
+    group4, jbig2, jpeg, jpeg2000, page_html, png, screenshot, turned_quarter,
+};
 use serde_json::{Value, json};
 
 const MARCH_2026_MS: i64 = 1_773_000_000_000;
@@ -136,6 +138,54 @@ fn a_word_only_in_a_scanned_page_a_screenshot_or_a_turned_scan_is_found() {
     assert_eq!(status["no_text_layer"]["count"], 0, "{status}");
     let answer = q.search_ok(&key, json!({"query": "zeppelin", "semantic_search": false}));
     assert_eq!(answer["warnings"], json!([]), "{answer}");
+}
+
+#[test]
+fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
+    let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
+    let fax = page("Fax", "The ferryman signed the waybill in Lisbon.");
+    let archive = page("Archive", "Gooseberry jam was rationed that winter.");
+    let survey = page("Survey", "The lighthouse keeper counted puffins.");
+    let (g4, jb2, jp2) = (group4(&fax), jbig2(&archive), jpeg2000(&survey));
+    let fax_entries = format!(
+        "/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /CCITTFaxDecode \
+         /DecodeParms << /K -1 /Columns {} /Rows {} >>",
+        fax.width(),
+        fax.height()
+    );
+    let pages = [
+        ScanPage::Image {
+            data: &g4,
+            width: fax.width(),
+            height: fax.height(),
+            entries: &fax_entries,
+        },
+        ScanPage::Image {
+            data: &jb2,
+            width: archive.width(),
+            height: archive.height(),
+            entries: "/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /JBIG2Decode",
+        },
+        ScanPage::Image {
+            data: &jp2,
+            width: survey.width(),
+            height: survey.height(),
+            entries: "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /JPXDecode",
+        },
+    ];
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[("Scans", vec![file("archive.pdf", scanned(&pages))])]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for_ocr();
+
+    let on_page = |page: i64| vec![("archive.pdf".to_owned(), json!(page))];
+    assert_eq!(found(&q, &key, "ferryman waybill"), on_page(1));
+    assert_eq!(found(&q, &key, "gooseberry rationed"), on_page(2));
+    assert_eq!(found(&q, &key, "lighthouse puffins"), on_page(3));
+    let status = q.cli_json(&["connector", "status", "Scans", "--json"]);
+    assert_eq!(status["no_text_layer"]["count"], 0, "{status}");
 }
 
 #[test]
