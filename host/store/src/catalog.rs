@@ -16,6 +16,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use crate::connectors::to_i64;
+use crate::doc_ids::push_ids;
 use crate::ocr::{self, OcrRequest};
 use crate::{Store, StoreError, SyncProgress};
 
@@ -383,9 +384,7 @@ impl Store {
             for request in batch.ocr.iter().filter(|r| ids.contains(&r.doc_id)) {
                 ocr::queue(&mut tx, connector, request).await?;
             }
-            for request in batch.ocr.iter().filter(|r| ids.contains(&r.doc_id)) {
-                ocr::queue(&mut tx, connector, request).await?;
-            }
+            ocr::take_back(&mut tx, connector, &ids).await?;
             tx.commit().await?;
         }
         for chunk in batch.deleted.chunks(IDS_PER_QUERY) {
@@ -428,6 +427,9 @@ impl Store {
         .bind(connector.as_str())
         .execute(&mut *tx)
         .await?;
+        if batch.ends_full {
+            ocr::drop_set_aside(&mut tx, connector).await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -596,16 +598,6 @@ async fn versions_of(
         }
     }
     Ok(versions)
-}
-
-/// Appends ` AND doc_id IN (?, ...)` with `ids` bound.
-fn push_ids(query: &mut QueryBuilder<Sqlite>, ids: &[DocId]) {
-    query.push(" AND doc_id IN (");
-    let mut list = query.separated(", ");
-    for id in ids {
-        list.push_bind(id.as_str());
-    }
-    query.push(")");
 }
 
 fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {

@@ -387,9 +387,11 @@ impl Store {
     }
 
     /// Forgets what was indexed, for an index rebuilt from scratch: the catalog is emptied and
-    /// every connector's listing starts over, with a sync requested.
+    /// every connector's listing starts over, with a sync requested. What OCR read is set aside
+    /// (`ocr_kept`), so the rebuild does not read an unchanged scan again.
     pub async fn forget_index(&self, now_ms: i64) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
+        crate::ocr::set_aside(&mut tx).await?;
         sqlx::query("DELETE FROM documents")
             .execute(&mut *tx)
             .await?;

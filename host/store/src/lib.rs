@@ -11,6 +11,7 @@ mod audit;
 mod catalog;
 mod connectors;
 mod data_folder;
+mod doc_ids;
 mod error;
 mod integrations;
 mod keys;

@@ -1,13 +1,17 @@
 //! The OCR queue and its kept results (table `ocr`). A sync commits a document's request with
 //! its catalog entry, in the same transaction, so a crash either loses both (the document is
 //! fetched again) or keeps both; the queue reads pages a call at a time and records each call's
-//! pages before asking for more, so a restart resumes where it stopped.
+//! pages before asking for more, so a restart resumes where it stopped. A rebuild of the index,
+//! which empties the catalog, sets the results aside (table `ocr_kept`) until the documents are
+//! committed again.
 
 use quarry_core::ocr::ScannedPage;
 use quarry_core::{ConnectorId, DocId};
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments};
-use sqlx::{Row as _, SqliteConnection};
+use sqlx::{QueryBuilder, Row as _, SqliteConnection};
+
+use crate::doc_ids::push_ids;
 
 use crate::{Store, StoreError};
 
@@ -69,6 +73,60 @@ pub(crate) async fn queue(
     Ok(())
 }
 
+/// Sets every document's read pages aside before the catalog is emptied, within the caller's
+/// transaction.
+pub(crate) async fn set_aside(tx: &mut SqliteConnection) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT OR REPLACE INTO ocr_kept
+             (connector_id, doc_id, version, update_time_ms, read, models, done_ms)
+         SELECT connector_id, doc_id, version, update_time_ms, read, models, done_ms
+           FROM ocr WHERE done_ms IS NOT NULL AND error IS NULL",
+    )
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Takes back what was set aside for the documents `ids` of `connector`, just committed to
+/// the catalog: at the version the catalog now has, the pages are done again; at another they
+/// are stale. Either way they leave `ocr_kept`.
+pub(crate) async fn take_back(
+    tx: &mut SqliteConnection,
+    connector: &ConnectorId,
+    ids: &[DocId],
+) -> Result<(), StoreError> {
+    let mut restore = QueryBuilder::new(
+        "INSERT INTO ocr (connector_id, doc_id, version, update_time_ms, pages, read, models,
+                          done_ms)
+         SELECT k.connector_id, k.doc_id, k.version, k.update_time_ms, '[]', k.read, k.models,
+                k.done_ms
+           FROM ocr_kept k JOIN documents d USING (connector_id, doc_id)
+          WHERE d.version = k.version AND connector_id = ",
+    );
+    restore.push_bind(connector.as_str());
+    push_ids(&mut restore, ids);
+    restore.push(" ON CONFLICT (connector_id, doc_id) DO NOTHING");
+    restore.build().execute(&mut *tx).await?;
+    let mut forget = QueryBuilder::new("DELETE FROM ocr_kept WHERE connector_id = ");
+    forget.push_bind(connector.as_str());
+    push_ids(&mut forget, ids);
+    forget.build().execute(&mut *tx).await?;
+    Ok(())
+}
+
+/// Drops what is still set aside for `connector` once a full listing has ended: its documents
+/// are gone from the source.
+pub(crate) async fn drop_set_aside(
+    tx: &mut SqliteConnection,
+    connector: &ConnectorId,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM ocr_kept WHERE connector_id = ?")
+        .bind(connector.as_str())
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
 fn pages_json(pages: &[u32]) -> String {
     serde_json::to_string(pages).unwrap_or_else(|_| "[]".to_owned())
 }
@@ -126,9 +184,14 @@ impl Store {
         version: &str,
         models: &str,
     ) -> Result<Option<Vec<ScannedPage>>, StoreError> {
+        // In the queue's table, or set aside while the index is rebuilt.
         let row = sqlx::query(
-            "SELECT read FROM ocr WHERE connector_id = ? AND doc_id = ? AND version = ?
-                                     AND models = ? AND done_ms IS NOT NULL",
+            "SELECT read FROM ocr WHERE connector_id = ?1 AND doc_id = ?2 AND version = ?3
+                                     AND models = ?4 AND done_ms IS NOT NULL
+             UNION ALL
+             SELECT read FROM ocr_kept WHERE connector_id = ?1 AND doc_id = ?2 AND version = ?3
+                                         AND models = ?4
+             LIMIT 1",
         )
         .bind(connector.as_str())
         .bind(doc.as_str())
