@@ -329,6 +329,60 @@ fn a_restart_with_ocr_pending_loses_nothing() {
     assert_eq!(found(&q, &key, "windmill").len(), 1);
 }
 
+/// When OCR finished reading each document, from the store.
+fn ocr_done_times(q: &Quarry) -> Vec<(String, Option<i64>)> {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(q.data_dir().join("quarry.db"))
+            .read_only(true);
+        let pool = sqlx::SqlitePool::connect_with(options)
+            .await
+            .expect("opens");
+        sqlx::query_as("SELECT doc_id, done_ms FROM ocr ORDER BY doc_id")
+            .fetch_all(&pool)
+            .await
+            .expect("reads")
+    })
+}
+
+#[test]
+fn a_rebuild_of_the_index_does_not_read_an_unchanged_scan_again() {
+    let card = screenshot(
+        &page_html("Postcard", &["Greetings from the old funicular."]),
+        800,
+        300,
+    );
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[("Cards", vec![file("card.png", png(&card))])]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for_ocr();
+    let read = ocr_done_times(&q);
+    assert!(read.len() == 1 && read[0].1.is_some(), "{read:?}");
+    let before = found(&q, &key, "funicular");
+    assert_eq!(before.len(), 1, "{before:?}");
+
+    // An index of an older layout is rebuilt from the sources at the next start.
+    q.stop();
+    std::fs::remove_file(q.data_dir().join("index/quarry-format")).expect("format file");
+    q.start();
+    q.wait_for("the rebuilt index synced", |c| {
+        c.first().is_some_and(|c| {
+            c["doc_count"] == 1 && c["status"] == "idle" && c["ocr"]["pending"] == 0
+        })
+    });
+    assert!(
+        q.log().contains("rebuilding it from the sources"),
+        "{}",
+        q.log()
+    );
+    assert_eq!(found(&q, &key, "funicular"), before);
+    // The text came from what was kept: OCR did not read the card again.
+    assert_eq!(ocr_done_times(&q), read);
+}
+
 #[test]
 fn a_password_photographed_on_a_note_is_held_back_once_read() {
     let note = screenshot(

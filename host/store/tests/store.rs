@@ -562,3 +562,89 @@ async fn held_back_documents_are_counted_listed_and_judged_again_when_the_policy
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn what_ocr_read_outlives_a_rebuild_of_the_index_while_its_document_is_unchanged()
+-> Result<(), StoreError> {
+    use quarry_core::ocr::ScannedPage;
+    use quarry_store::OcrRequest;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let c = store.add_connector(&folder("Scans"), NOW).await?;
+    let request = |id: &str, version: &str| OcrRequest {
+        doc_id: DocId::parse(id).expect("valid"),
+        version: version.to_owned(),
+        update_time_ms: NOW,
+        pages: vec![1],
+        models: "ppocr-v6".to_owned(),
+    };
+    let batch = |changed: Vec<CatalogDoc>, ocr: Vec<OcrRequest>, ends_full: bool| CommitBatch {
+        generation: 1,
+        changed,
+        ocr,
+        ends_full,
+        ..CommitBatch::default()
+    };
+    // Three scans read by OCR.
+    let ids = ["kept", "edited", "gone"];
+    let scans: Vec<CatalogDoc> = ids.iter().map(|id| doc(id, "v1")).collect();
+    let requests = ids.iter().map(|id| request(id, "v1")).collect();
+    store
+        .commit_batch(&c.id, &batch(scans, requests, true), NOW)
+        .await?;
+    while let Some(mut job) = store.next_ocr().await? {
+        job.read = vec![ScannedPage {
+            page: 1,
+            text: format!("the words of {}", job.doc_id.as_str()),
+            confidence: 0.9,
+        }];
+        store.ocr_done(&job, false, NOW).await?;
+    }
+    let kept = |id: &'static str, version: &'static str| {
+        let store = &store;
+        let c = c.id.clone();
+        async move {
+            let id = DocId::parse(id).expect("valid");
+            store.kept_ocr(&c, &id, version, "ppocr-v6").await
+        }
+    };
+    assert!(kept("kept", "v1").await?.is_some());
+
+    // The index is rebuilt: the catalog is empty, and what OCR read is still there.
+    store.forget_index(NOW).await?;
+    assert_eq!(store.connector(&c.id).await?.expect("exists").doc_count, 0);
+    let words = kept("kept", "v1").await?.expect("set aside");
+    assert_eq!(words[0].text, "the words of kept");
+    assert!(kept("kept", "v2").await?.is_none(), "another version");
+
+    // The first batch of the rebuilt listing: one scan unchanged, one edited (a new version,
+    // queued again); the third is not listed and goes when the full listing ends.
+    let edited = batch(
+        vec![doc("kept", "v1"), doc("edited", "v2")],
+        vec![request("edited", "v2")],
+        false,
+    );
+    store.commit_batch(&c.id, &edited, NOW).await?;
+    assert!(
+        kept("kept", "v1").await?.is_some(),
+        "back in the queue's table, done"
+    );
+    assert!(kept("edited", "v1").await?.is_none(), "stale");
+    let waiting = store.next_ocr().await?.expect("the edited scan waits");
+    assert_eq!(
+        (waiting.doc_id.as_str(), waiting.version.as_str()),
+        ("edited", "v2")
+    );
+    assert!(
+        kept("gone", "v1").await?.is_some(),
+        "until the listing ends"
+    );
+    store
+        .commit_batch(&c.id, &batch(Vec::new(), Vec::new(), true), NOW)
+        .await?;
+    assert!(kept("gone", "v1").await?.is_none());
+    assert!(kept("kept", "v1").await?.is_some());
+    assert_eq!(store.ocr_pending(Some(&c.id)).await?, 1);
+    Ok(())
+}
