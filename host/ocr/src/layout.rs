@@ -1,10 +1,29 @@
-//! Reading order: lines that share a row are read left to right, rows top to bottom, and a gap
-//! taller than a line between rows starts a new block (a blank line in the text).
+//! Reading order: a page set in columns is read a column at a time (`columns.rs`); within a
+//! column (or a page without columns), lines that share a row are read left to right, rows top
+//! to bottom, and a gap taller than a line between rows starts a new block (a blank line in the
+//! text), as does each column.
 
 use quarry_core::ocr::TextLine;
 
+use crate::columns;
+
 /// The text of `lines` in reading order, and the lines in that order.
-pub(crate) fn reading_order(mut lines: Vec<TextLine>) -> (String, Vec<TextLine>) {
+pub(crate) fn reading_order(lines: Vec<TextLine>) -> (String, Vec<TextLine>) {
+    let mut text = String::new();
+    let mut ordered = Vec::with_capacity(lines.len());
+    for block in columns::blocks(lines) {
+        let (block_text, block_lines) = rows(block);
+        if !text.is_empty() && !block_text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&block_text);
+        ordered.extend(block_lines);
+    }
+    (text, ordered)
+}
+
+/// The text of `lines` read row by row, and the lines in that order.
+fn rows(mut lines: Vec<TextLine>) -> (String, Vec<TextLine>) {
     lines.sort_by_key(|l| (l.bounds[1] + l.bounds[3] / 2, l.bounds[0]));
     let mut rows: Vec<Vec<TextLine>> = Vec::new();
     for line in lines {
@@ -73,5 +92,32 @@ mod tests {
         ]);
         assert_eq!(text, "hello world\nnext row\n\nsecond block");
         assert_eq!(ordered[0].text, "hello");
+    }
+
+    #[test]
+    fn columns_are_read_one_after_the_other_each_a_block() {
+        let mut lines = Vec::new();
+        for row in 0..3 {
+            let top = 100 + 25 * row;
+            lines.push(line(
+                &format!("right {row} of the second column"),
+                400,
+                top,
+                300,
+            ));
+            lines.push(line(
+                &format!("left {row} of the first column"),
+                10,
+                top,
+                300,
+            ));
+        }
+        let (text, ordered) = reading_order(lines);
+        assert_eq!(
+            text,
+            "left 0 of the first column\nleft 1 of the first column\nleft 2 of the first column\n\n\
+             right 0 of the second column\nright 1 of the second column\nright 2 of the second column"
+        );
+        assert_eq!(ordered.len(), 6);
     }
 }

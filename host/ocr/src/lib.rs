@@ -9,6 +9,7 @@
 //! (`layout.rs`). A page turned a quarter (its lines found standing) is turned back and read
 //! again; one upside down (most lines so classified) is turned half round.
 
+mod columns;
 mod detect;
 mod error;
 mod layout;
