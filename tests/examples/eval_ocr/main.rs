@@ -4,17 +4,19 @@
 //! producers (`pages.rs`): printed by Chromium, by LibreOffice, and as pandoc's Word documents
 //! exported by LibreOffice (these two rendered by pdftoppm), at 150 and 300 dpi, the 300 dpi
 //! ones also degraded as scans are (turned 1 degree, blurred, noise, JPEG at quality 50); and
-//! screenshots of the text laid out as a web page, at 1x and 2x. Prints per set the character
+//! screenshots of the text laid out as a web page, at 1x and 2x; and printed by Chromium in two
+//! columns under a title, read in order only if the columns are. Prints per set the character
 //! error rate (edit distance over the reference's length, whitespace ignored for Chinese and
 //! Japanese and collapsed for English), word recall (English words; characters for Chinese and
 //! Japanese) and pages per second; for the image-only PDFs the real server read, also its
 //! peak and resident memory.
 //!
 //! `cargo run --release -p quarry-tests --example eval_ocr -- [DIR] [--pages N] [--models M]
-//! [--languages L]` (DIR: the rendered manual pages, default `$QUARRY_MANPAGES` or
-//! `~/.cache/quarry/eval/manpages`; N documents per set, default 3; M: another models folder,
-//! default `$QUARRY_OCR_MODELS` or `models/ppocr-v6`; L: some of `en,zh_CN,ja`, comma
-//! separated, default all). Needs tesseract with `eng`, `chi_sim` and `jpn`, LibreOffice,
+//! [--languages L] [--producers P]` (DIR: the rendered manual pages, default
+//! `$QUARRY_MANPAGES` or `~/.cache/quarry/eval/manpages`; N documents per set, default 3; M:
+//! another models folder, default `$QUARRY_OCR_MODELS` or `models/ppocr-v6`; L: some of
+//! `en,zh_CN,ja`, P: some of `chromium,libreoffice,pandoc,web,columns`, comma separated,
+//! default all). Needs tesseract with `eng`, `chi_sim` and `jpn`, LibreOffice,
 //! pandoc, pdftoppm and the fonts
 //! (`scripts/ocr-eval-tools.sh`, which `make eval` runs). `QUARRY_OCR_EVAL_DUMP=DIR` writes
 //! every page read there as a PNG, to look at.
@@ -38,11 +40,12 @@ use served::{Encoding, read_as_pdfs};
 const PAGE_CHARS: [(&str, usize); 3] = [("en", 1800), ("zh_CN", 900), ("ja", 900)];
 /// Who renders the pages of each language (LibreOffice's 300 dpi pages are also made into
 /// image-only PDFs by img2pdf and read by the real server: `served.rs`).
-const PRODUCERS: [(Producer, &[&str]); 4] = [
+const PRODUCERS: [(Producer, &[&str]); 5] = [
     (Producer::Chromium, &["en", "zh_CN", "ja"]),
     (Producer::LibreOffice, &["en", "zh_CN", "ja"]),
     (Producer::Pandoc, &["en"]),
     (Producer::Web, &["en", "zh_CN", "ja"]),
+    (Producer::Columns, &["en", "zh_CN", "ja"]),
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -51,16 +54,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut models = None;
     let mut per_set = 3;
     let mut wanted: Vec<String> = PAGE_CHARS.iter().map(|(l, _)| l.to_string()).collect();
+    let mut producers: Vec<String> = PRODUCERS.iter().map(|(p, _)| p.key().into()).collect();
+    let list = |value: Option<String>| -> Vec<String> {
+        value
+            .map(|l| l.split(',').map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--pages" => per_set = args.next().and_then(|n| n.parse().ok()).unwrap_or(per_set),
             "--models" => models = args.next().map(PathBuf::from),
-            "--languages" => {
-                wanted = args
-                    .next()
-                    .map(|l| l.split(',').map(str::to_owned).collect())
-                    .unwrap_or_default()
-            }
+            "--languages" => wanted = list(args.next()),
+            "--producers" => producers = list(args.next()),
             other => dir = PathBuf::from(other),
         }
     }
@@ -72,6 +77,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .find(|w| !PAGE_CHARS.iter().any(|(l, _)| l == w))
     {
         return Err(format!("--languages: `{unknown}` is not one of en, zh_CN, ja").into());
+    }
+    let keys: Vec<&str> = PRODUCERS.iter().map(|(p, _)| p.key()).collect();
+    if producers.is_empty() {
+        return Err(format!("--producers: give some of {}, comma separated", keys.join(", ")).into());
+    }
+    if let Some(unknown) = producers.iter().find(|p| !keys.contains(&p.as_str())) {
+        return Err(format!("--producers: `{unknown}` is not one of {}", keys.join(", ")).into());
     }
     let models = models.unwrap_or_else(quarry_tests::ocr_models_dir);
     let ocr = quarry_ocr::Ocr::load(&models, &quarry_tests::ort_lib(), 2)?;
@@ -85,6 +97,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{:<34} {:^23}   {:^23}", "", "Quarry", "tesseract");
     let dump = std::env::var_os("QUARRY_OCR_EVAL_DUMP").map(PathBuf::from);
     for (producer, languages) in PRODUCERS {
+        if !producers.iter().any(|p| p == producer.key()) {
+            continue;
+        }
         for (language, chars) in PAGE_CHARS {
             if !languages.contains(&language) || !wanted.iter().any(|w| w == language) {
                 continue;

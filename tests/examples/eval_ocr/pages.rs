@@ -27,9 +27,23 @@ pub enum Producer {
     /// Chromium takes a screenshot of it laid out as a web page: a header bar, then the text
     /// in a 16 px sans-serif font.
     Web,
+    /// Chromium prints it set in two columns under its first line as a title, as newsletters
+    /// and papers are.
+    Columns,
 }
 
 impl Producer {
+    /// Its name on the command line (`--producers`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Producer::Chromium => "chromium",
+            Producer::LibreOffice => "libreoffice",
+            Producer::Pandoc => "pandoc",
+            Producer::Web => "web",
+            Producer::Columns => "columns",
+        }
+    }
+
     /// Its name in the table.
     pub fn name(self) -> &'static str {
         match self {
@@ -37,6 +51,7 @@ impl Producer {
             Producer::LibreOffice => "LibreOffice",
             Producer::Pandoc => "pandoc docx",
             Producer::Web => "web page",
+            Producer::Columns => "two columns",
         }
     }
 
@@ -67,6 +82,12 @@ impl Producer {
                 1280,
                 1650,
                 dpi / 96,
+            )],
+            Producer::Columns => vec![screenshot_at(
+                &two_columns(text, language),
+                1275,
+                1650,
+                dpi / 150,
             )],
             Producer::LibreOffice => {
                 let dir = tempfile::tempdir().expect("temp dir");
@@ -147,6 +168,22 @@ fn manual_page(text: &str, language: &str) -> String {
          <pre style=\"font: 15px/1.35 {}; white-space: pre-wrap\">{}</pre></body></html>",
         font(language, "'DejaVu Serif', serif"),
         escaped(text)
+    )
+}
+
+/// `text` printed in two columns: its first line as a title across both, the rest flowing down
+/// the left column and on down the right.
+fn two_columns(text: &str, language: &str) -> String {
+    let (title, body) = text.split_once('\n').unwrap_or((text, ""));
+    format!(
+        "<!doctype html><html><body style=\"margin: 72px; background: #fff; \
+         font: 15px/1.35 {}\">\
+         <h1 style=\"font-size: 22px; margin: 0 0 24px\">{}</h1>\
+         <div style=\"column-count: 2; column-gap: 40px; white-space: pre-wrap\">{}</div>\
+         </body></html>",
+        font(language, "'DejaVu Serif', serif"),
+        escaped(title.trim()),
+        escaped(body)
     )
 }
 
