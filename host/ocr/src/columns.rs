@@ -1,18 +1,19 @@
 //! Columns: a page set in columns (a newsletter, a paper, a leaflet) is read a column at a time,
 //! not row by row across them.
 //!
-//! A gutter is a band at least a line's height wide that the lines of text keep out of (a few
+//! A gutter is a band at least half a line's height wide that the lines of text keep out of (a few
 //! may cross it: a title, a footer over both columns), with at least three lines of text on each
 //! side, side by side. The lines that cross it cut the page into bands; each band reads its left
-//! side, then its right, and each side is looked at again for columns of its own. Short lines (a
-//! table's cells, a form's labels and values) are no column: they stay read row by row.
+//! side, then its right, and each side is looked at again for columns of its own. Short rows (a
+//! table's cells, a form's labels and values) are no column: they stay read row by row; a row
+//! of justified text that detection split at its wide spaces counts at its whole width.
 
 use quarry_core::ocr::TextLine;
 
 /// The fewest lines on each side of a gutter.
 const MIN_COLUMN_LINES: usize = 3;
-/// A column's lines are at least this many times as wide as they are high, as a median: text,
-/// not a table's cells.
+/// A column's rows are at least this many times as wide as its lines are high, as a median:
+/// text, not a table's cells.
 const MIN_COLUMN_LINE_SHAPE: u32 = 4;
 
 /// The lines in groups read one after another: the columns of each band, top to bottom and left
@@ -91,7 +92,7 @@ fn gutter(lines: &[TextLine]) -> Option<(u32, u32)> {
         runs.extend(widest);
     }
     runs.into_iter()
-        .filter(|&(x0, x1)| x1 - x0 >= height)
+        .filter(|&(x0, x1)| 2 * (x1 - x0) >= height)
         .filter(|&run| stands_in_columns(lines, run, height))
         .max_by_key(|&(x0, x1)| x1 - x0)
 }
@@ -103,8 +104,8 @@ fn stands_in_columns(lines: &[TextLine], run: (u32, u32), height: u32) -> bool {
         .filter(|l| !crosses(l, run))
         .partition(|l| centre_x(l) < run.0);
     let column = |side: &[&TextLine]| {
-        side.len() >= MIN_COLUMN_LINES
-            && median(side.iter().map(|l| l.bounds[2])) >= MIN_COLUMN_LINE_SHAPE * height
+        let rows = row_widths(side);
+        rows.len() >= MIN_COLUMN_LINES && median(rows.into_iter()) >= MIN_COLUMN_LINE_SHAPE * height
     };
     if !column(&left_side) || !column(&right_side) {
         return false;
@@ -118,6 +119,24 @@ fn stands_in_columns(lines: &[TextLine], run: (u32, u32), height: u32) -> bool {
     let (a, b) = (span(&left_side), span(&right_side));
     let overlap = a.1.min(b.1).saturating_sub(a.0.max(b.0));
     overlap * 2 >= (a.1 - a.0).min(b.1 - b.0)
+}
+
+/// The widths of the rows `lines` stand in, each from its first line's left to its last one's
+/// right: justified text split at its wide spaces still makes wide rows.
+fn row_widths(lines: &[&TextLine]) -> Vec<u32> {
+    let mut lines = lines.to_vec();
+    lines.sort_by_key(|l| centre_y(l));
+    let mut rows: Vec<(u32, u32, u32, u32)> = Vec::new(); // top, bottom, left, right
+    for line in lines {
+        match rows.last_mut() {
+            Some(row) if (row.0..=row.1).contains(&centre_y(line)) => {
+                row.2 = row.2.min(left(line));
+                row.3 = row.3.max(right(line));
+            }
+            _ => rows.push((line.bounds[1], bottom(line), left(line), right(line))),
+        }
+    }
+    rows.into_iter().map(|r| r.3 - r.2).collect()
 }
 
 /// Whether `line` crosses the middle of `gutter`.
@@ -208,6 +227,22 @@ mod tests {
         assert_eq!(read.len(), 2, "{read:?}");
         assert!(read[0].iter().all(|t| t.starts_with("left")), "{read:?}");
         assert!(read[1].iter().all(|t| t.starts_with("right")), "{read:?}");
+    }
+
+    #[test]
+    fn a_column_of_justified_rows_split_at_their_wide_spaces_is_still_a_column() {
+        let mut lines = Vec::new();
+        for row in 0..5 {
+            for word in 0..3 {
+                let name = format!("left{row}.{word}");
+                lines.push(line(&name, 10 + 120 * word, 50 + 25 * row, 60));
+            }
+        }
+        lines.extend(column("right", 400, 50, 5));
+        let blocks = blocks(lines);
+        let read = texts(&blocks);
+        assert_eq!(read.len(), 2, "{read:?}");
+        assert!(read[0].iter().all(|t| t.starts_with("left")), "{read:?}");
     }
 
     #[test]
