@@ -5,8 +5,8 @@
 //! It reads only grayscale pixel buffers: connectors decode images and PDFs inside their
 //! sandbox and hand the pixels over (`quarry:connector/host.recognize-text`), so no parser of
 //! an untrusted file runs in the host. A page is read in three steps: detection finds the lines
-//! (`detect.rs`), recognition reads each (`read.rs`), and the lines are put in reading order
-//! (`layout.rs`). A page turned a quarter (its lines found standing) is turned back and read
+//! (`detect.rs`), recognition reads each (`read.rs`), and the lines are put in reading order,
+//! a column at a time (`columns.rs`, `layout.rs`). A page turned a quarter (its lines found standing) is turned back and read
 //! again; one upside down (most lines so classified) is turned half round.
 
 mod columns;
