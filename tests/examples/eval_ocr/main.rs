@@ -80,7 +80,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let keys: Vec<&str> = PRODUCERS.iter().map(|(p, _)| p.key()).collect();
     if producers.is_empty() {
-        return Err(format!("--producers: give some of {}, comma separated", keys.join(", ")).into());
+        return Err(format!(
+            "--producers: give some of {}, comma separated",
+            keys.join(", ")
+        )
+        .into());
     }
     if let Some(unknown) = producers.iter().find(|p| !keys.contains(&p.as_str())) {
         return Err(format!("--producers: `{unknown}` is not one of {}", keys.join(", ")).into());
