@@ -82,10 +82,8 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
                 .and_then(|g| g.as_reference().ok())
                 .and_then(|id| doc.get_object(id).ok())
                 .and_then(|g| g.as_stream().ok())
-                .map(|g| {
-                    g.decompressed_content()
-                        .unwrap_or_else(|_| g.content.clone())
-                });
+                .map(|g| globals(g, w, h))
+                .transpose()?;
             let (w, h) = (w as u32, h as u32); // within limits::MAX_SIDE
             return bilevel::jbig2(
                 image.content,
@@ -129,6 +127,22 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
         raw
     };
     to_gray(&raw, w, h, bits, components).map(Some)
+}
+
+/// The shared segments of a JBIG2 image of `w x h` pixels: its `/JBIG2Globals` stream as it is,
+/// or inflated within the image's bound (symbol dictionaries are smaller than the page).
+fn globals(stream: &lopdf::Stream, w: u64, h: u64) -> Result<Vec<u8>, String> {
+    match stream.filters().unwrap_or_default().as_slice() {
+        [] => Ok(stream.content.clone()),
+        [b"FlateDecode"] => inflate(&stream.content, w, h),
+        other => Err(format!(
+            "its JBIG2 globals are encoded {:?}, not read here",
+            other
+                .iter()
+                .map(|f| String::from_utf8_lossy(f))
+                .collect::<Vec<_>>()
+        )),
+    }
 }
 
 /// An image's `/DecodeParms` (the first, for a chain of filters).
@@ -258,6 +272,21 @@ mod tests {
         assert_eq!(rgb.pixels, vec![255, 0]);
         let cmyk = to_gray(&[0, 0, 0, 0, 0, 0, 0, 255], 2, 1, 8, 4).expect("cmyk");
         assert_eq!(cmyk.pixels, vec![255, 0]);
+    }
+
+    #[test]
+    fn jbig2_globals_inflate_within_the_bound_of_their_image() {
+        use std::io::Write;
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(&vec![0u8; 1 << 20]).expect("write");
+        let mut dict = lopdf::Dictionary::new();
+        dict.set("Filter", Object::Name(b"FlateDecode".to_vec()));
+        let bomb = lopdf::Stream::new(dict, encoder.finish().expect("finish"));
+        let refused = globals(&bomb, 10, 10).expect_err("refused");
+        assert!(refused.contains("inflates past"), "{refused}");
+        let plain = lopdf::Stream::new(lopdf::Dictionary::new(), vec![1, 2, 3]);
+        assert_eq!(globals(&plain, 10, 10), Ok(vec![1, 2, 3]));
     }
 
     #[test]
