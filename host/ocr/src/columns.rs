@@ -172,10 +172,11 @@ fn median(values: impl Iterator<Item = u32>) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn line(text: &str, left: u32, top: u32, width: u32) -> TextLine {
+    /// A line of `text` 20 pixels high, at `left`, `top`, `width` wide.
+    pub(crate) fn line(text: &str, left: u32, top: u32, width: u32) -> TextLine {
         TextLine {
             text: text.to_owned(),
             confidence: 0.9,

@@ -73,14 +73,7 @@ fn shares_row(other: &TextLine, top: u32, bottom: u32, centre: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(text: &str, left: u32, top: u32, width: u32) -> TextLine {
-        TextLine {
-            text: text.to_owned(),
-            confidence: 0.9,
-            bounds: [left, top, width, 20],
-        }
-    }
+    use crate::columns::tests::line;
 
     #[test]
     fn rows_read_left_to_right_and_a_tall_gap_starts_a_block() {
