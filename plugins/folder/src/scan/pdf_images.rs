@@ -126,7 +126,12 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
     } else {
         raw
     };
-    to_gray(&raw, w, h, bits, components).map(Some)
+    let mut gray = to_gray(&raw, w, h, bits, components)?;
+    // A 1-bit image (or a stencil mask) turned over by its `/Decode` array, as viewers show it.
+    if bits == 1 && inverted(image.origin_dict) {
+        gray.pixels.iter_mut().for_each(|p| *p = 255 - *p);
+    }
+    Ok(Some(gray))
 }
 
 /// The shared segments of a JBIG2 image of `w x h` pixels: its `/JBIG2Globals` stream as it is,
@@ -264,6 +269,24 @@ mod tests {
     fn one_bit_rows_are_padded_to_bytes_and_one_is_white() {
         let image = to_gray(&[0b1010_0000, 0b0100_0000], 3, 2, 1, 1).expect("gray");
         assert_eq!(image.pixels, vec![255, 0, 255, 0, 255, 0]);
+    }
+
+    #[test]
+    fn a_decode_array_of_1_0_turns_an_image_over_and_no_other_does() {
+        let dict = |decode: Option<Vec<Object>>| {
+            let mut dict = lopdf::Dictionary::new();
+            if let Some(decode) = decode {
+                dict.set("Decode", Object::Array(decode));
+            }
+            dict
+        };
+        assert!(inverted(&dict(Some(vec![1.into(), 0.into()]))));
+        assert!(inverted(&dict(Some(vec![
+            Object::Real(1.0),
+            Object::Real(0.0)
+        ]))));
+        assert!(!inverted(&dict(Some(vec![0.into(), 1.into()]))));
+        assert!(!inverted(&dict(None)));
     }
 
     #[test]
