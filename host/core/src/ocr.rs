@@ -54,7 +54,8 @@ pub struct TextLine {
     pub text: String,
     /// How sure the engine is, 0 to 1 (the mean of its characters' probabilities).
     pub confidence: f32,
-    /// Where it is in the image as handed over (before any turn): left, top, width, height.
+    /// Where it is in the image turned upright (see [`Recognized::turned`]): left, top, width,
+    /// height.
     pub bounds: [u32; 4],
 }
 
