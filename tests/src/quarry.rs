@@ -119,6 +119,24 @@ impl Default for Quarry {
     }
 }
 
+/// A data folder's database opened read-only, with the runtime its queries run on.
+pub struct Database {
+    runtime: tokio::runtime::Runtime,
+    pool: sqlx::SqlitePool,
+}
+
+impl Database {
+    /// The connection pool, for a query.
+    pub fn pool(&self) -> &sqlx::SqlitePool {
+        &self.pool
+    }
+
+    /// Waits for `query` (made on [`Database::pool`]) to answer.
+    pub fn block_on<T>(&self, query: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(query)
+    }
+}
+
 impl Quarry {
     /// A new, empty data folder; no server yet.
     pub fn new() -> Quarry {
@@ -182,6 +200,18 @@ impl Quarry {
     /// The settings file the binary reads (`$QUARRY_CONFIG`); absent unless the test writes it.
     pub fn config_file(&self) -> PathBuf {
         self.dir.path().join("config.toml")
+    }
+
+    /// The data folder's database as it is on disk, opened read-only.
+    pub fn database(&self) -> Database {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(self.data_dir().join("quarry.db"))
+            .read_only(true);
+        let pool = runtime
+            .block_on(sqlx::SqlitePool::connect_with(options))
+            .expect("the database opens");
+        Database { runtime, pool }
     }
 
     /// The data folder.

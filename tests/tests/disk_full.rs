@@ -113,19 +113,10 @@ fn a_sync_that_fills_the_disk_stops_saying_so_loses_nothing_and_resumes_when_spa
     );
     q.stop();
     // The database and the index are whole.
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let check: String = runtime.block_on(async {
-        let options = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(q.data_dir().join("quarry.db"))
-            .read_only(true);
-        let pool = sqlx::SqlitePool::connect_with(options)
-            .await
-            .expect("opens");
-        sqlx::query_scalar("PRAGMA integrity_check")
-            .fetch_one(&pool)
-            .await
-            .expect("checks")
-    });
+    let database = q.database();
+    let check: String = database
+        .block_on(sqlx::query_scalar("PRAGMA integrity_check").fetch_one(database.pool()))
+        .expect("checks");
     assert_eq!(check, "ok");
     let index = quarry_index::SearchIndex::open(&q.data_dir().join("index"), false)
         .expect("the index opens");

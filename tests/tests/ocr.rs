@@ -331,19 +331,13 @@ fn a_restart_with_ocr_pending_loses_nothing() {
 
 /// When OCR finished reading each document, from the store.
 fn ocr_done_times(q: &Quarry) -> Vec<(String, Option<i64>)> {
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(async {
-        let options = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(q.data_dir().join("quarry.db"))
-            .read_only(true);
-        let pool = sqlx::SqlitePool::connect_with(options)
-            .await
-            .expect("opens");
-        sqlx::query_as("SELECT doc_id, done_ms FROM ocr ORDER BY doc_id")
-            .fetch_all(&pool)
-            .await
-            .expect("reads")
-    })
+    let database = q.database();
+    database
+        .block_on(
+            sqlx::query_as("SELECT doc_id, done_ms FROM ocr ORDER BY doc_id")
+                .fetch_all(database.pool()),
+        )
+        .expect("reads")
 }
 
 #[test]
