@@ -226,14 +226,19 @@ mod tests {
 
     #[test]
     fn a_group_4_image_is_black_where_the_fax_says_and_white_elsewhere() {
-        let params = Fax {
-            k: -1,
-            columns: 8,
-            ..Fax::default()
-        };
+        let params = group4_params();
         let image = fax(&group4_rows(), params, 8, 2, false).expect("decoded");
         assert_eq!(&image.pixels[..8], &[255; 8]);
         assert_eq!(&image.pixels[8..], &[255, 255, 0, 0, 0, 0, 255, 255]);
+    }
+
+    /// The parameters of [`group4_rows`]: Group 4, 8 columns.
+    fn group4_params() -> Fax {
+        Fax {
+            k: -1,
+            columns: 8,
+            ..Fax::default()
+        }
     }
 
     #[test]
@@ -251,11 +256,7 @@ mod tests {
 
     #[test]
     fn black_is_1_or_a_decode_array_turns_a_fax_image_over_and_both_turn_it_back() {
-        let group4 = Fax {
-            k: -1,
-            columns: 8,
-            ..Fax::default()
-        };
+        let group4 = group4_params();
         let black_is_1 = Fax {
             black_is_1: true,
             ..group4
@@ -270,11 +271,7 @@ mod tests {
 
     #[test]
     fn rows_past_the_declared_height_are_not_kept_and_garbage_is_refused() {
-        let params = Fax {
-            k: -1,
-            columns: 8,
-            ..Fax::default()
-        };
+        let params = group4_params();
         let image = fax(&group4_rows(), params, 8, 1, false).expect("decoded");
         assert_eq!(image.pixels, vec![255; 8]);
         assert!(fax(&[0, 0, 0, 0], params, 8, 2, false).is_err());
