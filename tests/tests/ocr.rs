@@ -189,6 +189,50 @@ fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
 }
 
 #[test]
+fn a_broken_page_image_leaves_that_page_unread_and_the_others_are_read() {
+    let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
+    let (before, after) = (
+        page("Minutes", "The beekeeper renewed the orchard lease."),
+        page("Minutes", "Quinces were stored in the cellar."),
+    );
+    let (before, after) = (jpeg(&before, 85), jpeg(&after, 85));
+    let good = |data| ScanPage::Jpeg {
+        data,
+        width: 1000,
+        height: 500,
+    };
+    let pages = [
+        good(&before),
+        // Page 2 says it is a JPEG and is not one.
+        ScanPage::Image {
+            data: b"a torn page, not a JPEG",
+            width: 1000,
+            height: 500,
+            entries: "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode",
+        },
+        good(&after),
+    ];
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[("Scans", vec![file("minutes.pdf", scanned(&pages))])]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for_ocr();
+
+    let on_page = |page: i64| vec![("minutes.pdf".to_owned(), json!(page))];
+    assert_eq!(found(&q, &key, "beekeeper orchard"), on_page(1));
+    assert_eq!(found(&q, &key, "quinces cellar"), on_page(3));
+    let read = doc(&q, &key, "quinces", "minutes.pdf");
+    assert_eq!(read["metadata"]["ocr_pages"], json!("2"), "{read}");
+    let log = q.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("minutes.pdf: page 2:") && l.contains("left unread")),
+        "the log says which page was not read and why: {log}"
+    );
+}
+
+#[test]
 fn bombs_broken_images_and_ten_thousand_pages_fail_alone() {
     // A PNG whose header claims 100,000 x 100,000 pixels.
     let mut bomb = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();

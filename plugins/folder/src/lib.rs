@@ -158,7 +158,7 @@ impl Connector for Folder {
             )));
         }
         let bytes = file.read_at(0, size).map_err(io)?;
-        scan::read(kind, &bytes, &pages)
+        scan::read(kind, &bytes, &pages, &path.display().to_string())
     }
 
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {

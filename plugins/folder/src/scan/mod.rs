@@ -12,8 +12,8 @@ mod png_predictor;
 
 use std::time::{Duration, Instant};
 
-use quarry_sdk::ocr::{self, GrayImage};
-use quarry_sdk::{Error, ScannedPage};
+use quarry_sdk::ocr::{self, GrayImage, OcrError};
+use quarry_sdk::{Error, LogLevel, ScannedPage};
 
 use crate::kinds::Kind;
 
@@ -21,19 +21,46 @@ use crate::kinds::Kind;
 /// page takes one to a few seconds): the host asks again for the rest.
 const CALL_BUDGET: Duration = Duration::from_secs(12);
 
-/// Reads by OCR the `pages` of a file of `kind` whose bytes are `bytes`.
-pub fn read(kind: Kind, bytes: &[u8], pages: &[u32]) -> Result<Vec<ScannedPage>, Error> {
+/// Reads by OCR the `pages` of a file of `kind` whose bytes are `bytes` (the file at `name`,
+/// for the log).
+///
+/// A page of a PDF of several pages whose image cannot be read (broken, past a bound, or the
+/// models failed on it) is answered empty, and the log says why: the other pages are read. The
+/// only page of a PDF, or an image, fails its document with the reason instead, and so does
+/// what ends the call for every page (the host's OCR gone, or the call's time spent) before
+/// a page is read; after one, the pages read are answered and the host asks again for the rest.
+pub fn read(
+    kind: Kind,
+    bytes: &[u8],
+    pages: &[u32],
+    name: &str,
+) -> Result<Vec<ScannedPage>, Error> {
     let started = Instant::now();
     if kind == Kind::Pdf {
         let pdf = pdf_images::Pdf::load(bytes)?;
+        let alone = pdf.page_count() == 1;
         let mut read = Vec::new();
         for &page in pages {
             if !read.is_empty() && started.elapsed() > CALL_BUDGET {
                 break;
             }
-            let text = match pdf.page_image(page)? {
-                Some(image) => recognize(image)?,
-                None => (String::new(), 0.0),
+            let text = match pdf.page_image(page).and_then(|image| {
+                image.map(recognize).transpose().map_err(|e| match e {
+                    Error::Other(why) => Error::Other(format!("page {page}: {why}")),
+                    other => other,
+                })
+            }) {
+                Ok(text) => text.unwrap_or_default(),
+                Err(Error::Other(why)) if !alone => {
+                    quarry_sdk::log(
+                        LogLevel::Warn,
+                        &format!("{name}: {why}; the page is left unread, the others are read"),
+                    );
+                    (String::new(), 0.0)
+                }
+                // The call's time is spent: the host asks again for the rest.
+                Err(Error::Unavailable(_)) if !read.is_empty() => break,
+                Err(e) => return Err(e),
             };
             read.push(ScannedPage {
                 page,
@@ -61,6 +88,12 @@ fn recognize(image: GrayImage) -> Result<(String, f32), Error> {
         return Ok((String::new(), 0.0));
     }
     let image = ocr::fit(image, limits::OCR_PIXELS);
-    let read = ocr::recognize_text(&image).map_err(|e| Error::Other(format!("OCR: {e:?}")))?;
+    let read = ocr::recognize_text(&image).map_err(|e| match e {
+        // Not about this image: the call ends, and the host asks again later.
+        OcrError::Unavailable(why) => Error::Unavailable(format!("OCR: {why}")),
+        OcrError::TooLarge(why) | OcrError::Invalid(why) | OcrError::Failed(why) => {
+            Error::Other(format!("OCR: {why}"))
+        }
+    })?;
     Ok((read.text, read.confidence))
 }

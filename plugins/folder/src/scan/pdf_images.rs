@@ -34,6 +34,11 @@ impl Pdf {
         Ok(Pdf { doc, pages })
     }
 
+    /// How many pages the PDF has.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
     /// The gray pixels of the largest image page `page` draws; `None` when it draws none that
     /// can be read here.
     pub fn page_image(&self, page: u32) -> Result<Option<GrayImage>, Error> {
