@@ -1,7 +1,8 @@
 //! Images of text for the OCR tests, made by a real producer: Debian's Chromium renders HTML
 //! and takes a screenshot, which is then turned, compressed as a scanner would (JPEG, CCITT
 //! Group 4 by pdf-rs's `fax` encoder, JBIG2 around the same data, JPEG 2000 by OpenJPEG's
-//! `opj_compress`), or put in an image-only PDF page ([`crate::pdf::scanned`]).
+//! `opj_compress`, LZW by `weezl`'s encoder, or in indexed colours), or put in an image-only PDF
+//! page ([`crate::pdf::scanned`]).
 
 use std::io::Cursor;
 use std::path::Path;
@@ -97,6 +98,42 @@ pub fn group4(image: &GrayImage) -> Vec<u8> {
         encoder.encode_line(pels, width).expect("writing to memory");
     }
     encoder.finish().expect("writing to memory").finish()
+}
+
+/// `image`'s 8-bit samples as a PDF's `LZWDecode` data (codes of 9 to 12 bits, most
+/// significant bit first, growing a code early: `/EarlyChange 1`, the default).
+pub fn lzw(image: &GrayImage) -> Vec<u8> {
+    weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+        .encode(image.as_raw())
+        .expect("8-bit samples are LZW codes")
+}
+
+/// `image` in 16 colours, as a scanner's colour reduction writes a page: 4-bit indexes into a
+/// table of sepia tones (`/Indexed /DeviceRGB 15`), Flate-compressed, and the table as a PDF
+/// hex string.
+pub fn indexed(image: &GrayImage) -> (Vec<u8>, String) {
+    use std::io::Write;
+    let table: String = (0..16u32)
+        .map(|i| {
+            let tone = i * 17;
+            format!("{:02x}{:02x}{:02x}", tone, tone * 9 / 10, tone * 7 / 10)
+        })
+        .collect();
+    let mut packed = Vec::new();
+    for row in image.rows() {
+        let indexes: Vec<u8> = row.map(|p| p.0[0] / 16).collect();
+        packed.extend(
+            indexes
+                .chunks(2)
+                .map(|pair| pair[0] << 4 | pair.get(1).unwrap_or(&0)),
+        );
+    }
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&packed).expect("writing to memory");
+    (
+        encoder.finish().expect("writing to memory"),
+        format!("<{table}>"),
+    )
 }
 
 /// `image` in black and white as a PDF's `JBIG2Decode` data (ITU-T T.88, the embedded

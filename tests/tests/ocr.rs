@@ -8,7 +8,7 @@ use quarry_tests::corpus::FixtureFile;
 use quarry_tests::pdf::{ScanPage, scanned};
 use quarry_tests::quarry::Quarry;
 use quarry_tests::scans::{
-    group4, jbig2, jpeg, jpeg2000, page_html, png, screenshot, turned_quarter,
+    group4, indexed, jbig2, jpeg, jpeg2000, lzw, page_html, png, screenshot, turned_quarter,
 };
 use serde_json::{Value, json};
 
@@ -186,6 +186,43 @@ fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
     assert_eq!(found(&q, &key, "lighthouse puffins"), on_page(3));
     let status = q.cli_json(&["connector", "status", "Scans", "--json"]);
     assert_eq!(status["no_text_layer"]["count"], 0, "{status}");
+}
+
+#[test]
+fn scanned_pages_in_lzw_and_in_indexed_colours_are_read_on_their_pages() {
+    let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
+    let older = page("Ledger", "The cooper mended seven barrels in April.");
+    let reduced = page("Ledger", "A walnut wardrobe went to the auction house.");
+    let (packed, table) = indexed(&reduced);
+    let lzw_entries = "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /LZWDecode";
+    let indexed_entries = format!(
+        "/ColorSpace [/Indexed /DeviceRGB 15 {table}] /BitsPerComponent 4 /Filter /FlateDecode"
+    );
+    let lzw_data = lzw(&older);
+    let pages = [
+        ScanPage::Image {
+            data: &lzw_data,
+            width: older.width(),
+            height: older.height(),
+            entries: lzw_entries,
+        },
+        ScanPage::Image {
+            data: &packed,
+            width: reduced.width(),
+            height: reduced.height(),
+            entries: &indexed_entries,
+        },
+    ];
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[("Scans", vec![file("ledger.pdf", scanned(&pages))])]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for_ocr();
+
+    let on_page = |page: i64| vec![("ledger.pdf".to_owned(), json!(page))];
+    assert_eq!(found(&q, &key, "cooper barrels"), on_page(1));
+    assert_eq!(found(&q, &key, "walnut wardrobe auction"), on_page(2));
 }
 
 #[test]

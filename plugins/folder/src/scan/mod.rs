@@ -4,7 +4,9 @@
 
 mod bilevel;
 mod color;
+mod compressed;
 mod image_file;
+mod indexed;
 mod jpx;
 mod limits;
 mod pdf_images;
