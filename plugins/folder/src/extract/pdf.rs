@@ -16,6 +16,7 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
         doc.decrypt("")
             .map_err(|e| Error::Other(format!("PDF is password-protected: {e}")))?;
     }
+    without_images(&mut doc);
     let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
     let mut pages = Vec::with_capacity(numbers.len());
     let mut failed = 0;
@@ -62,6 +63,24 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
     Ok(content)
 }
 
+/// Empties the document's images, which hold no text. pdf-extract runs every XObject a page
+/// draws as a content stream: an image's samples would be inflated whole, with no bound, and
+/// parsed as drawing operators, which is slow on a scanned page and panics (ending the call)
+/// on samples that happen to parse, such as hex digits. OCR reads the images from the file.
+fn without_images(doc: &mut Document) {
+    for object in doc.objects.values_mut() {
+        if let Object::Stream(stream) = object
+            && stream
+                .dict
+                .get(b"Subtype")
+                .and_then(Object::as_name)
+                .is_ok_and(|subtype| subtype == b"Image")
+        {
+            stream.set_plain_content(Vec::new());
+        }
+    }
+}
+
 /// A text entry of the document information dictionary.
 fn info_string(doc: &Document, key: &[u8]) -> Option<String> {
     let info = doc.trailer.get_deref(b"Info", doc).ok()?.as_dict().ok()?;
@@ -69,4 +88,54 @@ fn info_string(doc: &Document, key: &[u8]) -> Option<String> {
     let text = decode_text_string(value).ok()?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lopdf::{Dictionary, Stream, dictionary};
+
+    /// A PDF of one page that writes `word` and draws an image whose (unfiltered) samples read
+    /// as a drawing operator short of its operands.
+    fn page_with_word_and_image(word: &str) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        });
+        let image = doc.add_object(Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Image", "Width" => 6, "Height" => 2,
+                "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8,
+            },
+            b"0 0 0 0 0 c\n".to_vec(),
+        ));
+        let ops = format!("BT /F1 12 Tf 72 720 Td ({word}) Tj ET q 6 0 0 2 72 600 cm /Im1 Do Q");
+        let contents = doc.add_object(Stream::new(Dictionary::new(), ops.into_bytes()));
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            "Resources" => dictionary! {
+                "Font" => dictionary! { "F1" => font },
+                "XObject" => dictionary! { "Im1" => image },
+            },
+        });
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
+            }),
+        );
+        let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        doc.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).expect("write the PDF");
+        bytes
+    }
+
+    #[test]
+    fn an_image_whose_samples_parse_as_operators_does_not_stop_the_text() {
+        let content = to_content(&page_with_word_and_image("Harbourmaster")).expect("read");
+        assert!(content.text.contains("Harbourmaster"), "{}", content.text);
+    }
 }
