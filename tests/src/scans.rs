@@ -1,7 +1,7 @@
 //! Images of text for the OCR tests, made by a real producer: Debian's Chromium renders HTML
 //! and takes a screenshot, which is then turned, compressed as a scanner would (JPEG, CCITT
 //! Group 4 by pdf-rs's `fax` encoder, JBIG2 around the same data, JPEG 2000 by OpenJPEG's
-//! `opj_compress`, LZW by `weezl`'s encoder, or in indexed colours), or put in an image-only PDF
+//! `opj_compress`, LZW by `weezl`'s encoder, run-length as hex digits, or in indexed colours), or put in an image-only PDF
 //! page ([`crate::pdf::scanned`]).
 
 use std::io::Cursor;
@@ -106,6 +106,45 @@ pub fn lzw(image: &GrayImage) -> Vec<u8> {
     weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
         .encode(image.as_raw())
         .expect("8-bit samples are LZW codes")
+}
+
+/// `image`'s 8-bit samples as a PDF's `RunLengthDecode` data, written as hex digits
+/// (`/Filter [/ASCIIHexDecode /RunLengthDecode]`, as producers that write only text do): a run
+/// of 2 to 128 equal bytes as a repeat, the rest as copies of at most 128.
+pub fn run_length_hex(image: &GrayImage) -> Vec<u8> {
+    let samples = image.as_raw();
+    let mut out = Vec::new();
+    let mut literal: Vec<u8> = Vec::new();
+    let flush = |literal: &mut Vec<u8>, out: &mut Vec<u8>| {
+        for chunk in literal.chunks(128) {
+            out.push(chunk.len() as u8 - 1);
+            out.extend_from_slice(chunk);
+        }
+        literal.clear();
+    };
+    let mut at = 0;
+    while let Some(&byte) = samples.get(at) {
+        let run = samples[at..]
+            .iter()
+            .take(128)
+            .take_while(|&&b| b == byte)
+            .count();
+        if run >= 2 {
+            flush(&mut literal, &mut out);
+            out.extend([(257 - run) as u8, byte]);
+        } else {
+            literal.push(byte);
+        }
+        at += run;
+    }
+    flush(&mut literal, &mut out);
+    out.push(128);
+    let mut hex: Vec<u8> = out
+        .iter()
+        .flat_map(|b| format!("{b:02x}").into_bytes())
+        .collect();
+    hex.push(b'>');
+    hex
 }
 
 /// `image` in 16 colours, as a scanner's colour reduction writes a page: 4-bit indexes into a

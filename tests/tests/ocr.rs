@@ -8,7 +8,8 @@ use quarry_tests::corpus::FixtureFile;
 use quarry_tests::pdf::{ScanPage, scanned};
 use quarry_tests::quarry::Quarry;
 use quarry_tests::scans::{
-    group4, indexed, jbig2, jpeg, jpeg2000, lzw, page_html, png, screenshot, turned_quarter,
+    group4, indexed, jbig2, jpeg, jpeg2000, lzw, page_html, png, run_length_hex, screenshot,
+    turned_quarter,
 };
 use serde_json::{Value, json};
 
@@ -189,10 +190,12 @@ fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
 }
 
 #[test]
-fn scanned_pages_in_lzw_and_in_indexed_colours_are_read_on_their_pages() {
+fn scanned_pages_in_lzw_in_indexed_colours_and_in_run_length_hex_are_read_on_their_pages() {
     let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
     let older = page("Ledger", "The cooper mended seven barrels in April.");
     let reduced = page("Ledger", "A walnut wardrobe went to the auction house.");
+    let typed = page("Ledger", "The blacksmith shod the grey mare twice.");
+    let runs = run_length_hex(&typed);
     let (packed, table) = indexed(&reduced);
     let lzw_entries = "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /LZWDecode";
     let indexed_entries = format!(
@@ -212,6 +215,13 @@ fn scanned_pages_in_lzw_and_in_indexed_colours_are_read_on_their_pages() {
             height: reduced.height(),
             entries: &indexed_entries,
         },
+        ScanPage::Image {
+            data: &runs,
+            width: typed.width(),
+            height: typed.height(),
+            entries: "/ColorSpace /DeviceGray /BitsPerComponent 8 \
+                      /Filter [/ASCIIHexDecode /RunLengthDecode]",
+        },
     ];
     let mut q = Quarry::new();
     q.without_model();
@@ -223,6 +233,7 @@ fn scanned_pages_in_lzw_and_in_indexed_colours_are_read_on_their_pages() {
     let on_page = |page: i64| vec![("ledger.pdf".to_owned(), json!(page))];
     assert_eq!(found(&q, &key, "cooper barrels"), on_page(1));
     assert_eq!(found(&q, &key, "walnut wardrobe auction"), on_page(2));
+    assert_eq!(found(&q, &key, "blacksmith mare"), on_page(3));
 }
 
 #[test]

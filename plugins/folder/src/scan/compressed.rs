@@ -1,4 +1,4 @@
-//! A PDF page image's compressed data (Flate, LZW) expanded within the size its image declares:
+//! A PDF page image's compressed data (Flate, LZW, run-length) expanded within the size its image declares:
 //! a stream that expands past it (a bomb) is refused before it holds more.
 
 use std::io::Read;
@@ -61,6 +61,33 @@ pub fn unlzw(data: &[u8], w: u64, h: u64, early_change: bool) -> Result<Vec<u8>,
     Ok(out)
 }
 
+/// Expands a `w x h` image's `RunLengthDecode` data: a length byte of 0 to 127 copies the next
+/// 1 to 128 bytes, 129 to 255 repeats the next byte 2 to 128 times, 128 ends the data.
+pub fn unrun(data: &[u8], w: u64, h: u64) -> Result<Vec<u8>, String> {
+    let most = usize::try_from(most_bytes(w, h)).map_err(|e| e.to_string())?;
+    let ended = || "its run-length data ends inside a run".to_owned();
+    let (mut out, mut at) = (Vec::new(), 0usize);
+    while let Some(&length) = data.get(at) {
+        let length = usize::from(length);
+        match length {
+            128 => break,
+            0..=127 => {
+                out.extend_from_slice(data.get(at + 1..at + 2 + length).ok_or_else(ended)?);
+                at += 2 + length;
+            }
+            _ => {
+                let byte = *data.get(at + 1).ok_or_else(ended)?;
+                out.resize(out.len() + 257 - length, byte);
+                at += 2;
+            }
+        }
+        if out.len() > most {
+            return Err(bomb(w, h));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +129,20 @@ mod tests {
         assert!(refused.contains("expands past"), "{refused}");
         let garbage = unlzw(&[0xff; 64], 10, 10, true).expect_err("refused");
         assert!(garbage.contains("not valid LZW"), "{garbage}");
+    }
+
+    #[test]
+    fn run_length_data_copies_and_repeats_and_a_bomb_is_refused() {
+        // Copy 3 bytes, repeat 7 four times, end; what follows the end is not read.
+        let data = [2, 1, 2, 3, 253, 7, 128, 9, 9];
+        assert_eq!(unrun(&data, 7, 1), Ok(vec![1, 2, 3, 7, 7, 7, 7]));
+        assert!(
+            unrun(&[5, 1, 2], 7, 1)
+                .expect_err("short")
+                .contains("ends inside")
+        );
+        let bomb: Vec<u8> = [129u8, 0].repeat(10_000);
+        let refused = unrun(&bomb, 10, 10).expect_err("refused");
+        assert!(refused.contains("expands past"), "{refused}");
     }
 }

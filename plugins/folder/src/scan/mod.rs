@@ -2,6 +2,7 @@
 //! scanned pages of PDFs. Every image is decoded here, inside the sandbox and within bounds
 //! (`limits.rs`), and only its gray pixels reach the host.
 
+mod ascii;
 mod bilevel;
 mod color;
 mod compressed;

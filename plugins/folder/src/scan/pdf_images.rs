@@ -1,9 +1,10 @@
 //! The image of a scanned PDF page: the largest image the page draws, decoded within the
 //! bounds of `limits.rs`. JPEG (`DCTDecode`), JPEG 2000 (`JPXDecode`), CCITT fax and JBIG2
-//! (`bilevel.rs`), Flate and LZW (with or without PNG predictors, `compressed.rs`) and
-//! uncompressed images in gray, RGB or CMYK at 8 bits, 1-bit gray, and indexed colours of 1 to
-//! 8 bits (`indexed.rs`) are read; a page whose image is in another encoding (run-length, a
-//! chain of filters) or colour space is left unread, and says so in the log.
+//! (`bilevel.rs`), Flate, LZW and run-length (`compressed.rs`, Flate and LZW with or without
+//! PNG predictors) and uncompressed images in gray, RGB or CMYK at 8 bits, 1-bit gray, and
+//! indexed colours of 1 to 8 bits (`indexed.rs`) are read, behind ASCII85 or ASCIIHex text
+//! encodings or not (`ascii.rs`); a page whose image is in another encoding or colour space is
+//! left unread, and says so in the log.
 
 use lopdf::xobject::PdfImage;
 use lopdf::{Document, Object, ObjectId};
@@ -11,9 +12,9 @@ use quarry_sdk::ocr::GrayImage;
 use quarry_sdk::{Error, LogLevel};
 use std::collections::BTreeMap;
 
-use super::compressed::{inflate, unlzw};
+use super::compressed::{inflate, unlzw, unrun};
 use super::indexed::Palette;
-use super::{bilevel, color, image_file, jpx, limits, png_predictor};
+use super::{ascii, bilevel, color, image_file, jpx, limits, png_predictor};
 
 /// A PDF opened to read its pages' images.
 pub struct Pdf {
@@ -67,7 +68,22 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
     );
     limits::check(w, h)?;
     let filters = image.filters.clone().unwrap_or_default();
-    let filters: Vec<&str> = filters.iter().map(String::as_str).collect();
+    let mut filters: Vec<&str> = filters.iter().map(String::as_str).collect();
+    // Text encodings before the codec are taken off first.
+    let mut content = std::borrow::Cow::Borrowed(image.content);
+    while let [first, rest @ ..] = filters.as_slice() {
+        content = match *first {
+            "ASCIIHexDecode" | "AHx" => ascii::unhex(&content)?.into(),
+            "ASCII85Decode" | "A85" => ascii::un85(&content)?.into(),
+            _ => break,
+        };
+        filters = rest.to_vec();
+    }
+    let image = &PdfImage {
+        content: &content,
+        filters: None,
+        ..image.clone()
+    };
     let raw = match filters.as_slice() {
         ["DCTDecode"] => {
             return image_file::decode_jpeg(image.content)
@@ -101,6 +117,7 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
         }
         ["FlateDecode"] => inflate(image.content, w, h)?,
         ["LZWDecode"] => unlzw(image.content, w, h, early_change(image.origin_dict))?,
+        ["RunLengthDecode"] => unrun(image.content, w, h)?,
         [] => image.content.to_vec(),
         other => {
             quarry_sdk::log(
@@ -164,11 +181,12 @@ fn globals(stream: &lopdf::Stream, w: u64, h: u64) -> Result<Vec<u8>, String> {
     }
 }
 
-/// An image's `/DecodeParms` (the first, for a chain of filters).
+/// An image's `/DecodeParms`: its codec's, the last of a chain of filters (the text
+/// encodings before it take none).
 fn decode_params(dict: &lopdf::Dictionary) -> Option<&lopdf::Dictionary> {
     match dict.get(b"DecodeParms").ok()? {
         Object::Dictionary(d) => Some(d),
-        Object::Array(a) => a.first()?.as_dict().ok(),
+        Object::Array(a) => a.last()?.as_dict().ok(),
         _ => None,
     }
 }
