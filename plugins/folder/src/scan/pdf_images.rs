@@ -10,6 +10,7 @@ use lopdf::xobject::PdfImage;
 use lopdf::{Document, Object, ObjectId};
 use quarry_sdk::ocr::GrayImage;
 use quarry_sdk::{Error, LogLevel};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::compressed::{inflate, unlzw, unrun};
@@ -68,17 +69,7 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
     );
     limits::check(w, h)?;
     let filters = image.filters.clone().unwrap_or_default();
-    let mut filters: Vec<&str> = filters.iter().map(String::as_str).collect();
-    // Text encodings before the codec are taken off first.
-    let mut content = std::borrow::Cow::Borrowed(image.content);
-    while let [first, rest @ ..] = filters.as_slice() {
-        content = match *first {
-            "ASCIIHexDecode" | "AHx" => ascii::unhex(&content)?.into(),
-            "ASCII85Decode" | "A85" => ascii::un85(&content)?.into(),
-            _ => break,
-        };
-        filters = rest.to_vec();
-    }
+    let (content, filters) = without_text_encodings(image.content, &filters)?;
     let image = &PdfImage {
         content: &content,
         filters: None,
@@ -163,6 +154,25 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
         gray.pixels.iter_mut().for_each(|p| *p = 255 - *p);
     }
     Ok(Some(gray))
+}
+
+/// An image's data with the text encodings before its codec (ASCII85, ASCIIHex) taken off, and
+/// the filters left.
+fn without_text_encodings<'a>(
+    data: &'a [u8],
+    filters: &'a [String],
+) -> Result<(Cow<'a, [u8]>, Vec<&'a str>), String> {
+    let mut content = Cow::Borrowed(data);
+    let mut left = filters;
+    while let [first, rest @ ..] = left {
+        content = match first.as_str() {
+            "ASCIIHexDecode" | "AHx" => ascii::unhex(&content)?.into(),
+            "ASCII85Decode" | "A85" => ascii::un85(&content)?.into(),
+            _ => break,
+        };
+        left = rest;
+    }
+    Ok((content, left.iter().map(String::as_str).collect()))
 }
 
 /// The shared segments of a JBIG2 image of `w x h` pixels: its `/JBIG2Globals` stream as it is,
