@@ -1,6 +1,7 @@
 //! The text encodings a PDF stream may wear before its codec (`/Filter [/ASCII85Decode
 //! /FlateDecode]`, as some producers write binary data as text): taken off here, so that the
-//! codec reads the bytes. Their output is smaller than their input, so they bound themselves.
+//! codec reads the bytes. Their output is bounded by their input (at most four bytes a
+//! character, for ASCII85's `z`), so they need no bound of their own.
 
 /// The bytes of `ASCIIHexDecode` data: pairs of hex digits, white space ignored, `>` the end;
 /// an odd last digit is followed by a 0.
@@ -82,5 +83,25 @@ mod tests {
         assert_eq!(un85(b"9jq~>"), Ok(b"Ma".to_vec()));
         assert!(un85(b"s8W-\"~>").is_err(), "a group past 32 bits");
         assert!(un85(b"9~>").is_err(), "a lone last character");
+    }
+
+    #[test]
+    fn any_text_decodes_to_a_bounded_output_or_an_error() {
+        const ALPHABET: &[u8] = b"0123456789abcdefABCDEF!u~>z \n\x01";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..2_000 {
+            let text: Vec<u8> = (0..round % 200)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    // Mostly the encodings' own characters, some others.
+                    ALPHABET[state as usize % ALPHABET.len()]
+                })
+                .collect();
+            assert!(unhex(&text).map_or(true, |out| out.len() <= text.len()));
+            // A `z` is four bytes: the most a character gives.
+            assert!(un85(&text).map_or(true, |out| out.len() <= 4 * text.len()));
+        }
     }
 }

@@ -145,4 +145,27 @@ mod tests {
         let refused = unrun(&bomb, 10, 10).expect_err("refused");
         assert!(refused.contains("expands past"), "{refused}");
     }
+
+    #[test]
+    fn garbage_never_expands_past_the_bound_nor_panics() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..2_000 {
+            let garbage: Vec<u8> = (0..round % 300)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect();
+            let most = super::most_bytes(8, 8) as usize;
+            for expanded in [
+                inflate(&garbage, 8, 8),
+                unlzw(&garbage, 8, 8, round % 2 == 0),
+                unrun(&garbage, 8, 8),
+            ] {
+                assert!(expanded.map_or(true, |out| out.len() <= most));
+            }
+        }
+    }
 }
