@@ -60,6 +60,13 @@ impl Palette {
         )))
     }
 
+    /// The palette an image with the `/Decode` array `[hival 0]` reads through: sample `s`
+    /// picks colour `hival - s`.
+    pub fn reversed(mut self) -> Palette {
+        self.0.reverse();
+        self
+    }
+
     /// The gray pixels of `w x h` samples of `bits` each, rows padded to whole bytes; an index
     /// past the table takes its last colour, as viewers do.
     pub fn gray(&self, raw: &[u8], w: usize, h: usize, bits: usize) -> Result<GrayImage, String> {
@@ -157,6 +164,12 @@ mod tests {
             .gray(&[0b1001_0000, 0b0110_0000], 4, 2, 1)
             .expect("gray");
         assert_eq!(image.pixels, vec![0, 255, 255, 0, 255, 0, 0, 255]);
+        // Read through `/Decode [1 0]`, each sample picks the other colour.
+        let turned = palette
+            .reversed()
+            .gray(&[0b1001_0000], 4, 1, 1)
+            .expect("gray");
+        assert_eq!(turned.pixels, vec![255, 0, 0, 255]);
     }
 
     #[test]

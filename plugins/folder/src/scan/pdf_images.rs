@@ -146,6 +146,11 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
         raw
     };
     if let Some(palette) = palette {
+        let palette = if inverted(image.origin_dict) {
+            palette.reversed()
+        } else {
+            palette
+        };
         return palette.gray(&raw, w, h, bits).map(Some);
     }
     let mut gray = to_gray(&raw, w, h, bits, components)?;
