@@ -23,6 +23,18 @@ fn file(path: &'static str, bytes: Vec<u8>) -> FixtureFile {
     }
 }
 
+/// A server with the OCR models (and no embedding model) on a folder `name` of `files`, with
+/// an integration's key, once OCR has read everything.
+fn read_by_ocr(name: &'static str, files: Vec<FixtureFile>) -> (Quarry, String) {
+    let mut q = Quarry::new();
+    q.without_model();
+    q.with_ocr();
+    q.serve_folders(&[(name, files)]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.wait_for_ocr();
+    (q, key)
+}
+
 /// The paths of the documents a keyword search for `query` finds, with their pages.
 fn found(q: &Quarry, key: &str, query: &str) -> Vec<(String, Value)> {
     let answer = q.search_ok(key, json!({"query": query, "semantic_search": false}));
@@ -94,19 +106,14 @@ fn a_word_only_in_a_scanned_page_a_screenshot_or_a_turned_scan_is_found() {
         },
     ]);
     let turned = turned_quarter(&receipt);
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[(
+    let (q, key) = read_by_ocr(
         "Scans",
         vec![
             file("letter.pdf", scan),
             file("receipt.jpg", jpeg(&turned, 85)),
             file("screenshot.png", png(&screen)),
         ],
-    )]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    );
 
     // The scanned page's words are found on that page; the typed page keeps its own text.
     let hits = found(&q, &key, "marmalade");
@@ -174,12 +181,7 @@ fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
             entries: "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /JPXDecode",
         },
     ];
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[("Scans", vec![file("archive.pdf", scanned(&pages))])]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    let (q, key) = read_by_ocr("Scans", vec![file("archive.pdf", scanned(&pages))]);
 
     let on_page = |page: i64| vec![("archive.pdf".to_owned(), json!(page))];
     assert_eq!(found(&q, &key, "ferryman waybill"), on_page(1));
@@ -223,12 +225,7 @@ fn scanned_pages_in_lzw_in_indexed_colours_and_in_run_length_hex_are_read_on_the
                       /Filter [/ASCIIHexDecode /RunLengthDecode]",
         },
     ];
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[("Scans", vec![file("ledger.pdf", scanned(&pages))])]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    let (q, key) = read_by_ocr("Scans", vec![file("ledger.pdf", scanned(&pages))]);
 
     let on_page = |page: i64| vec![("ledger.pdf".to_owned(), json!(page))];
     assert_eq!(found(&q, &key, "cooper barrels"), on_page(1));
@@ -260,12 +257,7 @@ fn a_broken_page_image_leaves_that_page_unread_and_the_others_are_read() {
         },
         good(&after),
     ];
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[("Scans", vec![file("minutes.pdf", scanned(&pages))])]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    let (q, key) = read_by_ocr("Scans", vec![file("minutes.pdf", scanned(&pages))]);
 
     let on_page = |page: i64| vec![("minutes.pdf".to_owned(), json!(page))];
     assert_eq!(found(&q, &key, "beekeeper orchard"), on_page(1));
@@ -305,10 +297,7 @@ fn bombs_broken_images_and_ten_thousand_pages_fail_alone() {
             height: 4,
         })
         .collect();
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[(
+    let (q, key) = read_by_ocr(
         "Hostile",
         vec![
             file("bomb.png", bomb),
@@ -316,9 +305,7 @@ fn bombs_broken_images_and_ten_thousand_pages_fail_alone() {
             file("many.pdf", scanned(&pages)),
             file("note.jpg", whole),
         ],
-    )]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    );
 
     // The good image is read; the others failed alone, each with its reason.
     assert_eq!(found(&q, &key, "glasshouse")[0].0, "note.jpg");
@@ -439,12 +426,7 @@ fn a_rebuild_of_the_index_does_not_read_an_unchanged_scan_again() {
         800,
         300,
     );
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[("Cards", vec![file("card.png", png(&card))])]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    let (mut q, key) = read_by_ocr("Cards", vec![file("card.png", png(&card))]);
     let read = ocr_done_times(&q);
     assert!(read.len() == 1 && read[0].1.is_some(), "{read:?}");
     let before = found(&q, &key, "funicular");
@@ -479,18 +461,13 @@ fn a_password_photographed_on_a_note_is_held_back_once_read() {
         900,
         400,
     );
-    let mut q = Quarry::new();
-    q.without_model();
-    q.with_ocr();
-    q.serve_folders(&[(
+    let (q, key) = read_by_ocr(
         "Photos",
         vec![
             file("note.png", png(&note)),
             file("shopping.txt", b"Bank holiday shopping: bread".to_vec()),
         ],
-    )]);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.wait_for_ocr();
+    );
     let connectors = q.connectors();
     assert_eq!(connectors[0]["held_back_count"], 1, "{connectors:?}");
     let hits = found(&q, &key, "bank");
