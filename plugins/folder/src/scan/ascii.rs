@@ -90,14 +90,10 @@ mod tests {
         const ALPHABET: &[u8] = b"0123456789abcdefABCDEF!u~>z \n\x01";
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for round in 0..2_000 {
-            let text: Vec<u8> = (0..round % 200)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    // Mostly the encodings' own characters, some others.
-                    ALPHABET[state as usize % ALPHABET.len()]
-                })
+            // Mostly the encodings' own characters, some others.
+            let text: Vec<u8> = crate::scan::garbage(&mut state, round % 200)
+                .into_iter()
+                .map(|b| ALPHABET[usize::from(b) % ALPHABET.len()])
                 .collect();
             assert!(unhex(&text).map_or(true, |out| out.len() <= text.len()));
             // A `z` is four bytes: the most a character gives.

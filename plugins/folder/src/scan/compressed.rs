@@ -150,14 +150,7 @@ mod tests {
     fn garbage_never_expands_past_the_bound_nor_panics() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for round in 0..2_000 {
-            let garbage: Vec<u8> = (0..round % 300)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state as u8
-                })
-                .collect();
+            let garbage = crate::scan::garbage(&mut state, round % 300);
             let most = super::most_bytes(8, 8) as usize;
             for expanded in [
                 inflate(&garbage, 8, 8),

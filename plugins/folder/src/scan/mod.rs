@@ -100,3 +100,17 @@ fn recognize(image: GrayImage) -> Result<(String, f32), Error> {
     })?;
     Ok((read.text, read.confidence))
 }
+
+/// `len` bytes of a fixed pseudo-random sequence (xorshift from `state`), for tests that feed
+/// decoders garbage.
+#[cfg(test)]
+fn garbage(state: &mut u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            *state as u8
+        })
+        .collect()
+}
