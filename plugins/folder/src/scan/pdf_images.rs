@@ -6,12 +6,13 @@
 //! encodings or not (`ascii.rs`); a page whose image is in another encoding or colour space is
 //! left unread, and says so in the log.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use lopdf::xobject::PdfImage;
 use lopdf::{Document, Object, ObjectId};
 use quarry_sdk::ocr::GrayImage;
 use quarry_sdk::{Error, LogLevel};
-use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use super::compressed::{inflate, unlzw, unrun};
 use super::indexed::Palette;
@@ -70,23 +71,18 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
     limits::check(w, h)?;
     let filters = image.filters.clone().unwrap_or_default();
     let (content, filters) = without_text_encodings(image.content, &filters)?;
-    let image = &PdfImage {
-        content: &content,
-        filters: None,
-        ..image.clone()
-    };
+    let data: &[u8] = &content;
     let raw = match filters.as_slice() {
         ["DCTDecode"] => {
-            return image_file::decode_jpeg(image.content)
+            return image_file::decode_jpeg(data)
                 .map(Some)
                 .map_err(|e| format!("{e:?}"));
         }
-        ["JPXDecode"] => return jpx::decode(image.content).map(Some),
+        ["JPXDecode"] => return jpx::decode(data).map(Some),
         ["CCITTFaxDecode"] => {
             let params = fax_params(image.origin_dict);
             let (w, h) = (w as u32, h as u32); // within limits::MAX_SIDE
-            return bilevel::fax(image.content, params, w, h, inverted(image.origin_dict))
-                .map(Some);
+            return bilevel::fax(data, params, w, h, inverted(image.origin_dict)).map(Some);
         }
         ["JBIG2Decode"] => {
             let globals = decode_params(image.origin_dict)
@@ -97,19 +93,13 @@ fn decode(doc: &Document, image: &PdfImage<'_>) -> Result<Option<GrayImage>, Str
                 .map(|g| globals(g, w, h))
                 .transpose()?;
             let (w, h) = (w as u32, h as u32); // within limits::MAX_SIDE
-            return bilevel::jbig2(
-                image.content,
-                globals.as_deref(),
-                w,
-                h,
-                inverted(image.origin_dict),
-            )
-            .map(Some);
+            return bilevel::jbig2(data, globals.as_deref(), w, h, inverted(image.origin_dict))
+                .map(Some);
         }
-        ["FlateDecode"] => inflate(image.content, w, h)?,
-        ["LZWDecode"] => unlzw(image.content, w, h, early_change(image.origin_dict))?,
-        ["RunLengthDecode"] => unrun(image.content, w, h)?,
-        [] => image.content.to_vec(),
+        ["FlateDecode"] => inflate(data, w, h)?,
+        ["LZWDecode"] => unlzw(data, w, h, early_change(image.origin_dict))?,
+        ["RunLengthDecode"] => unrun(data, w, h)?,
+        [] => data.to_vec(),
         other => {
             quarry_sdk::log(
                 LogLevel::Info,
