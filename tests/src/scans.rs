@@ -1,8 +1,8 @@
 //! Images of text for the OCR tests, made by a real producer: Debian's Chromium renders HTML
 //! and takes a screenshot, which is then turned, compressed as a scanner would (JPEG, CCITT
 //! Group 4 by pdf-rs's `fax` encoder, JBIG2 around the same data, JPEG 2000 by OpenJPEG's
-//! `opj_compress`, LZW by `weezl`'s encoder, run-length as hex digits, or in indexed colours), or put in an image-only PDF
-//! page ([`crate::pdf::scanned`]).
+//! `opj_compress`, LZW by `weezl`'s encoder, run-length as hex digits, or in indexed
+//! colours), or put in an image-only PDF page ([`crate::pdf::scanned`]).
 
 use std::io::Cursor;
 use std::path::Path;
