@@ -35,6 +35,22 @@ fn read_by_ocr(name: &'static str, files: Vec<FixtureFile>) -> (Quarry, String) 
     (q, key)
 }
 
+/// A screenshot of a one-line page under `title`, 1000 x 500 pixels.
+fn page(title: &str, line: &str) -> image::GrayImage {
+    screenshot(&page_html(title, &[line]), 1000, 500)
+}
+
+/// A scanned page of `shot`'s size whose image is `data`, with the other `entries` of its
+/// dictionary (colour space, bits, filter).
+fn image_page<'a>(shot: &image::GrayImage, data: &'a [u8], entries: &'a str) -> ScanPage<'a> {
+    ScanPage::Image {
+        data,
+        width: shot.width(),
+        height: shot.height(),
+        entries,
+    }
+}
+
 /// The paths of the documents a keyword search for `query` finds, with their pages.
 fn found(q: &Quarry, key: &str, query: &str) -> Vec<(String, Value)> {
     let answer = q.search_ok(key, json!({"query": query, "semantic_search": false}));
@@ -150,7 +166,6 @@ fn a_word_only_in_a_scanned_page_a_screenshot_or_a_turned_scan_is_found() {
 
 #[test]
 fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
-    let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
     let fax = page("Fax", "The ferryman signed the waybill in Lisbon.");
     let archive = page("Archive", "Gooseberry jam was rationed that winter.");
     let survey = page("Survey", "The lighthouse keeper counted puffins.");
@@ -162,24 +177,17 @@ fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
         fax.height()
     );
     let pages = [
-        ScanPage::Image {
-            data: &g4,
-            width: fax.width(),
-            height: fax.height(),
-            entries: &fax_entries,
-        },
-        ScanPage::Image {
-            data: &jb2,
-            width: archive.width(),
-            height: archive.height(),
-            entries: "/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /JBIG2Decode",
-        },
-        ScanPage::Image {
-            data: &jp2,
-            width: survey.width(),
-            height: survey.height(),
-            entries: "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /JPXDecode",
-        },
+        image_page(&fax, &g4, &fax_entries),
+        image_page(
+            &archive,
+            &jb2,
+            "/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /JBIG2Decode",
+        ),
+        image_page(
+            &survey,
+            &jp2,
+            "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /JPXDecode",
+        ),
     ];
     let (q, key) = read_by_ocr("Scans", vec![file("archive.pdf", scanned(&pages))]);
 
@@ -193,7 +201,6 @@ fn scanned_pages_in_ccitt_fax_jbig2_and_jpeg_2000_are_read_on_their_pages() {
 
 #[test]
 fn scanned_pages_in_lzw_in_indexed_colours_and_in_run_length_hex_are_read_on_their_pages() {
-    let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
     let older = page("Ledger", "The cooper mended seven barrels in April.");
     let reduced = page("Ledger", "A walnut wardrobe went to the auction house.");
     let typed = page("Ledger", "The blacksmith shod the grey mare twice.");
@@ -205,25 +212,14 @@ fn scanned_pages_in_lzw_in_indexed_colours_and_in_run_length_hex_are_read_on_the
     );
     let lzw_data = lzw(&older);
     let pages = [
-        ScanPage::Image {
-            data: &lzw_data,
-            width: older.width(),
-            height: older.height(),
-            entries: lzw_entries,
-        },
-        ScanPage::Image {
-            data: &packed,
-            width: reduced.width(),
-            height: reduced.height(),
-            entries: &indexed_entries,
-        },
-        ScanPage::Image {
-            data: &runs,
-            width: typed.width(),
-            height: typed.height(),
-            entries: "/ColorSpace /DeviceGray /BitsPerComponent 8 \
+        image_page(&older, &lzw_data, lzw_entries),
+        image_page(&reduced, &packed, &indexed_entries),
+        image_page(
+            &typed,
+            &runs,
+            "/ColorSpace /DeviceGray /BitsPerComponent 8 \
                       /Filter [/ASCIIHexDecode /RunLengthDecode]",
-        },
+        ),
     ];
     let (q, key) = read_by_ocr("Scans", vec![file("ledger.pdf", scanned(&pages))]);
 
@@ -235,7 +231,6 @@ fn scanned_pages_in_lzw_in_indexed_colours_and_in_run_length_hex_are_read_on_the
 
 #[test]
 fn a_broken_page_image_leaves_that_page_unread_and_the_others_are_read() {
-    let page = |title: &str, line: &str| screenshot(&page_html(title, &[line]), 1000, 500);
     let (before, after) = (
         page("Minutes", "The beekeeper renewed the orchard lease."),
         page("Minutes", "Quinces were stored in the cellar."),
