@@ -140,7 +140,7 @@ fn components(doc: &Document, base: &Object) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lopdf::StringFormat;
+    use lopdf::{Dictionary, Stream, StringFormat};
 
     fn space(base: Object, hival: i64, table: &[u8]) -> Object {
         Object::Array(vec![
@@ -197,5 +197,24 @@ mod tests {
         assert!(short.contains("too few for 4 colours"), "{short}");
         let plain = Object::Name(b"DeviceRGB".to_vec());
         assert_eq!(Palette::of(&doc, &plain), Ok(None));
+    }
+
+    #[test]
+    fn a_colour_table_stream_inflating_past_256_colours_is_refused() {
+        use std::io::Write;
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(&vec![0u8; 1 << 20]).expect("write");
+        let mut dict = Dictionary::new();
+        dict.set("Filter", Object::Name(b"FlateDecode".to_vec()));
+        let bomb = Stream::new(dict, encoder.finish().expect("finish"));
+        let space = Object::Array(vec![
+            Object::Name(b"Indexed".to_vec()),
+            Object::Name(b"DeviceRGB".to_vec()),
+            255.into(),
+            Object::Stream(bomb),
+        ]);
+        let refused = Palette::of(&Document::new(), &space).expect_err("refused");
+        assert!(refused.contains("expands past"), "{refused}");
     }
 }
