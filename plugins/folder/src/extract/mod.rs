@@ -10,6 +10,7 @@ mod ooxml;
 mod opendocument;
 mod package;
 mod pdf;
+mod pdf_fonts;
 mod pptx;
 mod rtf;
 mod spreadsheet;

@@ -17,6 +17,7 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
             .map_err(|e| Error::Other(format!("PDF is password-protected: {e}")))?;
     }
     without_images(&mut doc);
+    super::pdf_fonts::made_safe(&mut doc);
     let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
     let mut pages = Vec::with_capacity(numbers.len());
     let mut failed = 0;
@@ -90,16 +91,42 @@ fn info_string(doc: &Document, key: &[u8]) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+/// `doc` with one page drawn by `ops` with `resources`, written out.
+#[cfg(test)]
+pub(super) fn one_page(mut doc: Document, ops: &str, resources: lopdf::Dictionary) -> Vec<u8> {
+    use lopdf::{Stream, dictionary};
+    let pages_id = doc.new_object_id();
+    let contents = doc.add_object(Stream::new(
+        lopdf::Dictionary::new(),
+        ops.as_bytes().to_vec(),
+    ));
+    let page = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
+        "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        "Resources" => resources,
+    });
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("write the PDF");
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lopdf::{Dictionary, Stream, dictionary};
+    use lopdf::{Stream, dictionary};
 
     /// A PDF of one page that writes `word` and draws an image whose (unfiltered) samples read
     /// as a drawing operator short of its operands.
     fn page_with_word_and_image(word: &str) -> Vec<u8> {
         let mut doc = Document::with_version("1.5");
-        let pages_id = doc.new_object_id();
         let font = doc.add_object(dictionary! {
             "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
         });
@@ -111,26 +138,11 @@ mod tests {
             b"0 0 0 0 0 c\n".to_vec(),
         ));
         let ops = format!("BT /F1 12 Tf 72 720 Td ({word}) Tj ET q 6 0 0 2 72 600 cm /Im1 Do Q");
-        let contents = doc.add_object(Stream::new(Dictionary::new(), ops.into_bytes()));
-        let page = doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
-            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-            "Resources" => dictionary! {
-                "Font" => dictionary! { "F1" => font },
-                "XObject" => dictionary! { "Im1" => image },
-            },
-        });
-        doc.objects.insert(
-            pages_id,
-            Object::Dictionary(dictionary! {
-                "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
-            }),
-        );
-        let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-        doc.trailer.set("Root", catalog);
-        let mut bytes = Vec::new();
-        doc.save_to(&mut bytes).expect("write the PDF");
-        bytes
+        let resources = dictionary! {
+            "Font" => dictionary! { "F1" => font },
+            "XObject" => dictionary! { "Im1" => image },
+        };
+        one_page(doc, &ops, resources)
     }
 
     #[test]

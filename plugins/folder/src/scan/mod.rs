@@ -104,7 +104,7 @@ fn recognize(image: GrayImage) -> Result<(String, f32), Error> {
 /// `len` bytes of a fixed pseudo-random sequence (xorshift from `state`), for tests that feed
 /// decoders garbage.
 #[cfg(test)]
-fn garbage(state: &mut u64, len: usize) -> Vec<u8> {
+pub(crate) fn garbage(state: &mut u64, len: usize) -> Vec<u8> {
     (0..len)
         .map(|_| {
             *state ^= *state << 13;
