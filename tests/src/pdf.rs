@@ -32,6 +32,23 @@ pub fn pdf(title: &str, pages: &[&[&str]], compress: bool) -> Vec<u8> {
     assemble(&objects, Some(4))
 }
 
+/// A PDF of one page that shows `line` in the font `font` (a font dictionary, object 3), with
+/// `streams` after it as objects 6, 7... (uncompressed), for fonts that name them (`6 0 R`).
+pub fn in_font(font: &str, streams: &[&[u8]], line: &str) -> Vec<u8> {
+    // 1: catalog, 2: pages, 3: the font, 4: the page, 5: its contents, then `streams`.
+    let mut objects = catalog_pages_font(1, 4, 2);
+    objects[2] = font.as_bytes().to_vec();
+    objects.push(
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+           /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>"
+            .to_vec(),
+    );
+    let ops = format!("BT /F1 12 Tf 72 720 Td ({}) Tj ET\n", escape(line));
+    objects.push(stream(ops.as_bytes(), false));
+    objects.extend(streams.iter().map(|data| stream(data, false)));
+    assemble(&objects, None)
+}
+
 /// The first three objects of a PDF of `count` pages: the catalog, the page tree (its pages
 /// numbered from `first_page`, `stride` objects apart) and the Helvetica font.
 fn catalog_pages_font(count: usize, first_page: usize, stride: usize) -> Vec<Vec<u8>> {

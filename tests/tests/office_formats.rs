@@ -429,3 +429,74 @@ fn scanned_pages_and_images_are_marked_no_text_layer_in_connector_status() {
     let mixed = found("typed");
     assert_eq!(mixed, ["mixed.pdf"]);
 }
+
+#[test]
+fn pdfs_whose_fonts_pdf_extract_cannot_read_are_found_by_their_words() {
+    let cmap = |sections: &str| {
+        format!(
+            "/CIDInit /ProcSet findresource begin 12 dict begin begincmap \
+             1 begincodespacerange <00> <FF> endcodespacerange {sections} endcmap end end"
+        )
+        .into_bytes()
+    };
+    // A ToUnicode range to three characters (a ligature), which adobe-cmap-parser panics on.
+    let ligatures = cmap("1 beginbfrange <01> <02> <006600660069> endbfrange");
+    // A map of the letter h alone: a font that has one, as TeX's do.
+    let letter = cmap("1 beginbfchar <68> <0068> endbfchar");
+    let helvetica = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica";
+    let file = |path, bytes| FixtureFile {
+        path,
+        bytes,
+        mtime_ms: MARCH_2026_MS,
+    };
+    let mut q = Quarry::new();
+    q.without_model();
+    q.serve_folders(&[(
+        "Papers",
+        vec![
+            file(
+                "ligatures.pdf",
+                quarry_tests::pdf::in_font(
+                    &format!("{helvetica} /ToUnicode 6 0 R >>"),
+                    &[&ligatures],
+                    "lighthouse keeper",
+                ),
+            ),
+            file(
+                "standard.pdf",
+                quarry_tests::pdf::in_font(
+                    &format!("{helvetica} /Encoding /StandardEncoding >>"),
+                    &[],
+                    "harbour pilot",
+                ),
+            ),
+            // TeX's glyph name for a small-capital ff, which pdf-extract maps to half a UTF-16
+            // pair.
+            file(
+                "smallcaps.pdf",
+                quarry_tests::pdf::in_font(
+                    &format!(
+                        "{helvetica} /ToUnicode 6 0 R /Encoding << /Differences [23 /FFsmall] >> >>"
+                    ),
+                    &[&letter],
+                    "ferry timetable",
+                ),
+            ),
+        ],
+    )]);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+
+    let status = q.cli_json(&["connector", "status", "Papers", "--json"]);
+    assert_eq!(status["failed_documents"], json!([]), "{status}");
+    for (word, path) in [
+        ("lighthouse", "ligatures.pdf"),
+        ("pilot", "standard.pdf"),
+        ("timetable", "smallcaps.pdf"),
+    ] {
+        let found = q.search_ok(&key, json!({"query": word, "semantic_search": false}));
+        let hits = found["results"].as_array().expect("results");
+        assert_eq!(hits.len(), 1, "{word}: {found}");
+        assert_eq!(hits[0]["path"], path, "{found}");
+        assert_eq!(hits[0]["page"], 1, "{found}");
+    }
+}
