@@ -247,7 +247,10 @@ fn compact_program_reads(bytes: &[u8]) -> bool {
 /// code, and no range passes [`MOST_CODES`]. A well-formed map is kept as it is; another is
 /// written again by [`tidy_cmap`].
 fn reads_as_is(cmap: &[u8]) -> bool {
-    let tokens = tokens(cmap);
+    let (tokens, clean) = tokens(cmap);
+    if !clean {
+        return false;
+    }
     let destination = |t: &[u8]| utf16_reads(t) || (t.len() == 2 && (0xD8..=0xDF).contains(&t[0]));
     // The codes of the ranges so far: past the bound, the map is written again within it.
     let mut codes_in_ranges = 0;
@@ -270,19 +273,24 @@ fn reads_as_is(cmap: &[u8]) -> bool {
         let Some(count) = count else {
             return false;
         };
-        let Some(entries) = tokens.get(i + 1..i + 1 + count * per_entry) else {
+        let Some(after) = count
+            .checked_mul(per_entry)
+            .and_then(|n| n.checked_add(i + 1))
+        else {
             return false;
         };
-        if !tokens
-            .get(i + 1 + count * per_entry)
-            .is_some_and(|t| t.is_word(end))
-        {
+        let Some(entries) = tokens.get(i + 1..after) else {
+            return false;
+        };
+        if !tokens.get(after).is_some_and(|t| t.is_word(end)) {
             return false;
         }
         for entry in entries.chunks(per_entry) {
             let fits = match entry {
                 [Token::Hex(_), Token::Hex(target)] => destination(target),
-                [Token::Hex(low), Token::Hex(high), target] => {
+                [Token::Hex(low), Token::Hex(high), target]
+                    if code_reads(low) && code_reads(high) =>
+                {
                     let (from, to) = (number(low), number(high));
                     let codes = (to + 1).saturating_sub(from);
                     codes_in_ranges += codes;
@@ -306,7 +314,7 @@ fn reads_as_is(cmap: &[u8]) -> bool {
                 return false;
             }
         }
-        i += 1 + count * per_entry;
+        i = after;
     }
     true
 }
@@ -393,7 +401,7 @@ fn close_run(
 
 /// The (code, UTF-16BE destination) pairs of `cmap` that read, in order.
 fn cmap_entries(cmap: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let tokens = tokens(cmap);
+    let (tokens, _) = tokens(cmap);
     let mut entries = Vec::new();
     // Codes that ranges may still count through: a map of many ranges of codes that do not
     // read would otherwise take as long as their sum.
@@ -527,9 +535,13 @@ impl Token {
     }
 }
 
-/// The tokens of `text`; comments, literal strings and dictionaries' brackets are skipped.
-fn tokens(text: &[u8]) -> Vec<Token> {
+/// The tokens of `text` (comments, literal strings and dictionaries' brackets skipped), and
+/// whether adobe-cmap-parser's lexer reads all of it: hex strings of pairs of digits, balanced
+/// literal strings, arrays not nested, names, numbers and words of letters alone, and something
+/// to read. Where it is not, the map is written again.
+fn tokens(text: &[u8]) -> (Vec<Token>, bool) {
     let mut tokens = Vec::new();
+    let mut clean = true;
     let mut array: Option<Vec<Vec<u8>>> = None;
     let mut i = 0;
     while i < text.len() {
@@ -546,7 +558,11 @@ fn tokens(text: &[u8]) -> Vec<Token> {
                     .iter()
                     .position(|&b| b == b'>')
                     .map_or(text.len(), |p| i + p);
-                let bytes = unhex(&text[i + 1..end]);
+                let digits = &text[i + 1..end];
+                clean &= end < text.len()
+                    && digits.len().is_multiple_of(2)
+                    && digits.iter().all(u8::is_ascii_hexdigit);
+                let bytes = unhex(digits);
                 match array.as_mut() {
                     Some(items) => items.push(bytes),
                     None => tokens.push(Token::Hex(bytes)),
@@ -554,10 +570,12 @@ fn tokens(text: &[u8]) -> Vec<Token> {
                 i = end + 1;
             }
             b'[' => {
+                clean &= array.is_none();
                 array = Some(Vec::new());
                 i += 1;
             }
             b']' => {
+                clean &= array.is_some();
                 tokens.push(Token::Array(array.take().unwrap_or_default()));
                 i += 1;
             }
@@ -577,23 +595,53 @@ fn tokens(text: &[u8]) -> Vec<Token> {
                     }
                     i += 1;
                 }
+                clean &= depth == 0;
                 i += 1;
             }
-            b if b.is_ascii_whitespace() => i += 1,
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' => i += 1,
             _ => {
                 let start = i;
                 while i < text.len() && !b"<>[]()% \t\r\n\x0c\0".contains(&text[i]) {
                     i += 1;
                 }
                 if i == start {
+                    clean = false;
                     i += 1;
-                } else if array.is_none() {
-                    tokens.push(Token::Word(text[start..i].to_vec()));
+                    continue;
+                }
+                let word = &text[start..i];
+                clean &= word_reads(word);
+                if array.is_none() {
+                    tokens.push(Token::Word(word.to_vec()));
                 }
             }
         }
     }
-    tokens
+    clean &= array.is_none() && !tokens.is_empty();
+    (tokens, clean)
+}
+
+/// True when adobe-cmap-parser's lexer reads `word` as one token: a name, a number, or letters
+/// (and the quote and star operators).
+fn word_reads(word: &[u8]) -> bool {
+    if word.contains(&b'{') || word.contains(&b'}') {
+        return false;
+    }
+    if word.starts_with(b"/") {
+        return !word[1..].contains(&b'/') && !word.contains(&b'#');
+    }
+    let digits = word
+        .strip_prefix(b"+")
+        .or_else(|| word.strip_prefix(b"-"))
+        .unwrap_or(word);
+    let number = !digits.is_empty()
+        && digits.iter().filter(|&&b| b == b'.').count() <= 1
+        && digits.iter().any(u8::is_ascii_digit)
+        && digits.iter().all(|&b| b.is_ascii_digit() || b == b'.');
+    number
+        || word
+            .iter()
+            .all(|&b| b.is_ascii_alphabetic() || b"*'\"".contains(&b))
 }
 
 /// The bytes of a hex string's digits (others skipped; an odd last digit is followed by 0).
@@ -708,6 +756,22 @@ mod tests {
              2 beginbfrange\n<41> <5A> <0041>\n<61> <63> [<0061> <0062> <00660069>]\nendbfrange",
         );
         assert!(reads_as_is(&map));
+    }
+
+    #[test]
+    fn a_map_its_lexer_would_stop_in_or_with_an_impossible_count_is_written_again() {
+        for map in [
+            Vec::new(),
+            cmap("1 beginbfchar\n<41> <004>\nendbfchar"),
+            cmap("1 beginbfchar\n<41> <00 41>\nendbfchar"),
+            cmap("{ 1 beginbfchar\n<41> <0041>\nendbfchar"),
+            cmap("18446744073709551615 beginbfchar\n<41> <0041>\nendbfchar"),
+            cmap("9223372036854775808 beginbfrange\n<41> <42> <0041>\nendbfrange"),
+        ] {
+            assert!(!reads_as_is(&map), "{}", String::from_utf8_lossy(&map));
+            let tidy = tidy_cmap(&map);
+            assert!(reads_as_is(&tidy), "{}", String::from_utf8_lossy(&tidy));
+        }
     }
 
     #[test]
