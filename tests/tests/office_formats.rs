@@ -19,6 +19,24 @@ const DECKS: [&str; 3] = ["deck.pptx", "deck.odp", "deck-libreoffice.pptx"];
 /// The workbooks: OpenDocument and Excel, both written by LibreOffice.
 const BOOKS: [&str; 2] = ["book.ods", "book.xlsx"];
 
+/// A file of the test folders, last modified in March 2026.
+fn march(path: &'static str, bytes: Vec<u8>) -> FixtureFile {
+    FixtureFile {
+        path,
+        bytes,
+        mtime_ms: MARCH_2026_MS,
+    }
+}
+
+/// A server (without the embedding model) serving the folder `name` of `files`, and the
+/// folder's connector id.
+fn serving(name: &str, files: Vec<FixtureFile>) -> (Quarry, String) {
+    let mut q = Quarry::new();
+    q.without_model();
+    let connector = q.serve_folders(&[(name, files)]).remove(0);
+    (q, connector)
+}
+
 fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/office")
@@ -66,13 +84,7 @@ struct Office {
 }
 
 fn office() -> Office {
-    let file = |path: &'static str| FixtureFile {
-        path,
-        bytes: fixture(path),
-        mtime_ms: MARCH_2026_MS,
-    };
-    let mut q = Quarry::new();
-    q.without_model();
+    let file = |path: &'static str| march(path, fixture(path));
     let mut files: Vec<FixtureFile> = DECKS.iter().chain(&BOOKS).map(|d| file(d)).collect();
     files.push(file("report.odt"));
     files.push(file("novel.epub"));
@@ -80,7 +92,7 @@ fn office() -> Office {
     files.push(file("report.rtf"));
     files.push(file("report-pandoc.rtf"));
     files.push(file("report.docx"));
-    let connector = q.serve_folders(&[("Office", files)]).remove(0);
+    let (q, connector) = serving("Office", files);
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     Office { q, key, connector }
 }
@@ -359,29 +371,22 @@ fn rtf_and_word_files_match_libreoffices_own_reading() {
 
 #[test]
 fn scanned_pages_and_images_are_marked_no_text_layer_in_connector_status() {
-    let file = |path, bytes| FixtureFile {
-        path,
-        bytes,
-        mtime_ms: MARCH_2026_MS,
-    };
-    let mut q = Quarry::new();
-    q.without_model();
-    q.serve_folders(&[(
+    let (q, _) = serving(
         "Scans",
         vec![
             // A scanner's PDF: pages, and no text on any of them.
-            file(
+            march(
                 "scan.pdf",
                 quarry_tests::pdf::pdf("Scan", &[&[], &[]], false),
             ),
-            file("photo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
-            file(
+            march("photo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
+            march(
                 "mixed.pdf",
                 quarry_tests::pdf::pdf("Mixed", &[&["typed words"], &[]], false),
             ),
-            file("notes.txt", b"plain words".to_vec()),
+            march("notes.txt", b"plain words".to_vec()),
         ],
-    )]);
+    );
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
 
     let status = q.cli_json(&["connector", "status", "Scans", "--json"]);
@@ -444,17 +449,10 @@ fn pdfs_whose_fonts_pdf_extract_cannot_read_are_found_by_their_words() {
     // A map of the letter h alone: a font that has one, as TeX's do.
     let letter = cmap("1 beginbfchar <68> <0068> endbfchar");
     let helvetica = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica";
-    let file = |path, bytes| FixtureFile {
-        path,
-        bytes,
-        mtime_ms: MARCH_2026_MS,
-    };
-    let mut q = Quarry::new();
-    q.without_model();
-    q.serve_folders(&[(
+    let (q, _) = serving(
         "Papers",
         vec![
-            file(
+            march(
                 "ligatures.pdf",
                 quarry_tests::pdf::in_font(
                     &format!("{helvetica} /ToUnicode 6 0 R >>"),
@@ -462,7 +460,7 @@ fn pdfs_whose_fonts_pdf_extract_cannot_read_are_found_by_their_words() {
                     "lighthouse keeper",
                 ),
             ),
-            file(
+            march(
                 "standard.pdf",
                 quarry_tests::pdf::in_font(
                     &format!("{helvetica} /Encoding /StandardEncoding >>"),
@@ -472,7 +470,7 @@ fn pdfs_whose_fonts_pdf_extract_cannot_read_are_found_by_their_words() {
             ),
             // TeX's glyph name for a small-capital ff, which pdf-extract maps to half a UTF-16
             // pair.
-            file(
+            march(
                 "smallcaps.pdf",
                 quarry_tests::pdf::in_font(
                     &format!(
@@ -483,7 +481,7 @@ fn pdfs_whose_fonts_pdf_extract_cannot_read_are_found_by_their_words() {
                 ),
             ),
         ],
-    )]);
+    );
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
 
     let status = q.cli_json(&["connector", "status", "Papers", "--json"]);
