@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use lopdf::{Dictionary, Document, Object, ObjectId};
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream};
 
 /// The encoding names pdf-extract knows (it panics on any other).
 const ENCODINGS: [&[u8]; 3] = [
@@ -90,9 +90,7 @@ fn safe_to_unicode(doc: &mut Document, font: &mut Dictionary, done: &mut HashSet
             match doc.get_object_mut(id) {
                 Ok(Object::Stream(stream)) => {
                     if done.insert(id) {
-                        let read = stream
-                            .decompressed_content()
-                            .unwrap_or_else(|_| stream.content.clone());
+                        let read = content_of(stream);
                         if !reads_as_is(&read) {
                             stream.set_plain_content(tidy_cmap(&read));
                         }
@@ -205,12 +203,7 @@ fn safe_font_program(doc: &mut Document, descriptor: ObjectId) {
         Object::Reference(id) => match doc.get_object(*id) {
             Ok(Object::Stream(stream)) => {
                 match stream.dict.get(b"Subtype").and_then(Object::as_name) {
-                    Ok(b"Type1C") => {
-                        let bytes = stream
-                            .decompressed_content()
-                            .unwrap_or_else(|_| stream.content.clone());
-                        compact_program_reads(&bytes)
-                    }
+                    Ok(b"Type1C") => compact_program_reads(&content_of(stream)),
                     Ok(_) => true,
                     Err(_) => false,
                 }
@@ -347,7 +340,7 @@ fn tidy_cmap(cmap: &[u8]) -> Vec<u8> {
         close_run(run.take(), &mut ranges, &mut singles);
         match unit {
             Some(unit) => run = Some((len, code, code, unit)),
-            None => singles.push((code.to_be_bytes()[8 - len..].to_vec(), target)),
+            None => singles.push((code_bytes(code, len), target)),
         }
     }
     close_run(run, &mut ranges, &mut singles);
@@ -391,11 +384,14 @@ fn close_run(
     let Some((len, from, to, first)) = run else {
         return;
     };
-    let code = |n: u64| n.to_be_bytes()[8 - len..].to_vec();
     if from == to {
-        singles.push((code(from), first.to_be_bytes().to_vec()));
+        singles.push((code_bytes(from, len), first.to_be_bytes().to_vec()));
     } else {
-        ranges.push((code(from), code(to), first.to_be_bytes().to_vec()));
+        ranges.push((
+            code_bytes(from, len),
+            code_bytes(to, len),
+            first.to_be_bytes().to_vec(),
+        ));
     }
 }
 
@@ -465,7 +461,7 @@ fn range_entries(
     }
     *budget -= count;
     for step in 0..count {
-        let code = (from + step).to_be_bytes()[8 - low.len()..].to_vec();
+        let code = code_bytes(from + step, low.len());
         let target = match target {
             Token::Hex(first) => {
                 let Some(next) = counted_up(first, step) else {
@@ -515,6 +511,19 @@ fn utf16_reads(bytes: &[u8]) -> bool {
 
 fn number(code: &[u8]) -> u64 {
     code.iter().fold(0, |n, &b| (n << 8) | u64::from(b))
+}
+
+/// The `len` bytes (1 to 8) of the code `code`, as [`number`] reads them.
+fn code_bytes(code: u64, len: usize) -> Vec<u8> {
+    code.to_be_bytes()[8 - len..].to_vec()
+}
+
+/// A stream's content decoded by its filters, or as stored when they do not decode (as
+/// pdf-extract reads it).
+fn content_of(stream: &Stream) -> Vec<u8> {
+    stream
+        .decompressed_content()
+        .unwrap_or_else(|_| stream.content.clone())
 }
 
 fn hex(bytes: &[u8]) -> String {
