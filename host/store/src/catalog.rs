@@ -18,6 +18,7 @@ use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 use crate::connectors::to_i64;
 use crate::doc_ids::push_ids;
 use crate::ocr::{self, OcrRequest};
+use crate::originals::Original;
 use crate::{Store, StoreError, SyncProgress};
 
 /// Ids per statement in `IN (...)` lists.
@@ -46,6 +47,9 @@ pub struct CatalogDoc {
     pub held_back: Option<String>,
     /// True when its text is indexed with its secrets replaced: its original file is not served.
     pub redacted: bool,
+    /// What the credential check made of its original file, which decides whether a download
+    /// serves it.
+    pub original: Original,
 }
 
 /// One batch of a sync, to commit after the index holds it.
@@ -228,6 +232,34 @@ impl Store {
         .await
     }
 
+    /// How many documents of the connector have an original that could not be judged (not
+    /// served until the user releases it).
+    pub async fn count_unjudged(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM documents WHERE connector_id = ? AND unjudged IS NOT NULL",
+        )
+        .bind(connector.as_str())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// Documents of the connector whose original could not be judged, with why, by path; at
+    /// most `limit`.
+    pub async fn unjudged_docs(
+        &self,
+        connector: &ConnectorId,
+        limit: u32,
+    ) -> Result<Vec<NotedDoc>, StoreError> {
+        self.noted_docs(
+            "SELECT doc_id, coalesce(path, title) AS shown, unjudged AS note FROM documents
+             WHERE connector_id = ? AND unjudged IS NOT NULL ORDER BY shown LIMIT ?",
+            connector,
+            limit,
+        )
+        .await
+    }
+
     /// How many documents of the connector are indexed with their secrets redacted.
     pub async fn count_redacted(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
         let count: i64 = sqlx::query_scalar(
@@ -318,7 +350,7 @@ impl Store {
     }
 
     /// The documents `sql` selects (`doc_id`, `shown`, `note`, for a connector and a limit).
-    async fn noted_docs(
+    pub(crate) async fn noted_docs(
         &self,
         sql: &'static str,
         connector: &ConnectorId,
@@ -527,11 +559,11 @@ async fn insert_docs(
         let mut query: QueryBuilder<Sqlite> = QueryBuilder::new(
             "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url, \
              mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error, \
-             no_text, held_back, redacted) ",
+             no_text, held_back, redacted, original, unjudged) ",
         );
         query.push_values(chunk, |mut values, doc| {
-            let (version, generation, error, no_text, held_back, redacted) = match row {
-                Row::Prepared => ("", 0, None, None, None, false),
+            let (version, generation, error, no_text, held_back, redacted, original) = match row {
+                Row::Prepared => ("", 0, None, None, None, false, &Original::Pending),
                 Row::Committed { generation } => (
                     doc.version.as_str(),
                     generation,
@@ -539,8 +571,10 @@ async fn insert_docs(
                     doc.no_text.as_deref(),
                     doc.held_back.as_deref(),
                     doc.redacted,
+                    &doc.original,
                 ),
             };
+            let (original, unjudged) = original.columns();
             values
                 .push_bind(connector.as_str())
                 .push_bind(doc.doc_id.as_str())
@@ -558,7 +592,9 @@ async fn insert_docs(
                 .push_bind(error)
                 .push_bind(no_text)
                 .push_bind(held_back)
-                .push_bind(redacted);
+                .push_bind(redacted)
+                .push_bind(original)
+                .push_bind(unjudged.map(str::to_owned));
         });
         query.push(match row {
             Row::Prepared => " ON CONFLICT (connector_id, doc_id) DO NOTHING",
@@ -570,7 +606,8 @@ async fn insert_docs(
                  update_time_ms = excluded.update_time_ms, has_text = excluded.has_text, \
                  generation = excluded.generation, indexed_ms = excluded.indexed_ms, \
                  error = excluded.error, no_text = excluded.no_text, \
-                 held_back = excluded.held_back, redacted = excluded.redacted"
+                 held_back = excluded.held_back, redacted = excluded.redacted, \
+                 original = excluded.original, unjudged = excluded.unjudged"
             }
         });
         written += query.build().execute(&mut *conn).await?.rows_affected();
@@ -619,5 +656,9 @@ fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
         no_text: row.try_get("no_text")?,
         held_back: row.try_get("held_back")?,
         redacted: row.try_get("redacted")?,
+        original: Original::from_columns(
+            row.try_get::<Option<String>, _>("original")?.as_deref(),
+            row.try_get("unjudged")?,
+        ),
     })
 }

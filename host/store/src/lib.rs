@@ -17,6 +17,7 @@ mod integrations;
 mod keys;
 mod month;
 mod ocr;
+mod originals;
 mod secrets;
 mod usage;
 
@@ -45,7 +46,8 @@ pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
 pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};
 pub use month::UsageMonth;
-pub use ocr::{OcrJob, OcrRequest};
+pub use ocr::{NO_TEXT_FOUND_BY_OCR, OcrJob, OcrRequest};
+pub use originals::{APPLICATION_ID, Fingerprint, Original, PendingOriginal, is_quarry_database};
 pub use secrets::LEGACY_KEY_FILE;
 
 /// The database file inside a data folder.
@@ -129,11 +131,13 @@ impl Store {
             &id,
             &path.with_file_name(LEGACY_KEY_FILE),
         )?);
-        Ok(Store {
+        let store = Store {
             pool,
             write_turn: Arc::default(),
             secrets,
-        })
+        };
+        store.mark_as_quarrys().await?;
+        Ok(store)
     }
 
     /// Begins a transaction that writes. It takes the write lock at once (`BEGIN IMMEDIATE`),

@@ -15,6 +15,10 @@ use crate::doc_ids::push_ids;
 
 use crate::{Store, StoreError};
 
+/// The catalog's note for a document in whose images OCR found no text: it was read, and holds
+/// nothing to judge but its bytes.
+pub const NO_TEXT_FOUND_BY_OCR: &str = "no text found by OCR";
+
 /// A document whose pages a sync asks to be read by OCR.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OcrRequest {
@@ -245,7 +249,8 @@ impl Store {
     }
 
     /// Marks `job` read and indexed (its text `redacted` or not); the catalog's note that the
-    /// document has no text goes when OCR found some (or says OCR found none).
+    /// document has no text goes when OCR found some (or says OCR found none), and its file,
+    /// whose text is now judged, waits for the background judge to fingerprint it.
     pub async fn ocr_done(
         &self,
         job: &OcrJob,
@@ -264,12 +269,13 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE documents SET no_text = CASE WHEN ? THEN NULL
-                                          ELSE 'no text found by OCR' END,
-                                  redacted = redacted OR ?
+            "UPDATE documents SET no_text = CASE WHEN ? THEN NULL ELSE ? END,
+                                  redacted = redacted OR ?,
+                                  unjudged = NULL
               WHERE connector_id = ? AND doc_id = ? AND version = ? AND held_back IS NULL",
         )
         .bind(found)
+        .bind(NO_TEXT_FOUND_BY_OCR)
         .bind(redacted)
         .bind_job(job)
         .execute(&mut *tx)
@@ -289,7 +295,9 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE documents SET no_text = ? WHERE connector_id = ? AND doc_id = ? AND version = ?",
+            "UPDATE documents SET no_text = ?, unjudged = CASE WHEN unjudged IS NULL THEN NULL
+                 ELSE 'could not be checked for credentials: OCR could not read the text its images show' END
+             WHERE connector_id = ? AND doc_id = ? AND version = ?",
         )
         .bind(format!("OCR failed: {error}"))
         .bind_job(job)

@@ -49,6 +49,7 @@ fn doc(id: &str, version: &str) -> CatalogDoc {
         no_text: None,
         held_back: None,
         redacted: false,
+        original: quarry_store::Original::Pending,
     }
 }
 
@@ -647,4 +648,66 @@ async fn what_ocr_read_outlives_a_rebuild_of_the_index_while_its_document_is_unc
     assert!(kept("kept", "v1").await?.is_some());
     assert_eq!(store.ocr_pending(Some(&c.id)).await?, 1);
     Ok(())
+}
+
+#[tokio::test]
+async fn originals_keep_their_verdict_and_the_background_judge_finds_those_without_one()
+-> Result<(), StoreError> {
+    use quarry_store::{Fingerprint, Original};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let c = store.add_connector(&folder("Shared"), NOW).await?;
+    let judged = Original::Judged(Fingerprint {
+        size: 12,
+        sha256: [7; 32],
+    });
+    let mut clean = doc("clean", "v1");
+    clean.original = judged.clone();
+    let mut image = doc("image", "v1");
+    image.original = Original::Unjudged("the text its images show was not read".into());
+    // A redacted document's file is never served: nothing to judge.
+    let mut redacted = doc("redacted", "v1");
+    redacted.redacted = true;
+    let batch = CommitBatch {
+        generation: 1,
+        changed: vec![clean, image, doc("older", "v1"), redacted],
+        ..CommitBatch::default()
+    };
+    store.commit_batch(&c.id, &batch, NOW).await?;
+    let id = |s: &str| DocId::parse(s).expect("id");
+    let stored = store.catalog_doc(&c.id, &id("clean")).await?.expect("doc");
+    assert_eq!(stored.original, judged);
+    assert_eq!(store.count_unjudged(&c.id).await?, 1);
+    let unjudged = store.unjudged_docs(&c.id, 10).await?;
+    assert_eq!(unjudged[0].note, "the text its images show was not read");
+
+    // The document without a verdict (as an older Quarry left it) waits for the judge.
+    let pending = store.pending_originals(10).await?;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].doc_id.as_str(), pending[0].version.as_str()),
+        ("older", "v1")
+    );
+    assert_eq!(store.count_pending_originals().await?, 1);
+    // A verdict for a version a sync has since replaced is not kept.
+    let mut stale = pending[0].clone();
+    stale.version = "v0".into();
+    assert!(!store.set_original(&stale, &judged).await?);
+    assert!(store.set_original(&pending[0], &judged).await?);
+    assert!(store.pending_originals(10).await?.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_database_file_carries_quarrys_application_id_from_its_first_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    // The file alone, as a copy of it would be, without its write-ahead log.
+    let header = std::fs::read(dir.path().join("quarry.db")).expect("read");
+    assert!(quarry_store::is_quarry_database(&header[..100]));
+    store.close().await;
+    let reopened = open(&dir).await;
+    reopened.close().await;
+    let header = std::fs::read(dir.path().join("quarry.db")).expect("read");
+    assert!(quarry_store::is_quarry_database(&header[..100]));
 }
