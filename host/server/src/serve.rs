@@ -8,7 +8,7 @@ use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
-use quarry_sync::{EmbeddingQueue, OcrQueue, Scheduler, Syncer};
+use quarry_sync::{EmbeddingQueue, OcrQueue, OriginalsQueue, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -65,6 +65,9 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let _ocr = ocr
         .map(|engine| OcrQueue::start(syncer.clone(), engine))
         .transpose()?;
+    // Files an older Quarry indexed without judging them are judged in the background; until
+    // then they are not served.
+    let _originals = judge_originals(&store, &syncer).await?;
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();
     let scheduler = Arc::new(
@@ -280,4 +283,16 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = terminate => {},
     }
+}
+
+/// Starts judging, in the background, the files no sync judged (indexed by an older Quarry, or
+/// read by OCR since), saying how many wait.
+async fn judge_originals(store: &Store, syncer: &Arc<Syncer>) -> anyhow::Result<OriginalsQueue> {
+    let unjudged = store.count_pending_originals().await?;
+    if unjudged > 0 {
+        tracing::info!(
+            "{unjudged} document(s) have files not checked for credentials yet (indexed by an older Quarry, or read by OCR since): they are checked in the background, and not served until then"
+        );
+    }
+    Ok(OriginalsQueue::start(syncer.clone())?)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use quarry_core::{DocId, ExtractedText, SourceDoc};
 use quarry_credentials::{Detector, Rule, Scan, Subject, redact};
 use quarry_index::{SearchIndex, WriteBatch};
-use quarry_store::{Connector, CredentialMode, CredentialPolicy, Store};
+use quarry_store::{Connector, CredentialMode, CredentialPolicy, Original, Store};
 use tokio::runtime::Handle;
 
 use crate::SyncError;
@@ -26,49 +26,74 @@ pub(crate) enum Judgement {
     HoldBack(String),
 }
 
-/// Types whose extracted text leaves parts of the file out (markup and its attributes, scripts,
-/// fields a format keeps beside its text): the original, which a download serves, is scanned
-/// too.
-const LOSSY_TYPES: &[&str] = &[
-    "text/html",
-    "application/xhtml+xml",
-    "application/xml",
-    "text/xml",
-    "image/svg+xml",
-    "application/json",
-    "application/jsonl",
-    "application/x-ndjson",
-    "application/rtf",
-    "text/csv",
-    "text/tab-separated-values",
-    "message/rfc822",
-];
+/// What judging an original found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct OriginalVerdict {
+    /// What the catalog keeps: the fingerprint, or why it could not be judged. `Pending`
+    /// when it holds a credential (the document is then held back or redacted, and its file is
+    /// not served whatever this says).
+    pub original: Original,
+    /// The rule by which the file is a credential as a whole, if it is one.
+    pub credential_file: Option<Rule>,
+    /// The rules of the secrets found in it.
+    pub rules: Vec<Rule>,
+    /// True when it is a copy of Quarry's own database.
+    pub quarry_database: bool,
+    /// True when the file changed while it was read: its text may be of another version, so
+    /// the next sync fetches it again.
+    pub changed: bool,
+}
 
-/// Originals read for that, at most (larger ones are judged by their text alone).
-pub(crate) const MAX_ORIGINAL_BYTES: u64 = 8 << 20;
+impl OriginalVerdict {
+    /// A file that could not be judged, and why.
+    pub(crate) fn unjudged(why: String) -> OriginalVerdict {
+        OriginalVerdict {
+            original: Original::Unjudged(why),
+            ..OriginalVerdict::default()
+        }
+    }
 
-/// Whether `doc`'s original is scanned besides its text (see [`LOSSY_TYPES`]).
-pub(crate) fn scans_original(doc: &SourceDoc) -> bool {
-    LOSSY_TYPES.contains(&doc.meta.mime_type.as_str()) && doc.meta.size_bytes <= MAX_ORIGINAL_BYTES
+    /// True when something in it is a credential.
+    pub(crate) fn found(&self) -> bool {
+        self.credential_file.is_some() || !self.rules.is_empty() || self.quarry_database
+    }
 }
 
 /// Time a scan of a text of `bytes` may take: a quarter of a second, and 50 ms per MiB.
-fn budget(bytes: usize) -> Duration {
+pub(crate) fn budget(bytes: usize) -> Duration {
     Duration::from_millis(250 + 50 * (bytes as u64 >> 20))
 }
 
-/// Judges `doc` by its fetched `content` (redacted in place when the policy says so) and, for a
-/// type whose text leaves parts out, by its `original` too.
+/// Why a copy of Quarry's own database is held back, whatever the policy.
+pub(crate) const LEFT_OUT_DATABASE: &str = "left out: a copy of Quarry's own database";
+
+/// Whether `doc`'s credentials are checked under `policy`: not when the check is off or the
+/// user released its path.
+pub(crate) fn checks(policy: &CredentialPolicy, doc: &SourceDoc) -> bool {
+    policy.mode != CredentialMode::Off && !is_released(&policy.released, shown_path(doc))
+}
+
+/// The path the rules and the user's releases see: the document's path, or its title.
+pub(crate) fn shown_path(doc: &SourceDoc) -> &str {
+    doc.meta.path.as_deref().unwrap_or(&doc.meta.title)
+}
+
+/// Judges `doc` by its fetched `content` (redacted in place when the policy says so), by its
+/// names (title and path, which cannot be redacted), and by what judging its `original` file
+/// found (`None` when it was not read).
 pub(crate) fn judge(
     policy: &CredentialPolicy,
     doc: &SourceDoc,
     content: &mut ExtractedText,
-    original: Option<&str>,
+    original: Option<&OriginalVerdict>,
 ) -> Judgement {
-    let path = doc.meta.path.as_deref().unwrap_or(&doc.meta.title);
-    if policy.mode == CredentialMode::Off || is_released(&policy.released, path) {
+    if original.is_some_and(|o| o.quarry_database) {
+        return Judgement::HoldBack(LEFT_OUT_DATABASE.to_owned());
+    }
+    if !checks(policy, doc) {
         return Judgement::Index { redacted: false };
     }
+    let path = shown_path(doc);
     let detector = Detector::shared();
     let scan = detector.scan(
         &Subject {
@@ -77,10 +102,13 @@ pub(crate) fn judge(
         },
         budget(content.text.len()),
     );
-    // What the connector says of the document is shown too: its title and metadata.
+    // What the connector says of the document is shown too: its names (title and path) and
+    // its metadata.
+    let names = std::iter::once(doc.meta.title.as_str()).chain(doc.meta.path.as_deref());
+    let name_count = 1 + usize::from(doc.meta.path.is_some());
     let mut extra: Vec<(usize, Scan)> = Vec::new();
-    for (i, value) in std::iter::once(&doc.meta.title)
-        .chain(content.metadata.iter().map(|(_, v)| v))
+    for (i, value) in names
+        .chain(content.metadata.iter().map(|(_, v)| v.as_str()))
         .enumerate()
     {
         let found = detector.scan(
@@ -94,10 +122,6 @@ pub(crate) fn judge(
             extra.push((i, found));
         }
     }
-    let raw = original.map(|text| detector.scan(&Subject { path, text }, budget(text.len())));
-    if let Some(raw) = raw.as_ref().filter(|raw| !raw.is_clear()) {
-        extra.push((usize::MAX, raw.clone()));
-    }
     if !scan.complete || extra.iter().any(|(_, s)| !s.complete) {
         return Judgement::HoldBack(format!(
             "could not be checked for credentials in time ({} KiB of text)",
@@ -106,7 +130,7 @@ pub(crate) fn judge(
     }
     if let Some(rule) = scan
         .credential_file
-        .or_else(|| raw.as_ref().and_then(|r| r.credential_file))
+        .or_else(|| original.and_then(|o| o.credential_file))
     {
         return Judgement::HoldBack(format!("a credential: {}", rule.what));
     }
@@ -114,25 +138,26 @@ pub(crate) fn judge(
     for (_, found) in &extra {
         rules.extend(found.rules());
     }
+    rules.extend(original.iter().flat_map(|o| o.rules.iter().copied()));
     if rules.is_empty() {
         return Judgement::Index { redacted: false };
     }
     if policy.mode == CredentialMode::Hold {
         return Judgement::HoldBack(holds(&rules));
     }
+    // A name is not rewritten, so a document whose name holds a secret is held back.
+    if let Some((_, found)) = extra.iter().find(|(i, _)| *i < name_count) {
+        return Judgement::HoldBack(holds(&found.rules()));
+    }
     let (text, page_starts) = redact(&content.text, &content.page_starts, &scan.secrets);
     content.text = text;
     content.page_starts = page_starts;
     for (i, found) in extra {
-        // Index 0 is the title: a title is not rewritten, so the document is held back. (The
-        // original's findings need nothing here: the original is not served.)
-        if i == 0 {
-            return Judgement::HoldBack(holds(&found.rules()));
-        }
-        if let Some((_, value)) = content.metadata.get_mut(i.wrapping_sub(1)) {
+        if let Some((_, value)) = content.metadata.get_mut(i - name_count) {
             *value = redact(value, &[], &found.secrets).0;
         }
     }
+    // The original's findings need nothing here: a redacted document's file is not served.
     Judgement::Index { redacted: true }
 }
 
@@ -388,19 +413,24 @@ mod tests {
             judge(&policy, &doc("deploy.md"), &mut text(&note), None),
             Judgement::Index { redacted: false }
         );
-        // A page whose markup holds a key its text leaves out is held back too.
+        // A page whose markup holds a key its text leaves out is held back too: the original's
+        // findings count as the text's.
         policy.released.clear();
-        let page = "<p>Office map</p><script src=\"https://maps.example/js?key=AIzaSyB3x9Kq2mWv8Lp4Rt6Yz1Nc5Hd7Jf0Gs2Q\"></script>";
-        let mut html = doc("map.html");
-        html.meta.mime_type = "text/html".to_owned();
-        assert!(scans_original(&html));
+        let html = doc("map.html");
+        let markup = OriginalVerdict {
+            rules: vec![quarry_credentials::Rule {
+                id: "google-api-key",
+                what: "a Google API key",
+            }],
+            ..OriginalVerdict::default()
+        };
         assert_eq!(
-            judge(&policy, &html, &mut text("Office map"), Some(page)),
+            judge(&policy, &html, &mut text("Office map"), Some(&markup)),
             Judgement::HoldBack("holds a Google API key".to_owned())
         );
         policy.mode = CredentialMode::Redact;
         assert_eq!(
-            judge(&policy, &html, &mut text("Office map"), Some(page)),
+            judge(&policy, &html, &mut text("Office map"), Some(&markup)),
             Judgement::Index { redacted: true },
             "its text is clean; its original is not served"
         );
@@ -409,5 +439,46 @@ mod tests {
             judge(&policy, &doc("deploy.md"), &mut text(&note), None),
             Judgement::Index { redacted: false }
         );
+    }
+
+    #[test]
+    fn a_secret_in_a_path_holds_the_document_back_even_when_redacting() {
+        let path = "tokens/ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo/readme.txt";
+        let mut policy = CredentialPolicy::default();
+        let held = judge(&policy, &doc(path), &mut text("Read me first."), None);
+        assert_eq!(held, Judgement::HoldBack("holds a GitHub token".to_owned()));
+        policy.mode = CredentialMode::Redact;
+        let held = judge(&policy, &doc(path), &mut text("Read me first."), None);
+        assert_eq!(held, Judgement::HoldBack("holds a GitHub token".to_owned()));
+        let plain = judge(
+            &policy,
+            &doc("tokens/readme.txt"),
+            &mut text("Read me."),
+            None,
+        );
+        assert_eq!(plain, Judgement::Index { redacted: false });
+    }
+
+    #[test]
+    fn a_copy_of_quarrys_database_is_held_back_under_every_policy() {
+        let copy = OriginalVerdict {
+            quarry_database: true,
+            ..OriginalVerdict::default()
+        };
+        for mode in [
+            CredentialMode::Hold,
+            CredentialMode::Redact,
+            CredentialMode::Off,
+        ] {
+            let policy = CredentialPolicy {
+                mode,
+                released: vec!["backup.bin".to_owned()],
+            };
+            assert_eq!(
+                judge(&policy, &doc("backup.bin"), &mut text(""), Some(&copy)),
+                Judgement::HoldBack(LEFT_OUT_DATABASE.to_owned()),
+                "{mode:?}"
+            );
+        }
     }
 }

@@ -8,12 +8,15 @@
 //! sees it (`credentials`); [`recheck_index`] checks an index written under older rules.
 
 mod adding;
+mod background;
 mod credentials;
 mod disk_space;
 mod embed;
 mod embedding_queue;
 mod error;
 mod ocr_queue;
+mod originals;
+mod originals_queue;
 mod scan_text;
 mod scheduler;
 mod store_changes;
@@ -27,6 +30,11 @@ pub use embed::embed_docs;
 pub use embedding_queue::{EmbeddingQueue, embed_all_pending, embed_round};
 pub use error::SyncError;
 pub use ocr_queue::OcrQueue;
+pub use originals::{
+    REFUSED_CHANGED, REFUSED_PENDING, REFUSED_REDACTED, REFUSED_UNJUDGED, Serving, Verified,
+    serving, verify,
+};
+pub use originals_queue::OriginalsQueue;
 pub use scheduler::{Scheduler, TICK};
 pub use syncer::{SyncReport, Syncer, plugin_usage};
 pub use watch::{MAX_DELAY, QUIET, RESCAN_EVERY};

@@ -20,15 +20,17 @@ use quarry_runtime::{
     Grant, GuestError, PluginSet, Progress, ProgressFn, RuntimeError, Session, ToFetch, Usage,
 };
 use quarry_store::{
-    CatalogDoc, CommitBatch, Connector, ConnectorStatus, OcrRequest, PluginUsage, Store,
+    CatalogDoc, CommitBatch, Connector, ConnectorStatus, OcrRequest, Original, PluginUsage, Store,
     SyncProgress, now_ms,
 };
 use tokio::runtime::Handle;
 
 use crate::SyncError;
-use crate::credentials::{Judgement, MAX_ORIGINAL_BYTES, judge, scans_original};
+use crate::credentials::{self, Judgement, OriginalVerdict, judge};
+use crate::originals::{self, FileRef};
 use crate::scan_text;
 
+mod background_judge;
 mod scans;
 
 /// Extracted text held before it is written to the index, at most.
@@ -448,7 +450,8 @@ impl Syncer {
         let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
             changed.into_iter().partition(|doc| doc.has_text);
         for doc in without_text {
-            let entry = self.entry(connector, doc, None, false, None, report);
+            let original = judge_original(connector, session, &doc, "", stop)?;
+            let entry = self.entry(connector, doc, None, Some(original), report);
             self.hold(&mut held, connector, entry, commit)?;
         }
         let wanted: Vec<ToFetch<'_>> = with_text.iter().map(ToFetch::from).collect();
@@ -463,12 +466,13 @@ impl Syncer {
             let refused = session.take_refused_own();
             for (doc, text) in with_text[done..].iter().zip(texts) {
                 let own = text.is_err() && refused.iter().any(|path| names(doc, path));
-                let original = if text.is_ok() && scans_original(doc) {
-                    read_original(session, doc)
-                } else {
+                let original = if own {
                     None
+                } else {
+                    let fetched = text.as_ref().map_or("", |t| t.text.as_str());
+                    Some(judge_original(connector, session, doc, fetched, stop)?)
                 };
-                let entry = self.entry(connector, doc.clone(), Some(text), own, original, report);
+                let entry = self.entry(connector, doc.clone(), Some(text), original, report);
                 self.hold(&mut held, connector, entry, commit)?;
             }
             done += took;
@@ -543,19 +547,24 @@ impl Syncer {
     /// (`None` when it has none), judged for credentials: a document held back has no entry for
     /// the index. A document whose text could not be extracted is still indexed by its title and
     /// path, with the reason kept; it is retried when its version changes, or at the next sync
-    /// if the source was only unavailable. `own` says the sandbox refused its file as one of
-    /// Quarry's own (a hard link to it): it is left out.
+    /// if the source was only unavailable. `original` is what judging its file found; `None`
+    /// when the sandbox refused its file as one of Quarry's own (a hard link to it): it is left
+    /// out.
     fn entry(
         &self,
         connector: &Connector,
         doc: SourceDoc,
         fetched: Option<Result<ExtractedText, RuntimeError>>,
-        own: bool,
-        original: Option<String>,
+        original: Option<OriginalVerdict>,
         report: &mut SyncReport,
     ) -> Entry {
         report.indexed += 1;
+        let own = original.is_none();
         let mut version = doc.version.clone();
+        if original.as_ref().is_some_and(|o| o.changed) {
+            // Its text may be of another version than the file judged.
+            version.clear();
+        }
         let (mut content, error) = match fetched {
             None => (ExtractedText::default(), None),
             Some(Ok(content)) => (content, None),
@@ -581,10 +590,19 @@ impl Syncer {
                 &connector.credentials,
                 &doc,
                 &mut content,
-                original.as_deref(),
+                original.as_ref(),
             )
         };
         let without_text = no_text(&doc, &content);
+        let mut original = original.map(|o| o.original).unwrap_or_default();
+        if without_text.is_some() && matches!(original, Original::Judged(_)) {
+            // Its bytes hold no secret, but what its images show was not read.
+            original = Original::Unjudged(if ocr.is_some() {
+                UNREAD_WAITING.to_owned()
+            } else {
+                UNREAD.to_owned()
+            });
+        }
         let mut catalog_doc = CatalogDoc {
             doc_id: doc.id.clone(),
             locator: doc.locator,
@@ -595,6 +613,7 @@ impl Syncer {
             no_text: without_text,
             held_back: None,
             redacted: false,
+            original,
         };
         match judgement {
             Judgement::HoldBack(why) => {
@@ -707,33 +726,36 @@ fn catalog_doc(doc: &SourceDoc) -> CatalogDoc {
         no_text: None,
         held_back: None,
         redacted: false,
+        original: Original::Pending,
     }
 }
 
-/// The original of `doc` (at most [`MAX_ORIGINAL_BYTES`]) as text, read through the plugin;
-/// `None` when it cannot be read (it is then judged by its text alone).
-fn read_original(session: &mut Session, doc: &SourceDoc) -> Option<String> {
-    let mut bytes = Vec::new();
-    loop {
-        let want = MAX_ORIGINAL_BYTES.saturating_sub(bytes.len() as u64);
-        let chunk = session
-            .read_file(
-                &doc.id,
-                &doc.locator,
-                bytes.len() as u64,
-                u32::try_from(want).unwrap_or(u32::MAX),
-            )
-            .ok()?;
-        if chunk.data.is_empty() {
-            break;
-        }
-        bytes.extend_from_slice(&chunk.data);
-        if bytes.len() as u64 >= chunk.total_size.min(MAX_ORIGINAL_BYTES) {
-            break;
-        }
+/// Judges `doc`'s original file (`text` is its text as fetched, already judged): every byte,
+/// when the connector checks it; else only whether it is a copy of Quarry's database.
+fn judge_original(
+    connector: &Connector,
+    session: &mut Session,
+    doc: &SourceDoc,
+    text: &str,
+    stop: &AtomicBool,
+) -> Result<OriginalVerdict, SyncError> {
+    let file = FileRef {
+        id: &doc.id,
+        locator: &doc.locator,
+        path: credentials::shown_path(doc),
+    };
+    if credentials::checks(&connector.credentials, doc) {
+        originals::judge(session, file, text, stop)
+    } else {
+        Ok(originals::header(session, file))
     }
-    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+/// Why the file of an image or a scan whose text waits for OCR is not served yet.
+const UNREAD_WAITING: &str =
+    "not checked for credentials yet: the text its images show waits for OCR";
+/// Why the file of an image or a scan whose text was not read is not served.
+const UNREAD: &str = "could not be checked for credentials: the text its images show was not read";
 
 /// Why a document whose file the sandbox refused as one of Quarry's own is held back.
 const LEFT_OUT_OWN: &str = "left out: a link to one of Quarry's own files";

@@ -339,6 +339,7 @@ fn cut_short(w: &World, doc_id: &DocId, path: &str, text: &str) {
         no_text: None,
         held_back: None,
         redacted: false,
+        original: quarry_store::Original::Pending,
     };
     w.rt.block_on(
         w.store

@@ -1,0 +1,370 @@
+//! Judging a document's original file, the bytes a download serves: every byte is read through
+//! the plugin, a chunk at a time (never held whole), hashed, and scanned by the credential
+//! detector in windows of a chunk and the end of the one before (so a secret across two chunks
+//! is seen), each window within its own time budget: time per megabyte, not a cap on size.
+//! Where a chunk is byte for byte the text the sync already judged at the same place (a plain
+//! text file), it is not scanned twice. A file that starts with a UTF-16 byte order mark is
+//! read as UTF-16. The answer is the file's fingerprint (its size and SHA-256), which a
+//! download checks the file against, or why it could not be judged.
+//!
+//! The same reading checks what a download is about to serve ([`verify`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use quarry_core::DocId;
+use quarry_credentials::{Detector, Subject};
+use quarry_runtime::{GuestError, RuntimeError, Session};
+use quarry_store::{Fingerprint, Original, is_quarry_database};
+use sha2::{Digest, Sha256};
+
+use crate::SyncError;
+use crate::credentials::{OriginalVerdict, budget};
+
+/// Bytes asked of the plugin per call (its limit for one chunk).
+pub const CHUNK_BYTES: u32 = 1 << 20;
+
+/// Bytes of the previous chunk scanned again with the next: longer than any secret the rules
+/// find (an RSA key of 8,192 bits is about 6.5 KB of PEM).
+const OVERLAP_BYTES: usize = 64 << 10;
+
+/// A document's file as the plugin knows it, and how it is named for the rules.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileRef<'a> {
+    pub id: &'a DocId,
+    pub locator: &'a str,
+    /// Its path (or title): the name rules, and code told from prose.
+    pub path: &'a str,
+}
+
+/// How the file's bytes become text for the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Utf8,
+    Utf16Le,
+    Utf16Be,
+}
+
+impl Encoding {
+    /// From the file's first bytes: a UTF-16 byte order mark, else UTF-8 (with anything that
+    /// is not UTF-8 replaced, so binary files are read for the text they hold).
+    fn sniff(start: &[u8]) -> Encoding {
+        match start {
+            [0xFF, 0xFE, ..] => Encoding::Utf16Le,
+            [0xFE, 0xFF, ..] => Encoding::Utf16Be,
+            _ => Encoding::Utf8,
+        }
+    }
+
+    fn decode(self, bytes: &[u8]) -> String {
+        let units = |from: fn([u8; 2]) -> u16| {
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|pair| from([pair[0], pair[1]]))
+                .collect();
+            String::from_utf16_lossy(&units)
+        };
+        match self {
+            Encoding::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
+            Encoding::Utf16Le => units(u16::from_le_bytes),
+            Encoding::Utf16Be => units(u16::from_be_bytes),
+        }
+    }
+}
+
+/// Judges `file`'s original: reads it whole through `session`, scanning what `text` (the text
+/// already judged, as fetched) does not hold at the same place. Stops at the first finding (the
+/// document is then held back or redacted, and its file never served). An error only when the
+/// sync is asked to stop.
+pub(crate) fn judge(
+    session: &mut Session,
+    file: FileRef<'_>,
+    text: &str,
+    stop: &AtomicBool,
+) -> Result<OriginalVerdict, SyncError> {
+    let detector = Detector::shared();
+    let mut verdict = OriginalVerdict::default();
+    let mut hasher = Sha256::new();
+    let mut encoding = Encoding::Utf8;
+    // The end of the previous chunk, scanned again with the next one; whether the previous
+    // chunk was the judged text at its place (then a window needs no context from it).
+    let mut tail: Vec<u8> = Vec::new();
+    let mut previous_was_text = true;
+    let mut window: Vec<u8> = Vec::new();
+    let read = read_all(session, file, stop, |offset, data| {
+        if offset == 0 {
+            encoding = Encoding::sniff(data);
+            verdict.quarry_database = is_quarry_database(data);
+        }
+        hasher.update(data);
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let is_text = text.as_bytes().get(start..start.saturating_add(data.len())) == Some(data);
+        if !(is_text && previous_was_text) {
+            window.clear();
+            window.extend_from_slice(&tail);
+            window.extend_from_slice(data);
+            // UTF-16 is read in whole units, counted from the file's start.
+            let skew = match encoding {
+                Encoding::Utf8 => 0,
+                _ => (start.wrapping_sub(tail.len())) & 1,
+            };
+            let decoded = encoding.decode(&window[skew.min(window.len())..]);
+            let scan = detector.scan(
+                &Subject {
+                    path: file.path,
+                    text: &decoded,
+                },
+                budget(decoded.len()),
+            );
+            verdict.credential_file = scan.credential_file;
+            verdict.rules = scan.rules();
+            if !scan.complete {
+                return Err(format!(
+                    "could not be checked for credentials in time (at {} MiB of it)",
+                    offset >> 20
+                ));
+            }
+        }
+        previous_was_text = is_text;
+        let keep = data.len().min(OVERLAP_BYTES);
+        tail.clear();
+        tail.extend_from_slice(&data[data.len() - keep..]);
+        Ok(!verdict.found())
+    });
+    match read {
+        Ok(Read::Whole(size)) if !verdict.found() => {
+            verdict.original = Original::Judged(Fingerprint {
+                size,
+                sha256: hasher.finalize().into(),
+            });
+        }
+        Ok(Read::Whole(_) | Read::Stopped) => {}
+        Ok(Read::Changed) => {
+            verdict = OriginalVerdict::unjudged(
+                "changed while it was checked for credentials: checked again at the next sync"
+                    .to_owned(),
+            );
+            verdict.changed = true;
+        }
+        Err(ReadError::Stop) => return Err(SyncError::Stopped),
+        Err(ReadError::Failed(why)) => return Ok(OriginalVerdict::unjudged(why)),
+    }
+    Ok(verdict)
+}
+
+/// For a document whose credentials are not checked (the check is off, or its path released):
+/// only whether its file is a copy of Quarry's database, which is left out whatever the policy,
+/// from its first bytes.
+pub(crate) fn header(session: &mut Session, file: FileRef<'_>) -> OriginalVerdict {
+    let quarry_database = session
+        .read_file(file.id, file.locator, 0, 100)
+        .is_ok_and(|chunk| is_quarry_database(&chunk.data));
+    OriginalVerdict {
+        original: Original::Unchecked,
+        quarry_database,
+        ..OriginalVerdict::default()
+    }
+}
+
+/// How a whole read ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// Every byte was read: the file's size.
+    Whole(u64),
+    /// The visitor asked to stop.
+    Stopped,
+    /// The file's size changed while it was read.
+    Changed,
+}
+
+/// Why a whole read did not end.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The sync (or the server) is stopping.
+    Stop,
+    /// The plugin could not read it, or the visitor found it could not go on: why, for the
+    /// user.
+    Failed(String),
+}
+
+/// Reads `file` from its start to its end through `session`, a chunk at a time, handing each
+/// chunk and its offset to `visit`, which answers whether to go on (or why it cannot).
+pub(crate) fn read_all(
+    session: &mut Session,
+    file: FileRef<'_>,
+    stop: &AtomicBool,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, String>,
+) -> Result<Read, ReadError> {
+    let mut offset = 0u64;
+    let mut size = None;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(ReadError::Stop);
+        }
+        let chunk = session
+            .read_file(file.id, file.locator, offset, CHUNK_BYTES)
+            .map_err(|e| ReadError::Failed(unreadable(&e)))?;
+        if *size.get_or_insert(chunk.total_size) != chunk.total_size {
+            return Ok(Read::Changed);
+        }
+        if chunk.data.is_empty() {
+            return Ok(if offset == chunk.total_size {
+                Read::Whole(offset)
+            } else {
+                Read::Changed
+            });
+        }
+        if !visit(offset, &chunk.data).map_err(ReadError::Failed)? {
+            return Ok(Read::Stopped);
+        }
+        offset += chunk.data.len() as u64;
+        if offset > chunk.total_size {
+            return Ok(Read::Changed);
+        }
+        if offset == chunk.total_size {
+            return Ok(Read::Whole(offset));
+        }
+    }
+}
+
+/// Why a file could not be read to judge it, for the user.
+fn unreadable(e: &RuntimeError) -> String {
+    match e.guest_error() {
+        Some(GuestError::NotFound(_)) => {
+            "could not be checked for credentials: its file is gone".to_owned()
+        }
+        _ => format!("could not be read to check it for credentials: {e}"),
+    }
+}
+
+/// What a download may serve of a document, by the connector's policy and what was judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Serving {
+    /// The file as it is: the connector's check is off, or the user released its path.
+    AsItIs,
+    /// The file, only while it is the one judged: its fingerprint.
+    IfUnchanged(Fingerprint),
+    /// Nothing: why, in words an integration may read.
+    Refused(&'static str),
+}
+
+/// Why a redacted document's file is not served.
+pub const REFUSED_REDACTED: &str = "this document's original file is not served: it holds credentials, which its indexed text has redacted (read the text with GET .../docs/{doc_id})";
+/// Why a file not judged yet is not served.
+pub const REFUSED_PENDING: &str = "this document's original file is not served yet: it has not been checked for credentials; it is served once checked (within minutes of the service's start)";
+/// Why a file that could not be judged is not served.
+pub const REFUSED_UNJUDGED: &str = "this document's original file is not served: it could not be checked for credentials (the user sees why, and can release it)";
+/// Why a file that changed since it was judged is not served.
+pub const REFUSED_CHANGED: &str = "this document's original file changed since it was checked for credentials: it is served again once the next sync has checked it";
+
+/// What a download may serve of `doc` (not held back) under `policy`.
+pub fn serving(policy: &quarry_store::CredentialPolicy, doc: &quarry_store::CatalogDoc) -> Serving {
+    if doc.redacted {
+        return Serving::Refused(REFUSED_REDACTED);
+    }
+    let path = doc.meta.path.as_deref().unwrap_or(&doc.meta.title);
+    if policy.mode == quarry_store::CredentialMode::Off
+        || crate::credentials::is_released(&policy.released, path)
+    {
+        return Serving::AsItIs;
+    }
+    match &doc.original {
+        Original::Judged(fingerprint) => Serving::IfUnchanged(*fingerprint),
+        // Judged without a check that is now on: the next sync (asked for by the change of
+        // policy) judges it.
+        Original::Pending | Original::Unchecked => Serving::Refused(REFUSED_PENDING),
+        Original::Unjudged(_) => Serving::Refused(REFUSED_UNJUDGED),
+    }
+}
+
+/// The hashes of a download's chunks, taken on a first read of the whole file that checked it
+/// against its fingerprint: the second read, which serves, sends a chunk only when it hashes the
+/// same, so every byte served is a byte judged.
+#[derive(Debug, Clone, Default)]
+pub struct Verified {
+    chunks: Vec<[u8; 32]>,
+}
+
+impl Verified {
+    /// True when `data`, the `n`th chunk of the range served, is the one verified.
+    pub fn matches(&self, n: usize, data: &[u8]) -> bool {
+        self.chunks
+            .get(n)
+            .is_some_and(|hash| *hash == <[u8; 32]>::from(Sha256::digest(data)))
+    }
+}
+
+/// Reads `doc`'s file whole through `session` and checks it is the one judged (`fingerprint`),
+/// keeping the hash of each chunk of `chunk_bytes` of the range `start..start + length`, as the
+/// download will read them. `Err` with words for an integration when it is not (changed, gone,
+/// unreadable); the reason for the log comes with it.
+pub fn verify(
+    session: &mut Session,
+    (id, locator): (&DocId, &str),
+    fingerprint: &Fingerprint,
+    (start, length): (u64, u64),
+    chunk_bytes: u32,
+) -> Result<Verified, (&'static str, String)> {
+    let never = AtomicBool::new(false);
+    let file = FileRef {
+        id,
+        locator,
+        path: "",
+    };
+    let end = start.saturating_add(length);
+    let mut hasher = Sha256::new();
+    let mut verified = Verified::default();
+    // The bytes of the range's current chunk, until it is whole.
+    let mut part: Vec<u8> = Vec::new();
+    let read = read_all(session, file, &never, |offset, data| {
+        hasher.update(data);
+        let from = start.max(offset);
+        let to = end.min(offset + data.len() as u64);
+        let mut at = from;
+        while at < to {
+            let taken = usize::try_from(at - offset).unwrap_or(usize::MAX);
+            let room = chunk_bytes as usize - part.len();
+            let n = room.min(usize::try_from(to - at).unwrap_or(usize::MAX));
+            part.extend_from_slice(&data[taken..taken + n]);
+            at += n as u64;
+            if part.len() == chunk_bytes as usize || at == end {
+                verified.chunks.push(Sha256::digest(&part).into());
+                part.clear();
+            }
+        }
+        Ok(true)
+    });
+    match read {
+        Ok(Read::Whole(size))
+            if size == fingerprint.size
+                && <[u8; 32]>::from(hasher.finalize()) == fingerprint.sha256 =>
+        {
+            Ok(verified)
+        }
+        Ok(_) => Err((REFUSED_CHANGED, "the file is not the one judged".to_owned())),
+        Err(ReadError::Failed(why)) => Err((REFUSED_CHANGED, why)),
+        Err(ReadError::Stop) => Err((REFUSED_CHANGED, "stopped".to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_files_are_read_as_text_and_others_as_utf8() {
+        let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
+        let mut le = vec![0xFF, 0xFE];
+        let mut be = vec![0xFE, 0xFF];
+        for unit in token.encode_utf16() {
+            le.extend_from_slice(&unit.to_le_bytes());
+            be.extend_from_slice(&unit.to_be_bytes());
+        }
+        assert_eq!(Encoding::sniff(&le), Encoding::Utf16Le);
+        assert_eq!(Encoding::sniff(&be), Encoding::Utf16Be);
+        assert!(Encoding::Utf16Le.decode(&le[2..]).contains(token));
+        assert!(Encoding::Utf16Be.decode(&be[2..]).contains(token));
+        let binary = [0x89, b'P', b'N', b'G', 0xFF, b'g', b'h', b'p'];
+        assert_eq!(Encoding::sniff(&binary), Encoding::Utf8);
+        assert!(Encoding::Utf8.decode(&binary).ends_with("ghp"));
+    }
+}
