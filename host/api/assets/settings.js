@@ -370,10 +370,13 @@ async function loadHeld() {
     $("#held-summary").textContent = (data.count
       ? `${data.count.toLocaleString()} file(s) held back${data.documents.length < data.count ? ` (the first ${data.documents.length} shown)` : ""}.`
       : "Nothing is held back.") +
-      (data.redacted_count ? ` ${data.redacted_count.toLocaleString()} file(s) indexed with their secrets redacted.` : "");
-    $("#held-list").replaceChildren(...data.documents.map((d) => el("li", { dataset: { path: d.path } },
-      el("span", {}, el("code", {}, d.path), " ", el("small", {}, d.reason)),
-      el("button", { type: "button", dataset: { action: "release" }, onclick: () => releasePath(d.path, false) }, "Release"))));
+      (data.redacted_count ? ` ${data.redacted_count.toLocaleString()} file(s) indexed with their secrets redacted.` : "") +
+      (data.unjudged_files.count ? ` ${data.unjudged_files.count.toLocaleString()} file(s) searchable but not served: they could not be checked for credentials.` : "");
+    const listed = (d, note) => el("li", { dataset: { path: d.path } },
+      el("span", {}, el("code", {}, d.path), " ", el("small", {}, note)),
+      el("button", { type: "button", dataset: { action: "release" }, onclick: () => releasePath(d.path, false) }, "Release"));
+    $("#held-list").replaceChildren(...data.documents.map((d) => listed(d, d.reason)),
+      ...data.unjudged_files.documents.map((d) => listed(d, `file not served: ${d.reason}`)));
     $("#held-released").replaceChildren(...data.credentials.released.map((path) => el("li", {},
       el("code", {}, path),
       el("button", { type: "button", onclick: () => releasePath(path, true) }, "Hold back again"))));

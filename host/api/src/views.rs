@@ -194,6 +194,35 @@ pub struct DocumentView {
     pub total_chars: u64,
     /// True when `content` was cut to `max_chars`.
     pub truncated: bool,
+    /// Whether `GET .../file` serves its original file.
+    pub file: FileView,
+}
+
+/// Whether a document's original file is served, and if not, why (in words for an integration:
+/// not judged yet, could not be judged, redacted). A file served is the file that was judged:
+/// one changed since is refused until a sync judges it again.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileView {
+    /// True when `GET .../file` serves it.
+    pub served: bool,
+    /// Why it is not served; `null` when it is.
+    pub reason: Option<&'static str>,
+}
+
+impl FileView {
+    /// What `serving` says of a download.
+    pub fn new(serving: &quarry_sync::Serving) -> FileView {
+        match serving {
+            quarry_sync::Serving::Refused(why) => FileView {
+                served: false,
+                reason: Some(why),
+            },
+            _ => FileView {
+                served: true,
+                reason: None,
+            },
+        }
+    }
 }
 
 /// A connector. Integrations see [`ConnectorView::public`]; the user (settings page, CLI) sees
@@ -747,32 +776,28 @@ pub struct ConnectorStatusView {
     /// Documents whose text could not be extracted: found by title and path only.
     pub failed_documents: Vec<FailedDocView>,
     /// Documents that have no text layer (scanned PDFs, images): found by title and path only.
-    pub no_text_layer: NoTextView,
+    pub no_text_layer: NotedDocsView,
     /// Documents held back from the index, with why.
-    pub held_back: HeldBackView,
+    pub held_back: NotedDocsView,
+    /// Documents whose original file could not be judged for credentials, with why: their
+    /// files are not served until the user releases them.
+    pub unjudged_files: NotedDocsView,
     /// Documents indexed with their secrets redacted (their files are not served).
     pub redacted_count: u64,
 }
 
-/// Documents held back from the index: how many, and the first of them with why.
+/// Documents with a word for their user (held back, without a text layer, with a file that
+/// could not be judged): how many, and the first of them with why.
 #[derive(Debug, Serialize)]
-pub struct HeldBackView {
+pub struct NotedDocsView {
     /// How many the connector has.
     pub count: u64,
     /// The first of them, by path.
     pub documents: Vec<NotedDocView>,
 }
 
-/// Documents without a text layer: how many, and the first of them with why.
-#[derive(Debug, Serialize)]
-pub struct NoTextView {
-    /// How many the connector has.
-    pub count: u64,
-    /// The first of them, by path.
-    pub documents: Vec<NotedDocView>,
-}
-
-/// A document with a word for its user: why it has no text layer, or why it is held back.
+/// A document with a word for its user: why it has no text layer, why it is held back, or why
+/// its file could not be judged.
 #[derive(Debug, Serialize)]
 pub struct NotedDocView {
     /// Its id.

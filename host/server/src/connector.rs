@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use quarry_api::views::{
-    ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, HeldBackView, NamedConnector,
-    NoTextView, NotedDocView, OcrView,
+    ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, NamedConnector, NotedDocView,
+    NotedDocsView, OcrView,
 };
 use quarry_core::ConnectorId;
 use quarry_core::terminal::printable;
@@ -18,7 +18,7 @@ use quarry_core::times::rfc3339;
 use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::PluginSet;
-use quarry_store::{Connector, ConnectorStatus, CredentialMode, Store, now_ms};
+use quarry_store::{Connector, ConnectorStatus, CredentialMode, NotedDoc, Store, now_ms};
 use quarry_sync::{ConnectorRequest, Syncer, add_connector, embed_all_pending, own_folders_inside};
 
 use crate::cli::{AddConnector, ConnectorCommand};
@@ -405,19 +405,20 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let no_text_count = store.count_docs_without_text(&c.id).await?;
     let held_back = store.held_back_docs(&c.id, FAILED_SHOWN).await?;
     let redacted = store.count_redacted(&c.id).await?;
+    let unjudged = store.unjudged_docs(&c.id, FAILED_SHOWN).await?;
+    let unjudged_count = store.count_unjudged(&c.id).await?;
+    let noted = |count: u64, docs: &[NotedDoc]| NotedDocsView {
+        count,
+        documents: docs.iter().map(NotedDocView::new).collect(),
+    };
     if json {
         let answer = ConnectorStatusView {
             connector: ConnectorView::for_user(&c),
             last_full_sync_time: c.listing.last_full_ms.map(rfc3339),
             failed_documents: failed.iter().map(FailedDocView::new).collect(),
-            no_text_layer: NoTextView {
-                count: no_text_count,
-                documents: no_text.iter().map(NotedDocView::new).collect(),
-            },
-            held_back: HeldBackView {
-                count: c.held_back_count,
-                documents: held_back.iter().map(NotedDocView::new).collect(),
-            },
+            no_text_layer: noted(no_text_count, &no_text),
+            held_back: noted(c.held_back_count, &held_back),
+            unjudged_files: noted(unjudged_count, &unjudged),
             redacted_count: redacted,
         };
         println!("{}", serde_json::to_string(&answer)?);
@@ -454,40 +455,52 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
             "  redacted: {redacted} document(s) indexed with their secrets replaced (their files are not served)"
         );
     }
-    if c.held_back_count > 0 {
-        println!(
-            "  held back, not searchable, readable or downloadable ({}; `quarry connector release {:?} PATH` indexes one as it is):",
+    print_noted(
+        &format!(
+            "held back, not searchable, readable or downloadable ({}; `quarry connector release {:?} PATH` indexes one as it is)",
             c.held_back_count, c.name
-        );
-        for d in &held_back {
-            println!("    {}: {}", printable(&d.path), printable(&d.note));
-        }
-        if c.held_back_count > held_back.len() as u64 {
-            println!(
-                "    and {} more",
-                c.held_back_count - held_back.len() as u64
-            );
-        }
-    }
+        ),
+        c.held_back_count,
+        &held_back,
+    );
+    print_noted(
+        &format!(
+            "files not served, not checked for credentials ({unjudged_count}; `quarry connector release {:?} PATH` serves one as it is)",
+            c.name
+        ),
+        unjudged_count,
+        &unjudged,
+    );
     if !failed.is_empty() {
         println!("  text not extracted (found by title and path only):");
         for f in &failed {
             println!("    {}: {}", printable(&f.path), printable(&f.note));
         }
     }
-    if no_text_count > 0 {
-        println!(
-            "  no text layer, found by title and path only ({no_text_count}; scanned pages and \
-             images are not read yet):"
-        );
-        for d in &no_text {
-            println!("    {}: {}", printable(&d.path), printable(&d.note));
-        }
-        if no_text_count > no_text.len() as u64 {
-            println!("    and {} more", no_text_count - no_text.len() as u64);
-        }
-    }
+    print_noted(
+        &format!(
+            "no text layer, found by title and path only ({no_text_count}; scanned pages and \
+             images are not read yet)"
+        ),
+        no_text_count,
+        &no_text,
+    );
     Ok(())
+}
+
+/// A list of documents under `header`, each with its note, when there are any (`count` in
+/// all, of which `docs` are shown).
+fn print_noted(header: &str, count: u64, docs: &[NotedDoc]) {
+    if count == 0 {
+        return;
+    }
+    println!("  {header}:");
+    for d in docs {
+        println!("    {}: {}", printable(&d.path), printable(&d.note));
+    }
+    if count > docs.len() as u64 {
+        println!("    and {} more", count - docs.len() as u64);
+    }
 }
 
 /// What a credential mode means, in a line.

@@ -20,7 +20,7 @@ use crate::error::ApiError;
 use crate::extractors::input::{Fields, JsonObject};
 use crate::routes::connectors::{add_embedding_progress, add_ocr_progress};
 use crate::state::AppState;
-use crate::views::{AdminConnectorView, CredentialsView, NotedDocView};
+use crate::views::{AdminConnectorView, CredentialsView, NotedDocView, NotedDocsView};
 
 /// Held-back documents one answer lists at most.
 const HELD_BACK_SHOWN: u32 = 500;
@@ -103,7 +103,8 @@ pub(crate) async fn add(
 }
 
 /// `GET /admin/v1/connectors/{id}/held-back`: the documents held back from the index with
-/// why, how many are indexed redacted, and the connector's credential settings.
+/// why, those whose file could not be judged (not served) with why, how many are indexed
+/// redacted, and the connector's credential settings.
 pub(crate) async fn held_back(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
@@ -115,11 +116,19 @@ pub(crate) async fn held_back(
         .held_back_docs(&connector.id, HELD_BACK_SHOWN)
         .await?;
     let redacted = state.store.count_redacted(&connector.id).await?;
+    let unjudged = state
+        .store
+        .unjudged_docs(&connector.id, HELD_BACK_SHOWN)
+        .await?;
     Ok(admin_json(
         StatusCode::OK,
         &json!({
             "count": connector.held_back_count,
             "documents": held.iter().map(NotedDocView::new).collect::<Vec<_>>(),
+            "unjudged_files": NotedDocsView {
+                count: state.store.count_unjudged(&connector.id).await?,
+                documents: unjudged.iter().map(NotedDocView::new).collect(),
+            },
             "redacted_count": redacted,
             "credentials": CredentialsView {
                 mode: connector.credentials.mode.as_str(),

@@ -144,11 +144,7 @@ pub(crate) async fn document(
     let pages = Pages::one(page, MAX_PAGE_CHARS);
     let mut document = read_document(&state, &connector, &doc, pages).await?;
     document.doc.connector_name = state.store.connector(&connector).await?.map(|c| c.name);
-    let file_served = state
-        .store
-        .catalog_doc(&connector, &doc)
-        .await?
-        .is_some_and(|d| !d.redacted && d.held_back.is_none());
+    let file_served = document.file.served;
     let words: String = words
         .unwrap_or_default()
         .chars()
@@ -178,7 +174,8 @@ fn page_param(params: &std::collections::BTreeMap<String, String>, problems: &mu
 }
 
 /// `GET /admin/v1/connectors/{connector_id}/docs/{doc_id}/file`: the original file, as the API
-/// serves it to integrations (held-back and redacted documents are not served), bounded by the
+/// serves it to integrations (held-back and redacted documents, and files not judged for
+/// credentials or changed since, are not served), bounded by the
 /// downloads the service runs at once.
 pub(crate) async fn original(
     _signed: Signed,

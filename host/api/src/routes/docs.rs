@@ -17,7 +17,7 @@ use crate::extractors::guard::{Caller, Read};
 use crate::extractors::input::{Fields, Problems, param_integer};
 use crate::extractors::path_ids::{ID_ISSUE, PathIds};
 use crate::state::{AppState, served_connector, with_read_turn};
-use crate::views::{DocView, DocumentView};
+use crate::views::{DocView, DocumentView, FileView};
 
 /// Largest value of `page_start`, `page_end` and `max_chars` accepted.
 const MAX_PARAM: u64 = 1 << 31;
@@ -132,13 +132,17 @@ pub(crate) async fn read_document(
     doc: &DocId,
     pages: Pages,
 ) -> Result<DocumentView, ApiError> {
-    served_connector(state, connector).await?;
+    let served = served_connector(state, connector).await?;
+    let file = FileView::new(&match state.store.catalog_doc(connector, doc).await? {
+        Some(catalog) => quarry_sync::serving(&served.credentials, &catalog),
+        None => quarry_sync::Serving::Refused(quarry_sync::REFUSED_PENDING),
+    });
     let index = state.index.clone();
     let (c, d) = (connector.clone(), doc.clone());
     with_read_turn(state, move || {
         index
             .document(&c, &d)?
-            .map(|doc| render(&doc, pages))
+            .map(|doc| render(&doc, pages, file))
             .transpose()
     })
     .await??
@@ -150,7 +154,7 @@ pub(crate) async fn read_document(
     })
 }
 
-fn render(doc: &IndexDoc, asked: Pages) -> Result<DocumentView, ApiError> {
+fn render(doc: &IndexDoc, asked: Pages, file: FileView) -> Result<DocumentView, ApiError> {
     let pages = split_pages(&doc.text, &doc.page_starts);
     let page_count = pages.len() as u64;
     let first = asked.start.unwrap_or(1);
@@ -185,5 +189,6 @@ fn render(doc: &IndexDoc, asked: Pages) -> Result<DocumentView, ApiError> {
         page_end: last,
         total_chars,
         truncated,
+        file,
     })
 }

@@ -1,6 +1,9 @@
 //! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file`: the original bytes, streamed from
 //! the plugin chunk by chunk (never held whole), with `Range` (one range; `206`), `ETag` and
-//! `If-None-Match` (`304`), `Last-Modified` and `Content-Disposition`.
+//! `If-None-Match` (`304`), `Last-Modified` and `Content-Disposition`. Only bytes that were
+//! judged for credentials are served: the file is read whole first and checked against the
+//! fingerprint its sync took, and each chunk sent is checked against that first read
+//! (`quarry_sync::verify`); a file that changed since is refused until a sync judges it again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +17,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use quarry_core::{ConnectorId, DocId, ErrorKind};
 use quarry_runtime::{Grant, GuestError, Session, Usage};
 use quarry_store::{CatalogDoc, Connector, Store};
+use quarry_sync::{Serving, Verified};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -69,6 +73,10 @@ pub(crate) async fn download(
     permit: DownloadPermit,
 ) -> Result<Response, ApiError> {
     let (connector, doc) = lookup(state, connector_id, doc_id).await?;
+    let serving = quarry_sync::serving(&connector.credentials, &doc);
+    if let Serving::Refused(why) = serving {
+        return Err(ApiError::new(ErrorKind::NotFound, why));
+    }
     let etag = etag(connector_id, &doc);
     if if_none_match(headers, &etag) {
         let mut response = StatusCode::NOT_MODIFIED.into_response();
@@ -77,7 +85,30 @@ pub(crate) async fn download(
     }
     let (session, total) = current_size(state, &connector, &doc).await?;
     let (status, start, length) = byte_range(headers, &etag, total)?;
-    let body = stream(state, session, &connector, &doc, (start, length), permit);
+    let (session, verified) = match serving {
+        Serving::IfUnchanged(fingerprint) => {
+            let (session, verified) = judged_bytes(
+                state,
+                session,
+                &connector,
+                &doc,
+                fingerprint,
+                (start, length),
+            )
+            .await?;
+            (session, Some(verified))
+        }
+        _ => (session, None),
+    };
+    let body = stream(
+        state,
+        session,
+        &connector,
+        &doc,
+        (start, length),
+        verified,
+        permit,
+    );
     let mut response = Response::new(body);
     *response.status_mut() = status;
     let h = response.headers_mut();
@@ -112,13 +143,47 @@ async fn lookup(
         .await?
         .filter(|doc| doc.held_back.is_none())
         .ok_or_else(missing)?;
-    if doc.redacted {
-        return Err(ApiError::new(
-            ErrorKind::NotFound,
-            "this document's original file is not served: it holds credentials, which its indexed text has redacted (read the text with GET .../docs/{doc_id})",
-        ));
-    }
     Ok((connector, doc))
+}
+
+/// Reads the file whole and checks it is the one judged (`fingerprint`), keeping the hashes the
+/// serving read checks its chunks against. A file that changed is refused (404) and a sync is
+/// asked for, which judges it again.
+async fn judged_bytes(
+    state: &AppState,
+    mut session: Session,
+    connector: &Connector,
+    doc: &CatalogDoc,
+    fingerprint: quarry_store::Fingerprint,
+    range: (u64, u64),
+) -> Result<(Session, Verified), ApiError> {
+    let (id, locator) = (doc.doc_id.clone(), doc.locator.clone());
+    let (checked, session) = blocking(move || {
+        let checked = quarry_sync::verify(
+            &mut session,
+            (&id, &locator),
+            &fingerprint,
+            range,
+            CHUNK_BYTES,
+        );
+        (checked, session)
+    })
+    .await?;
+    match checked {
+        Ok(verified) => Ok((session, verified)),
+        Err((public, why)) => {
+            tracing::info!(connector = %connector.name, doc = %doc.doc_id, "download refused: {why}");
+            record_usage(state.store.clone(), connector.id.clone(), session.usage()).await;
+            if let Err(e) = state
+                .store
+                .request_sync(&connector.id, quarry_store::now_ms())
+                .await
+            {
+                tracing::warn!(connector = %connector.name, "cannot ask for a sync: {e}");
+            }
+            Err(ApiError::new(ErrorKind::NotFound, public))
+        }
+    }
 }
 
 /// A session of the connector's plugin and the file's current size: a read of zero bytes asks
@@ -183,13 +248,15 @@ fn byte_range(
 }
 
 /// The answer's body: `length` bytes from `start`, read by a blocking thread that keeps the
-/// session and `permit` until it ends, then records what the plugin calls cost.
+/// session and `permit` until it ends, then records what the plugin calls cost. With
+/// `verified`, a chunk that is not the one verified ends the body instead of being sent.
 fn stream(
     state: &AppState,
     mut session: Session,
     connector: &Connector,
     doc: &CatalogDoc,
     (start, length): (u64, u64),
+    verified: Option<Verified>,
     permit: DownloadPermit,
 ) -> Body {
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_AHEAD);
@@ -202,7 +269,8 @@ fn stream(
         stall: state.admission.limits().download_stall,
     };
     tokio::task::spawn_blocking(move || {
-        stream_file(&mut session, &id, &locator, start, length, &sink);
+        let file = (&id, locator.as_str(), verified.as_ref());
+        stream_file(&mut session, file, start, length, &sink);
         runtime.block_on(record_usage(store, connector_id, session.usage()));
         drop(permit);
     });
@@ -259,16 +327,18 @@ impl Sink {
 }
 
 /// Reads `length` bytes from `start` and sends them on; stops early if the client goes away,
-/// stalls, or the plugin fails (the client then sees a body shorter than its `Content-Length`).
+/// stalls, the plugin fails, or a chunk is not the one `verified` (the client then sees a body
+/// shorter than its `Content-Length`).
 fn stream_file(
     session: &mut Session,
-    id: &DocId,
-    locator: &str,
+    (id, locator, verified): (&DocId, &str, Option<&Verified>),
     start: u64,
     length: u64,
     sink: &Sink,
 ) {
     let mut sent = 0u64;
+    // The chunk's number in the range, as `verified` counts them.
+    let mut n = 0;
     while sent < length {
         let want =
             u32::try_from((length - sent).min(u64::from(CHUNK_BYTES))).unwrap_or(CHUNK_BYTES);
@@ -278,8 +348,14 @@ fn stream_file(
                 sink.send(Err(std::io::Error::other("the file got shorter")));
                 return;
             }
+            Ok(chunk) if verified.is_some_and(|v| !v.matches(n, &chunk.data)) => {
+                tracing::warn!(doc = %id, "the file changed while it was sent: ended after {sent} of {length} bytes");
+                sink.send(Err(std::io::Error::other("the file changed")));
+                return;
+            }
             Ok(chunk) => {
                 sent += chunk.data.len() as u64;
+                n += 1;
                 if !sink.send(Ok(Bytes::from(chunk.data))) {
                     return;
                 }
