@@ -214,3 +214,43 @@ fn unreadable_files_are_found_by_name_recorded_and_read_once_allowed() {
     let status = l.q.cli_json(&["connector", "status", "Watched", "--json"]);
     assert_eq!(status["failed_documents"], json!([]), "{status}");
 }
+
+#[test]
+fn a_link_to_the_data_folders_parent_in_a_watched_folder_never_wakes_a_sync() {
+    let mut q = Quarry::new();
+    q.without_model();
+    let dir = q.scratch("watched");
+    write(&dir.join("notes.md"), "The plain note about the garden.\n");
+    // The folder above the data folder (which holds the data folder and this folder too), as a
+    // cloned repository could link it.
+    let above = q.data_dir().parent().expect("parent").to_owned();
+    std::os::unix::fs::symlink(&above, dir.join("up")).expect("symlink");
+    q.add_folder("Watched", &dir);
+    q.start();
+    q.wait_synced();
+    // Idle for a minute: each sync writes the data folder; were the link followed, each write
+    // would ask for the next sync (several a second).
+    let mut syncs = std::collections::BTreeSet::new();
+    let idle = Instant::now();
+    while idle.elapsed() < Duration::from_secs(60) {
+        let connector = q.connectors().remove(0);
+        syncs.insert(connector["last_sync_time"].to_string());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        syncs.len() <= 2,
+        "{} different last sync times in a minute of idleness: {syncs:?}",
+        syncs.len()
+    );
+    // The link was not followed for watching, and changes in the folder itself still are.
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    write(&dir.join("later.md"), "A later note about the orchard.\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while q.keyword_search(&key, "orchard", 5)["results"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+    {
+        assert!(Instant::now() < deadline, "{}", q.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

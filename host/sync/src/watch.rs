@@ -215,7 +215,7 @@ impl FolderWatcher {
         let shared = self.shared.clone();
         let ignore = self.ignore.clone();
         let connector = id.clone();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+        let handler = move |event: notify::Result<Event>| {
             let changed = match event {
                 Ok(event) if !is_change(&event, &ignore) => return,
                 Ok(event) if event.need_rescan() => {
@@ -236,7 +236,12 @@ impl FolderWatcher {
                 }
             };
             shared.note(&connector, changed);
-        })?;
+        };
+        // A link in a granted folder is not followed: it may lead out of the folder, to
+        // Quarry's own data folder (whose every write would then be a change, and each sync's
+        // writes ask for the next) or to a folder above it.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let mut watcher = RecommendedWatcher::new(handler, config)?;
         for dir in dirs {
             watch_dir(&mut watcher, dir)?;
         }
