@@ -208,13 +208,11 @@ impl Store {
         &self,
         connector: &ConnectorId,
     ) -> Result<u64, StoreError> {
-        let count: i64 = sqlx::query_scalar(
+        self.count_docs(
             "SELECT count(*) FROM documents WHERE connector_id = ? AND no_text IS NOT NULL",
+            connector,
         )
-        .bind(connector.as_str())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(u64::try_from(count).unwrap_or(0))
+        .await
     }
 
     /// Documents of the connector held back from the index, with why, by path; at most `limit`.
@@ -235,13 +233,11 @@ impl Store {
     /// How many documents of the connector have an original that could not be judged (not
     /// served until the user releases it).
     pub async fn count_unjudged(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
-        let count: i64 = sqlx::query_scalar(
+        self.count_docs(
             "SELECT count(*) FROM documents WHERE connector_id = ? AND unjudged IS NOT NULL",
+            connector,
         )
-        .bind(connector.as_str())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(u64::try_from(count).unwrap_or(0))
+        .await
     }
 
     /// Documents of the connector whose original could not be judged, with why, by path; at
@@ -262,13 +258,11 @@ impl Store {
 
     /// How many documents of the connector are indexed with their secrets redacted.
     pub async fn count_redacted(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
-        let count: i64 = sqlx::query_scalar(
+        self.count_docs(
             "SELECT count(*) FROM documents WHERE connector_id = ? AND redacted != 0",
+            connector,
         )
-        .bind(connector.as_str())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(u64::try_from(count).unwrap_or(0))
+        .await
     }
 
     /// The documents of the connector that may be in the index (not held back), with their
@@ -347,6 +341,19 @@ impl Store {
             .execute(&self.pool)
             .await?;
         Ok(done.rows_affected())
+    }
+
+    /// The count `sql` answers for a connector.
+    async fn count_docs(
+        &self,
+        sql: &'static str,
+        connector: &ConnectorId,
+    ) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar(sql)
+            .bind(connector.as_str())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
     }
 
     /// The documents `sql` selects (`doc_id`, `shown`, `note`, for a connector and a limit).

@@ -538,6 +538,21 @@ impl Syncer {
         Ok(())
     }
 
+    /// Takes an indexed document out of the index, then marks it held back (`why`) in the
+    /// catalog: a crash in between leaves it out of the index.
+    fn hold_back_indexed(
+        &self,
+        connector: &Connector,
+        doc: &DocId,
+        why: String,
+    ) -> Result<(), SyncError> {
+        self.write(WriteBatch {
+            deletes: vec![(connector.id.clone(), doc.clone())],
+            ..WriteBatch::default()
+        })?;
+        self.block(self.store.hold_back(&connector.id, &[(doc.clone(), why)]))
+    }
+
     /// Writes a batch to the index (without vectors: the embedding queue adds them).
     fn write(&self, batch: WriteBatch) -> Result<(), SyncError> {
         Ok(self.index.write(batch)?)

@@ -122,14 +122,7 @@ impl Syncer {
             ) {
                 Judgement::HoldBack(why) => {
                     tracing::info!(connector = %connector.name, doc = %doc.doc_id, "held back: {why}");
-                    self.write(quarry_index::WriteBatch {
-                        deletes: vec![(connector.id.clone(), doc.doc_id.clone())],
-                        ..Default::default()
-                    })?;
-                    self.block(
-                        self.store
-                            .hold_back(&connector.id, &[(doc.doc_id.clone(), why)]),
-                    )?;
+                    self.hold_back_indexed(connector, &doc.doc_id, why)?;
                 }
                 Judgement::Index { .. } => self.fetch_again(connector, doc)?,
             }

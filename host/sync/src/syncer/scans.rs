@@ -114,14 +114,7 @@ impl Syncer {
         match judge(&connector.credentials, &source, &mut content, None) {
             Judgement::HoldBack(why) => {
                 tracing::info!(connector = %connector.name, doc = %job.doc_id, "held back after OCR: {why}");
-                self.write(quarry_index::WriteBatch {
-                    deletes: vec![(connector.id.clone(), job.doc_id.clone())],
-                    ..Default::default()
-                })?;
-                self.block(
-                    self.store
-                        .hold_back(&connector.id, &[(job.doc_id.clone(), why)]),
-                )?;
+                self.hold_back_indexed(connector, &job.doc_id, why)?;
                 Ok(false)
             }
             Judgement::Index { redacted } => {
