@@ -117,7 +117,8 @@ pub(crate) fn judge(
             );
             verdict.credential_file = scan.credential_file;
             verdict.rules = scan.rules();
-            if !scan.complete {
+            // What a scan found counts even when it ran out of time.
+            if !scan.complete && !verdict.found() {
                 return Err(format!(
                     "could not be checked for credentials in time (at {} MiB of it)",
                     offset >> 20
