@@ -60,6 +60,46 @@ pub fn check_trusted(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Entries a folder checked with [`check_trusted_tree`] may hold, at most.
+const MAX_TREE_ENTRIES: usize = 100_000;
+
+/// [`check_trusted`] for a folder and everything in it: every folder and file under `path` (and
+/// what each link in it leads to) must belong to this user or root and be writable by no one
+/// else. A tree of more than [`MAX_TREE_ENTRIES`] entries is refused too. The error names the
+/// first entry that fails and why.
+pub fn check_trusted_tree(path: &Path) -> Result<(), String> {
+    check_trusted(path)?;
+    let mut folders = vec![path.to_owned()];
+    let mut seen = 0usize;
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", folder.display()))?;
+            seen += 1;
+            if seen > MAX_TREE_ENTRIES {
+                return Err(format!(
+                    "{} holds more than {MAX_TREE_ENTRIES} entries",
+                    path.display()
+                ));
+            }
+            let entry_path = entry.path();
+            let meta = std::fs::symlink_metadata(&entry_path)
+                .map_err(|e| format!("{}: {e}", entry_path.display()))?;
+            if meta.file_type().is_symlink() {
+                // A link is as trusted as what it leads to (and the folder that holds that).
+                check_trusted(&entry_path)?;
+                continue;
+            }
+            owned_and_guarded(&entry_path, &meta)?;
+            if meta.is_dir() {
+                folders.push(entry_path);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether the object `meta` describes belongs to the user running this process.
 pub fn owner_is_me(meta: &Metadata) -> bool {
     #[cfg(unix)]
@@ -148,5 +188,38 @@ mod tests {
             check_trusted(&file).is_err(),
             "its folder is world-writable"
         );
+    }
+
+    #[test]
+    fn a_tree_is_trusted_only_when_every_file_in_it_is_guarded() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tree = dir.path().join("share");
+        std::fs::create_dir_all(tree.join("models/m/onnx")).expect("mkdir");
+        std::fs::write(tree.join("models/m/onnx/model.onnx"), b"graph").expect("write");
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"x").expect("write");
+        std::os::unix::fs::symlink(&outside, tree.join("models/m/link")).expect("symlink");
+        assert_eq!(check_trusted_tree(&tree), Ok(()));
+        let mode = |path: &Path, mode| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        };
+        mode(&tree.join("models/m/onnx/model.onnx"), 0o666);
+        let refused = check_trusted_tree(&tree).expect_err("a file others may write");
+        assert!(refused.contains("model.onnx"), "{refused}");
+        mode(&tree.join("models/m/onnx/model.onnx"), 0o644);
+        mode(&tree.join("models/m/onnx"), 0o777);
+        assert!(
+            check_trusted_tree(&tree).is_err(),
+            "a folder others may write"
+        );
+        mode(&tree.join("models/m/onnx"), 0o755);
+        mode(&outside, 0o666);
+        assert!(
+            check_trusted_tree(&tree).is_err(),
+            "a link to a file others may write"
+        );
+        mode(&outside, 0o644);
+        assert_eq!(check_trusted_tree(&tree), Ok(()));
     }
 }

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use quarry_core::trust::check_trusted;
+use quarry_core::trust::check_trusted_tree;
 
 /// The model used when none is named.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
@@ -28,8 +28,8 @@ pub struct Bundle {
 impl Bundle {
     /// The installation the running binary belongs to: `<prefix>` is the folder above the one
     /// holding the binary (links resolved), and counts when `<prefix>/share/quarry` exists and
-    /// no one but its owner (this user or root) may write to it. A binary run from a build
-    /// folder has none.
+    /// no one but its owner (this user or root) may write to it or to anything in it (plugins,
+    /// models). A binary run from a build folder has none.
     pub fn of_this_binary() -> Option<Bundle> {
         let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
         let prefix = exe.parent()?.parent()?;
@@ -42,7 +42,7 @@ impl Bundle {
         if !share.is_dir() {
             return None;
         }
-        if let Err(why) = check_trusted(&share) {
+        if let Err(why) = check_trusted_tree(&share) {
             tracing::warn!("the bundled plugins and model are not used: {why}");
             return None;
         }
@@ -62,9 +62,17 @@ impl Bundle {
         Some(self.share.join("models").join(name)).filter(|p| p.is_dir())
     }
 
-    /// The bundled ONNX Runtime library, when it is installed.
+    /// The bundled ONNX Runtime library, when it is installed and its folder, and everything
+    /// in it, is guarded as the bundle's share folder is.
     pub fn runtime_library(&self) -> Option<PathBuf> {
-        Some(self.lib.join("libonnxruntime.so")).filter(|p| p.is_file())
+        let library = Some(self.lib.join("libonnxruntime.so")).filter(|p| p.is_file())?;
+        match check_trusted_tree(&self.lib) {
+            Ok(()) => Some(library),
+            Err(why) => {
+                tracing::warn!("the bundled ONNX Runtime is not used: {why}");
+                None
+            }
+        }
     }
 
     /// Whether `path` is one of this installation's files.
@@ -107,5 +115,22 @@ mod tests {
         )
         .expect("chmod");
         assert!(Bundle::at(prefix).is_none(), "writable by others: not used");
+        std::fs::set_permissions(
+            prefix.join("share/quarry"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
+        // Anything inside the share folder, or the library's folder, counts too.
+        let plugins = prefix.join("share/quarry/plugins/folder");
+        std::fs::set_permissions(&plugins, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert!(
+            Bundle::at(prefix).is_none(),
+            "a plugin folder others may write"
+        );
+        std::fs::set_permissions(&plugins, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let bundle = Bundle::at(prefix).expect("a bundle again");
+        let library = prefix.join("lib/quarry/libonnxruntime.so");
+        std::fs::set_permissions(&library, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        assert_eq!(bundle.runtime_library(), None, "a library others may write");
     }
 }
