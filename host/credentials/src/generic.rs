@@ -34,7 +34,7 @@ pub(crate) const KEYWORDS: &[&str] = &[
 ];
 
 /// The pattern: a name holding a keyword, an assignment, a value on the same line.
-pub(crate) const PATTERN: &str = r#"(?P<key>[A-Za-z0-9_.-]{0,40}(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|credentials?)[A-Za-z0-9_.-]{0,24})["'\]]{0,2}[ \t]{0,8}(?::=|=>|=|:)[ \t]{0,8}(?P<quote>["'`]?)(?P<secret>[^\s"'`,;]{6,200})"#;
+pub(crate) const PATTERN: &str = r#"(?P<key>[A-Za-z0-9_.-]{0,40}(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|credentials?)[A-Za-z0-9_.-]{0,24})["'\]]{0,2}[ \t]{0,8}(?::=|=>|=|:)[ \t]{0,8}(?P<quote>["'`]?)(?P<secret>[^\s"'`,;]{1,200})"#;
 /// How far before its keyword a match may start, and how far after it it may end.
 pub(crate) const BACK: usize = 41;
 pub(crate) const REACH: usize = 270;

@@ -303,11 +303,33 @@ fn accept(
             if key_at.is_some_and(|at| generic::in_public_badge(text, at)) {
                 return None;
             }
-            let len = generic::secret_len(group("key"), group("quote"), value, code)?;
+            // A quoted value runs to its closing quote, whatever it holds (`;`, `,`, spaces).
+            let quote = group("quote");
+            let value = quoted_value(text, span.start, quote).unwrap_or(value);
+            let len = generic::secret_len(group("key"), quote, value, code)?;
             return Some(span.start..span.start + len);
         }
     };
     ok.then_some(span)
+}
+
+/// Bytes a quoted value may run to its closing quote, at most.
+const MAX_QUOTED: usize = 256;
+
+/// The value quoted with `quote` that starts at `start` in `text`, up to its closing quote on
+/// the same line; `None` when there is no quote, or no closing one within [`MAX_QUOTED`] bytes.
+fn quoted_value<'t>(text: &'t str, start: usize, quote: &str) -> Option<&'t str> {
+    let close = quote.chars().next()?;
+    let rest = text.get(start..)?;
+    for (at, c) in rest.char_indices() {
+        if at > MAX_QUOTED || c == '\n' {
+            return None;
+        }
+        if c == close {
+            return Some(&rest[..at]);
+        }
+    }
+    None
 }
 
 /// Whether the bytes around `span` are not letters or digits: the value is a whole token, not

@@ -108,6 +108,34 @@ fn look_alikes_are_not_credentials() {
 }
 
 #[test]
+fn a_quoted_value_is_found_and_redacted_whole_whatever_punctuation_or_spaces_it_holds() {
+    for (line, value) in [
+        ("db_password = \"Kx9#mQ2;vL7$pR5w\"", "Kx9#mQ2;vL7$pR5w"),
+        ("'password': 'Zr4,Tq8;Lm2,Wx6!'", "Zr4,Tq8;Lm2,Wx6!"),
+        (
+            "passphrase: \"violet River 42 lantern Marble\"",
+            "violet River 42 lantern Marble",
+        ),
+    ] {
+        let text = format!("settings\n{line}\nmore settings\n");
+        let found = scan("settings.yaml", &text);
+        let spans: Vec<&str> = found
+            .secrets
+            .iter()
+            .map(|s| &text[s.span.clone()])
+            .collect();
+        assert_eq!(spans, [value], "{line}");
+        let (redacted, _) = redact(&text, &[], &found.secrets);
+        for part in value.split([';', ',', ' ']) {
+            assert!(
+                !redacted.contains(part),
+                "{line}: {part} left in {redacted}"
+            );
+        }
+    }
+}
+
+#[test]
 fn redaction_leaves_the_rest_of_the_text_and_no_secret() {
     let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
     let password = "Kq7vRw2mXz!481";
