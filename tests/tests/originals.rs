@@ -45,6 +45,24 @@ fn write_log(path: &Path, mb: usize, tail: &str) {
     file.flush().expect("flush log");
 }
 
+/// A Quarry without the model, and its folder to share.
+fn keyword_only() -> (Quarry, std::path::PathBuf) {
+    let mut q = Quarry::new();
+    q.without_model();
+    let share = q.scratch("share");
+    (q, share)
+}
+
+/// Shares `share` as the connector "Share" with an integration, starts the server and waits
+/// for the first sync: the connector's id and the integration's key.
+fn shared_and_synced(q: &mut Quarry, share: &Path) -> (String, String) {
+    let connector = q.add_folder("Share", share);
+    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
+    q.start();
+    q.wait_synced();
+    (connector, key)
+}
+
 /// `GET .../file` of a document, with optional headers, as an integration.
 fn download(
     q: &Quarry,
@@ -112,9 +130,7 @@ fn refused(what: &str, response: &quarry_tests::http::Response, values: &[&str])
 
 #[test]
 fn every_byte_of_every_original_is_judged_before_it_is_served() {
-    let mut q = Quarry::new();
-    q.without_model();
-    let share = q.scratch("share");
+    let (mut q, share) = keyword_only();
     // Over the folder connector's 32 MiB text limit: indexed by name, never extracted.
     let key_text = rsa_key();
     write_log(
@@ -142,10 +158,7 @@ fn every_byte_of_every_original_is_judged_before_it_is_served() {
         quarry_tests::scans::png(&image),
     )
     .expect("write");
-    let connector = q.add_folder("Share", &share);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.start();
-    q.wait_synced();
+    let (connector, key) = shared_and_synced(&mut q, &share);
     let secrets = [GITHUB_TOKEN, "BEGIN RSA PRIVATE KEY", "MIIEowIBAAKCAQEA00"];
 
     // The large log with a token at its end is held back: not found by value or by name, and
@@ -244,19 +257,14 @@ fn every_byte_of_every_original_is_judged_before_it_is_served() {
 
 #[test]
 fn a_file_changed_since_it_was_judged_is_not_served_until_a_sync_judges_it_again() {
-    let mut q = Quarry::new();
-    q.without_model();
-    let share = q.scratch("share");
+    let (mut q, share) = keyword_only();
     let outside = q.scratch("outside");
     let note = share.join("deploy.md");
     std::fs::write(&note, "Deploy from the build host on Fridays.\n").expect("write");
     // A second name outside the watched folder: a write through it is a change the watcher
     // cannot see (as on a network file system), so no sync follows it by itself.
     std::fs::hard_link(&note, outside.join("deploy.md")).expect("hard link");
-    let connector = q.add_folder("Share", &share);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.start();
-    q.wait_synced();
+    let (connector, key) = shared_and_synced(&mut q, &share);
     let id = doc_id(&q, &key, "fridays", "deploy.md");
     let served = download(&q, &key, &connector, &id, &[]);
     assert_eq!(served.status, 200);
@@ -293,18 +301,13 @@ fn a_file_changed_since_it_was_judged_is_not_served_until_a_sync_judges_it_again
 
 #[test]
 fn a_copy_of_quarrys_database_is_left_out_whatever_its_name() {
-    let mut q = Quarry::new();
-    q.without_model();
-    let share = q.scratch("share");
+    let (mut q, share) = keyword_only();
     std::fs::write(
         share.join("notes.md"),
         "Backups of the laptop run every night.\n",
     )
     .expect("write");
-    q.add_folder("Share", &share);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.start();
-    q.wait_synced();
+    let (_, key) = shared_and_synced(&mut q, &share);
     // Searches that the audit log will hold, then the database alone, as a backup copies it.
     q.keyword_search(&key, "quarterly salary review", 5);
     q.stop();
@@ -336,9 +339,7 @@ fn a_copy_of_quarrys_database_is_left_out_whatever_its_name() {
 
 #[test]
 fn files_an_older_quarry_never_judged_are_judged_in_the_background_at_the_next_start() {
-    let mut q = Quarry::new();
-    q.without_model();
-    let share = q.scratch("share");
+    let (mut q, share) = keyword_only();
     std::fs::write(
         share.join("garden.md"),
         "The plain note about the garden.\n",
@@ -349,10 +350,7 @@ fn files_an_older_quarry_never_judged_are_judged_in_the_background_at_the_next_s
         format!("{{\"note\": \"backup\", \"aws\": {{\"id\": \"{AWS_KEY_ID}\", \"token\": \"{GITHUB_TOKEN}\"}}}}\n"),
     )
     .expect("write");
-    let connector = q.add_folder("Share", &share);
-    let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
-    q.start();
-    q.wait_synced();
+    let (connector, key) = shared_and_synced(&mut q, &share);
     let garden = doc_id(&q, &key, "garden", "garden.md");
     q.stop();
     // As an older Quarry left them: no verdict on any original, the export indexed by name
