@@ -293,6 +293,7 @@ fn accept(
                 && !is_stand_in_password(value)
                 && !names_a_secret(value)
                 && !value.contains('$')
+                && !is_port(value)
         }
         Check::ServiceAccount => text.contains("\"private_key\"") && text.contains("PRIVATE KEY"),
         Check::Assignment => {
@@ -311,6 +312,14 @@ fn accept(
         }
     };
     ok.then_some(span)
+}
+
+/// Whether a URL's "password" is a port and what follows it (`host:8080?q=a@b`, `host:443#x@y`):
+/// digits up to a `?`, a `#` or the end. A password may hold `?` and `#` (people write them
+/// in connection strings unencoded), but not start as a port does.
+fn is_port(value: &str) -> bool {
+    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=5).contains(&digits) && matches!(value.as_bytes().get(digits), None | Some(b'?' | b'#'))
 }
 
 /// Bytes a quoted value may run to its closing quote, at most.

@@ -519,7 +519,7 @@ pub(crate) const RULES: &[TokenRule] = &[
     },
     TokenRule {
         matcher: Matcher::Pattern {
-            pattern: r#"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]{1,24})://(?P<user>[^\s:/@?#"'<>\\]{0,64}):(?P<secret>[^\s/@?#"'<>\\]{3,128})@[A-Za-z0-9_.-]{1,253}"#,
+            pattern: r#"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]{1,24})://(?P<user>[^\s:/@?#"'<>\\]{0,64}):(?P<secret>[^\s/@"'<>\\]{3,128})@[A-Za-z0-9_.-]{1,253}"#,
             back: 25,
             reach: 460,
         },

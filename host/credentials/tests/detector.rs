@@ -136,6 +136,35 @@ fn a_quoted_value_is_found_and_redacted_whole_whatever_punctuation_or_spaces_it_
 }
 
 #[test]
+fn a_password_with_reserved_characters_in_a_connection_string_is_found_and_a_port_is_not() {
+    for (line, value) in [
+        (
+            "DATABASE_URL=postgres://admin:Xu8#kP2vLq9z@db:5432/prod",
+            "Xu8#kP2vLq9z",
+        ),
+        (
+            "amqp://svc:Qw7?Lr2#Mz9p@queue.internal:5672",
+            "Qw7?Lr2#Mz9p",
+        ),
+    ] {
+        let found = scan("deploy.md", &format!("Connect with {line} today.\n"));
+        let text = format!("Connect with {line} today.\n");
+        let spans: Vec<&str> = found
+            .secrets
+            .iter()
+            .map(|s| &text[s.span.clone()])
+            .collect();
+        assert_eq!(spans, [value], "{line}");
+    }
+    for line in [
+        "see http://localhost:8080?user=a@b.example for the page",
+        "http://intranet:443#top@anchor is not a login",
+    ] {
+        assert!(scan("notes.md", line).is_clear(), "{line}");
+    }
+}
+
+#[test]
 fn redaction_leaves_the_rest_of_the_text_and_no_secret() {
     let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
     let password = "Kq7vRw2mXz!481";
