@@ -291,6 +291,15 @@ fn credentials(m: &mut Made, f: &mut SharedFolder) {
     let (id, key) = (format!("AKIA{}", m.of(UPPER32, 16)), m.of(B64, 40));
     secret(
         f,
+        "exports/accessKeys.csv",
+        "aws-console-key-export",
+        format!("Access key ID,Secret access key\n{id},{key}\n"),
+        vec![id, key],
+        "access key id secret access key",
+    );
+    let (id, key) = (format!("AKIA{}", m.of(UPPER32, 16)), m.of(B64, 40));
+    secret(
+        f,
         "aws-credentials-backup.txt",
         "aws-credentials-file",
         format!(
@@ -880,6 +889,13 @@ fn more_credentials(m: &mut Made, f: &mut SharedFolder) {
 }
 
 fn look_alikes(m: &mut Made, f: &mut SharedFolder) {
+    look_alike(
+        f,
+        "docs/aws-key-export.md",
+        "the AWS documentation's example key pair, as an export shows it",
+        "# Key exports\n\nAn export reads `Access key ID,Secret access key` then, for example, `AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`.\n".to_owned(),
+        "key exports example",
+    );
     let cert = |m: &mut Made| m.pem_body(18);
     let body = cert(m);
     look_alike(

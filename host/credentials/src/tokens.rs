@@ -101,6 +101,18 @@ pub(crate) const RULES: &[TokenRule] = &[
         r"(?P<secret>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})",
         24,
     ),
+    // An access key's secret beside its id, as AWS's console exports them (`accessKeys.csv`:
+    // `AKIA...,<secret>`) and people paste them: the id's rule finds the id, this the secret.
+    TokenRule {
+        min_entropy: 4.0,
+        ..token(
+            "aws-key-pair-secret",
+            "an AWS secret key beside its key id",
+            &["akia", "asia"],
+            r#"(?:AKIA|ASIA)[A-Z2-7]{16}["']?[ \t]{0,4}[,;|\t: ][ \t]{0,4}["']?(?P<secret>[A-Za-z0-9/+]{40})"#,
+            80,
+        )
+    },
     TokenRule {
         min_entropy: 4.0,
         matcher: Matcher::Pattern {

@@ -165,6 +165,22 @@ fn a_password_with_reserved_characters_in_a_connection_string_is_found_and_a_por
 }
 
 #[test]
+fn an_aws_key_export_has_its_id_and_its_secret_redacted() {
+    let (id, key) = (
+        "AKIAZ7QX3RM4NB2KV7TW",
+        "k3Rf9Xq2Lm7Vb4Nc8Hd1Jf6Gs0Qa5Re9Ty2Ui4Op",
+    );
+    let text = format!("Access key ID,Secret access key\n{id},{key}\n");
+    let found = scan("accessKeys.csv", &text);
+    let (redacted, _) = redact(&text, &[], &found.secrets);
+    assert!(
+        !redacted.contains(id) && !redacted.contains(key),
+        "{redacted}"
+    );
+    assert!(redacted.starts_with("Access key ID,Secret access key\n"));
+}
+
+#[test]
 fn redaction_leaves_the_rest_of_the_text_and_no_secret() {
     let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
     let password = "Kq7vRw2mXz!481";
