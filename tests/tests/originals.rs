@@ -14,7 +14,7 @@ use quarry_tests::quarry::{Quarry, result_paths as paths};
 use serde_json::Value;
 
 const GITHUB_TOKEN: &str = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
-const AWS_KEY_ID: &str = "AKIAZ7QX3RM4NB2KV9TW";
+const AWS_KEY_ID: &str = "AKIAZ7QX3RM4NB2KV7TW";
 
 /// A private key as a leaked log holds it.
 fn rsa_key() -> String {
