@@ -107,6 +107,15 @@ fn look_alikes_are_not_credentials() {
     }
 }
 
+/// The secrets `found` in `text`, as they stand in it.
+fn secrets_of<'t>(text: &'t str, found: &Scan) -> Vec<&'t str> {
+    found
+        .secrets
+        .iter()
+        .map(|s| &text[s.span.clone()])
+        .collect()
+}
+
 #[test]
 fn a_quoted_value_is_found_and_redacted_whole_whatever_punctuation_or_spaces_it_holds() {
     for (line, value) in [
@@ -119,12 +128,7 @@ fn a_quoted_value_is_found_and_redacted_whole_whatever_punctuation_or_spaces_it_
     ] {
         let text = format!("settings\n{line}\nmore settings\n");
         let found = scan("settings.yaml", &text);
-        let spans: Vec<&str> = found
-            .secrets
-            .iter()
-            .map(|s| &text[s.span.clone()])
-            .collect();
-        assert_eq!(spans, [value], "{line}");
+        assert_eq!(secrets_of(&text, &found), [value], "{line}");
         let (redacted, _) = redact(&text, &[], &found.secrets);
         for part in value.split([';', ',', ' ']) {
             assert!(
@@ -147,14 +151,9 @@ fn a_password_with_reserved_characters_in_a_connection_string_is_found_and_a_por
             "Qw7?Lr2#Mz9p",
         ),
     ] {
-        let found = scan("deploy.md", &format!("Connect with {line} today.\n"));
         let text = format!("Connect with {line} today.\n");
-        let spans: Vec<&str> = found
-            .secrets
-            .iter()
-            .map(|s| &text[s.span.clone()])
-            .collect();
-        assert_eq!(spans, [value], "{line}");
+        let found = scan("deploy.md", &text);
+        assert_eq!(secrets_of(&text, &found), [value], "{line}");
     }
     for line in [
         "see http://localhost:8080?user=a@b.example for the page",
