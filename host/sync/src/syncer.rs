@@ -200,10 +200,7 @@ impl Syncer {
             },
             None => self.listings(connector, &mut session, stop),
         };
-        let usage = plugin_usage(&session.usage());
-        if let Err(e) = self.block(self.store.add_plugin_usage(&connector.id, &usage)) {
-            tracing::warn!(connector = %connector.name, "cannot record the plugin's usage: {e}");
-        }
+        self.record_usage(connector, &session);
         result
     }
 
@@ -536,6 +533,14 @@ impl Syncer {
             held.bytes = 0;
         }
         Ok(())
+    }
+
+    /// Adds what `session`'s plugin calls cost to `connector`'s totals (a failure is logged).
+    fn record_usage(&self, connector: &Connector, session: &Session) {
+        let usage = plugin_usage(&session.usage());
+        if let Err(e) = self.block(self.store.add_plugin_usage(&connector.id, &usage)) {
+            tracing::warn!(connector = %connector.name, "cannot record the plugin's usage: {e}");
+        }
     }
 
     /// Takes an indexed document out of the index, then marks it held back (`why`) in the

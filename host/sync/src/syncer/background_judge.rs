@@ -9,7 +9,7 @@ use quarry_core::{ConnectorId, DocMeta, ExtractedText, SourceDoc};
 use quarry_runtime::{Grant, Session};
 use quarry_store::{Connector, NO_TEXT_FOUND_BY_OCR, Original, PendingOriginal, now_ms};
 
-use super::{Syncer, UNREAD, judge_original, plugin_usage};
+use super::{Syncer, UNREAD, judge_original};
 use crate::SyncError;
 use crate::credentials::{Judgement, judge};
 
@@ -52,10 +52,7 @@ impl Syncer {
             }
         }
         for (connector, session) in sessions.into_values().flatten() {
-            let usage = plugin_usage(&session.usage());
-            if let Err(e) = self.block(self.store.add_plugin_usage(&connector.id, &usage)) {
-                tracing::warn!(connector = %connector.name, "cannot record the plugin's usage: {e}");
-            }
+            self.record_usage(&connector, &session);
         }
         outcome
     }

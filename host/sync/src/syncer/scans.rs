@@ -9,7 +9,7 @@ use quarry_core::{ExtractedText, SourceDoc};
 use quarry_runtime::{Grant, Session};
 use quarry_store::{OcrJob, now_ms};
 
-use super::{Syncer, plugin_usage};
+use super::Syncer;
 use crate::SyncError;
 use crate::credentials::{Judgement, judge};
 use crate::scan_text;
@@ -44,10 +44,7 @@ impl Syncer {
             }
         };
         let read = self.read_pages(&mut session, &mut job, stop);
-        let usage = plugin_usage(&session.usage());
-        if let Err(e) = self.block(self.store.add_plugin_usage(&connector.id, &usage)) {
-            tracing::warn!(connector = %connector.name, "cannot record the plugin's usage: {e}");
-        }
+        self.record_usage(&connector, &session);
         match read {
             Ok(true) => {}
             Ok(false) => return Ok(true),
