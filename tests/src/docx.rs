@@ -8,6 +8,17 @@ use zip::write::SimpleFileOptions;
 /// A `.docx` with one paragraph per entry of `paragraphs` (a tab inside a paragraph becomes
 /// `<w:tab/>`), a footnote, and `title` in its core properties.
 pub fn docx(title: &str, paragraphs: &[&str], footnote: &str) -> Vec<u8> {
+    docx_embedding(title, paragraphs, footnote, &[])
+}
+
+/// [`docx`] with files embedded in it (`word/embeddings/...`), as Word keeps objects pasted
+/// into a document.
+pub fn docx_embedding(
+    title: &str,
+    paragraphs: &[&str],
+    footnote: &str,
+    embedded: &[(&str, &[u8])],
+) -> Vec<u8> {
     let body: String = paragraphs
         .iter()
         .map(|p| {
@@ -59,6 +70,14 @@ pub fn docx(title: &str, paragraphs: &[&str], footnote: &str) -> Vec<u8> {
             .expect("writing to memory");
         zip.write_all(content.as_bytes())
             .expect("writing to memory");
+    }
+    for (name, bytes) in embedded {
+        zip.start_file(
+            format!("word/embeddings/{name}"),
+            SimpleFileOptions::default(),
+        )
+        .expect("writing to memory");
+        zip.write_all(bytes).expect("writing to memory");
     }
     zip.finish().expect("writing to memory").into_inner()
 }

@@ -2,7 +2,7 @@
 //! databases, SSH keys without a readable text) or by their first line (a browser's or a
 //! password manager's export of saved passwords as CSV).
 
-use crate::Rule;
+use crate::{Rule, tables};
 
 const KEYSTORE: Rule = Rule {
     id: "keystore",
@@ -90,49 +90,16 @@ pub(crate) fn by_name(path: &str) -> Option<Rule> {
         .map(|(_, rule)| *rule)
 }
 
-/// Names of columns that hold a saved password, in the exports of Chrome, Edge, Firefox,
-/// Safari, Bitwarden, LastPass, 1Password, KeePass, Dashlane, Proton Pass.
-const PASSWORD_COLUMNS: &[&str] = &["password", "login_password", "pass"];
-/// Columns that say which site or account a password opens.
-const ACCOUNT_COLUMNS: &[&str] = &[
-    "url",
-    "username",
-    "login_uri",
-    "login_username",
-    "login name",
-    "web site",
-    "website",
-    "login",
-    "email",
-    "user name",
-    "account",
-];
-
-/// Whether `text` is a CSV export of saved passwords: its first line names a password column
-/// and an account or site column, and a line of values follows.
+/// Whether `text` is an export of saved passwords: its first line heads a table of passwords
+/// (see [`tables::header`]) and a row of cells follows.
 pub(crate) fn is_password_export(text: &str) -> bool {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let Some(header) = lines.next() else {
+    let Some(header) = lines.next().and_then(tables::header) else {
         return false;
     };
-    if header.len() > 2048 {
-        return false;
-    }
-    let separator = if header.contains('\t') { '\t' } else { ',' };
-    let columns: Vec<String> = header
-        .split(separator)
-        .map(|c| {
-            c.trim()
-                .trim_matches(['"', '\''])
-                .trim_start_matches('\u{feff}')
-                .to_ascii_lowercase()
-        })
-        .collect();
-    let has = |names: &[&str]| columns.iter().any(|c| names.contains(&c.as_str()));
-    columns.len() >= 2
-        && has(PASSWORD_COLUMNS)
-        && has(ACCOUNT_COLUMNS)
-        && lines.next().is_some_and(|row| row.contains(separator))
+    lines
+        .next()
+        .is_some_and(|row| row.contains(header.separator()))
 }
 
 #[cfg(test)]

@@ -16,19 +16,37 @@
 //! A scan is bounded in time ([`Detector::scan`] takes a budget); one that runs out says so, and
 //! the caller holds the document back. [`redact`] replaces what was found with a marker.
 
+mod archive;
+mod encoded;
 mod entropy;
 mod files;
 mod generic;
+mod judge;
+mod literals;
 mod pem;
 mod placeholder;
+mod quotes;
 mod redact;
 mod scan;
+mod stream;
+mod tables;
 mod tokens;
+mod view;
+mod views;
 
+pub use archive::is_archive;
+pub use judge::judge_archive;
 pub use redact::{MARKER, redact};
 pub use scan::Detector;
+pub use stream::FileScan;
 
 use std::ops::Range;
+use std::time::{Duration, Instant};
+
+/// Time a scan of a text of `bytes` may take: a quarter of a second, and 50 ms per MiB.
+pub fn budget(bytes: usize) -> Duration {
+    Duration::from_millis(250 + 50 * (bytes as u64 >> 20))
+}
 
 /// A rule of the detector: its stable id (`github-token`) and what it finds, in words for the
 /// user ("a GitHub token").
@@ -69,6 +87,10 @@ pub struct Scan {
     /// False when the scan ran out of time or findings before the end of the text: the text may
     /// hold more than was found, and should be treated as a credential.
     pub complete: bool,
+    /// Why a part of it, in another form, could not be read to judge it (an encoded archive
+    /// too long to open in place, an encrypted member): the text is judged, the file it comes
+    /// from is not.
+    pub unread: Option<String>,
 }
 
 impl Scan {
@@ -86,5 +108,82 @@ impl Scan {
             }
         }
         rules
+    }
+}
+
+/// What judging a file's bytes found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// The rule by which the file (or a file inside it) is a credential as a whole.
+    pub credential_file: Option<Rule>,
+    /// The rules of the secrets found, in the order first found.
+    pub rules: Vec<Rule>,
+    /// False when a scan ran out of time before anything was found.
+    pub complete: bool,
+    /// Why a part of it could not be read to judge it (a format Quarry does not open, an
+    /// encrypted archive member, an archive that expands past its bound), for the user.
+    pub unread: Option<String>,
+}
+
+impl Findings {
+    /// Nothing found yet, every byte judged so far.
+    pub(crate) fn clear() -> Findings {
+        Findings {
+            complete: true,
+            ..Findings::default()
+        }
+    }
+
+    /// Nothing found, and why a part could not be read.
+    pub(crate) fn unread(why: String) -> Findings {
+        Findings {
+            unread: Some(why),
+            ..Findings::clear()
+        }
+    }
+
+    /// True when something in it is a credential.
+    pub fn found(&self) -> bool {
+        self.credential_file.is_some() || !self.rules.is_empty()
+    }
+
+    /// True when every byte was read and judged, and nothing was found.
+    pub fn is_clear(&self) -> bool {
+        self.complete && self.unread.is_none() && !self.found()
+    }
+
+    /// Adds what `other` found.
+    pub(crate) fn absorb(&mut self, other: Findings) {
+        self.credential_file = self.credential_file.or(other.credential_file);
+        for rule in other.rules {
+            if !self.rules.contains(&rule) {
+                self.rules.push(rule);
+            }
+        }
+        self.complete &= other.complete;
+        self.unread = self.unread.take().or(other.unread);
+    }
+}
+
+/// How many times a text may be read in another form inside another (a base64 attachment of
+/// a quoted mail inside an archive...).
+pub(crate) const MAX_DEPTH: u8 = 3;
+
+/// The bounds a scan runs within: when it must be done, and how deep in views it is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Within {
+    /// When the scan must be done.
+    pub deadline: Instant,
+    /// How many views deep the text is (0: the document's own text).
+    pub depth: u8,
+}
+
+impl Within {
+    /// The bounds of a view of the text scanned within these.
+    pub(crate) fn deeper(self) -> Within {
+        Within {
+            depth: self.depth + 1,
+            ..self
+        }
     }
 }

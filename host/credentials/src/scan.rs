@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Regex};
@@ -12,7 +12,8 @@ use regex::{Captures, Regex};
 use crate::entropy::shannon;
 use crate::placeholder::{is_placeholder, is_reference, is_stand_in_password, names_a_secret};
 use crate::tokens::{Check, Matcher, PRIVATE_KEY, TokenRule, is_user_password, jwt_at};
-use crate::{Rule, Scan, Secret, Subject, files, generic, pem};
+use crate::views::Reads;
+use crate::{MAX_DEPTH, Rule, Scan, Secret, Subject, Within, files, generic, pem, tables, views};
 
 /// How far past a keyword a rule's window reaches (besides the rule's own reach): matches whose
 /// keyword lies in it are found in one go, and the rule's keywords there are passed over.
@@ -114,17 +115,25 @@ impl Detector {
     pub fn rules(&self) -> Vec<Rule> {
         let mut all = files::rules();
         all.extend(self.rules.iter().map(|c| c.spec.rule));
+        all.push(tables::RULE);
         all
     }
 
-    /// Scans `subject` within `budget`: whether it is a credential file, and the secrets its
-    /// text holds. A scan that runs out of time, or finds more than it keeps, is incomplete.
-    pub fn scan(&self, subject: &Subject<'_>, budget: Duration) -> Scan {
+    /// Scans `subject` within `within`: whether it is a credential file, and the secrets its
+    /// text holds, also in other forms (quoted, joined, encoded: read by `reads`) while the
+    /// depth allows. A scan that runs out of time, or finds more than it keeps, is incomplete.
+    pub(crate) fn scan_within(
+        &self,
+        subject: &Subject<'_>,
+        within: Within,
+        reads: &dyn Reads,
+    ) -> Scan {
         if let Some(rule) = files::by_name(subject.path) {
             return Scan {
                 credential_file: Some(rule),
                 secrets: Vec::new(),
                 complete: true,
+                unread: None,
             };
         }
         let text = subject.text;
@@ -133,32 +142,32 @@ impl Detector {
                 credential_file: Some(files::PASSWORD_EXPORT),
                 secrets: Vec::new(),
                 complete: true,
+                unread: None,
             };
         }
         let extension = extension(subject.path);
         let code = CODE_EXTENSIONS.contains(&extension.as_str());
-        let (mut secrets, complete) = self.secrets(text, code, budget);
-        secrets.sort_by_key(|s| (s.span.start, s.rule == generic::RULE));
-        let mut kept: Vec<Secret> = Vec::with_capacity(secrets.len());
-        for secret in secrets {
-            if kept
-                .last()
-                .is_none_or(|last| secret.span.start >= last.span.end)
-            {
-                kept.push(secret);
-            }
+        let (mut secrets, mut complete) = self.secrets(text, code, within.deadline);
+        secrets.extend(tables::password_cells(text));
+        let mut unread = None;
+        if complete && within.depth < MAX_DEPTH {
+            let seen = views::scan(reads, text, within);
+            secrets.extend(seen.secrets);
+            complete = seen.complete;
+            unread = seen.unread;
         }
-        let credential_file = self.whole_file_rule(&kept, text, &extension);
+        let secrets = merged(secrets);
+        let credential_file = self.whole_file_rule(&secrets, text, &extension);
         Scan {
             credential_file,
-            secrets: kept,
+            secrets,
             complete,
+            unread,
         }
     }
 
     /// The secrets of `text`, and whether the scan reached its end.
-    fn secrets(&self, text: &str, code: bool, budget: Duration) -> (Vec<Secret>, bool) {
-        let started = Instant::now();
+    fn secrets(&self, text: &str, code: bool, deadline: Instant) -> (Vec<Secret>, bool) {
         let mut covered = vec![0usize; self.rules.len()];
         let mut found_until = vec![0usize; self.rules.len()];
         let mut secrets = Vec::new();
@@ -170,7 +179,7 @@ impl Detector {
                     continue;
                 }
                 matched += 1;
-                if matched.is_multiple_of(CLOCK_EVERY) && started.elapsed() > budget {
+                if matched.is_multiple_of(CLOCK_EVERY) && Instant::now() > deadline {
                     return (secrets, false);
                 }
                 let rule = &self.rules[index];
@@ -265,6 +274,22 @@ impl Detector {
         let in_keys: usize = keys.iter().map(|k| visible(&text[k.span.clone()])).sum();
         (in_keys * 2 >= visible(text)).then_some(PRIVATE_KEY)
     }
+}
+
+/// `secrets` in order, each overlapping run made one (the first's rule, every byte of each):
+/// a secret found in a view may cover others found in the text.
+fn merged(mut secrets: Vec<Secret>) -> Vec<Secret> {
+    secrets.sort_by_key(|s| (s.span.start, s.rule == generic::RULE));
+    let mut kept: Vec<Secret> = Vec::with_capacity(secrets.len());
+    for secret in secrets {
+        match kept.last_mut() {
+            Some(last) if secret.span.start < last.span.end => {
+                last.span.end = last.span.end.max(secret.span.end);
+            }
+            _ => kept.push(secret),
+        }
+    }
+    kept
 }
 
 /// Checks a matched value as its rule asks; gives the secret's span (an assignment's value may

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use quarry_credentials::{Detector, MARKER, Scan, Subject, redact};
+use quarry_credentials::{
+    Detector, FileScan, Findings, MARKER, Scan, Subject, is_archive, judge_archive, redact,
+};
 use quarry_tests::credentials::{File, SharedFolder, shared_folder};
 
 const BUDGET: Duration = Duration::from_secs(5);
@@ -16,6 +18,21 @@ fn text_of(bytes: &[u8]) -> String {
         return String::new();
     }
     String::from_utf8(bytes.to_vec()).unwrap_or_default()
+}
+
+/// What the sync finds in a file of `bytes` at `path`, judging its original: its bytes a chunk
+/// at a time, and the members of an archive.
+fn judge_file(path: &str, bytes: &[u8]) -> Findings {
+    if is_archive(bytes) {
+        return judge_archive(std::io::Cursor::new(bytes), path);
+    }
+    let mut scan = FileScan::new(path);
+    for chunk in bytes.chunks(1 << 20) {
+        if scan.feed(chunk, false).is_err() {
+            break;
+        }
+    }
+    scan.findings()
 }
 
 fn scan(path: &str, text: &str) -> Scan {
@@ -41,19 +58,23 @@ fn every_credential_is_found_and_every_rule_finds_one() {
     let folder = folder();
     let mut seen = std::collections::BTreeSet::new();
     for credential in &folder.credentials {
-        let found = scan(
-            &credential.path,
-            &text_of(&file(&folder, &credential.path).bytes),
-        );
+        let bytes = &file(&folder, &credential.path).bytes;
+        let found = judge_file(&credential.path, bytes);
         assert!(found.complete, "{}: incomplete", credential.path);
         assert!(
-            !found.is_clear(),
-            "{} ({}) is not found",
+            found.found(),
+            "{} ({}) is not found: {found:?}",
             credential.path,
             credential.kind
         );
         seen.extend(found.credential_file.map(|r| r.id));
-        seen.extend(found.secrets.iter().map(|s| s.rule.id));
+        seen.extend(found.rules.iter().map(|r| r.id));
+        // The text the sync indexes finds it too, when the file is text.
+        let text = text_of(bytes);
+        if !text.is_empty() {
+            let in_text = scan(&credential.path, &text);
+            assert!(!in_text.is_clear(), "{}: not in its text", credential.path);
+        }
     }
     let every: std::collections::BTreeSet<&str> =
         Detector::shared().rules().iter().map(|r| r.id).collect();
@@ -94,16 +115,16 @@ fn a_key_file_and_a_service_account_are_credential_files_and_a_note_with_a_token
 fn look_alikes_are_not_credentials() {
     let folder = folder();
     for look_alike in &folder.look_alikes {
-        let found = scan(
-            &look_alike.path,
-            &text_of(&file(&folder, &look_alike.path).bytes),
-        );
+        let bytes = &file(&folder, &look_alike.path).bytes;
+        let found = judge_file(&look_alike.path, bytes);
         assert!(
             found.is_clear(),
             "{} ({}): {found:?}",
             look_alike.path,
             look_alike.what
         );
+        let in_text = scan(&look_alike.path, &text_of(bytes));
+        assert!(in_text.is_clear(), "{}: {in_text:?}", look_alike.path);
     }
 }
 
@@ -216,4 +237,75 @@ fn a_hostile_text_is_decided_within_the_budget() {
     if found.complete {
         assert!(!found.is_clear() || found.secrets.is_empty());
     }
+}
+
+#[test]
+fn a_key_in_another_form_is_found_and_redacted_at_its_bytes_alone() {
+    let folder = folder();
+    let text = text_of(&file(&folder, "mail/re-server-access.txt").bytes);
+    let found = scan("mail/re-server-access.txt", &text);
+    assert_eq!(found.rules()[0].id, "private-key");
+    let (redacted, _) = redact(&text, &[], &found.secrets);
+    assert!(
+        !redacted.contains("> MII") && !redacted.contains("BEGIN OPENSSH"),
+        "{redacted}"
+    );
+    assert!(
+        redacted.contains("Here is the server's deploy key:"),
+        "{redacted}"
+    );
+    assert!(
+        redacted.contains("Delete this mail once you have it."),
+        "{redacted}"
+    );
+
+    let attached = judge_file(
+        "mail/2026-03-03-new-laptop.eml",
+        &file(&folder, "mail/2026-03-03-new-laptop.eml").bytes,
+    );
+    assert_eq!(attached.rules[0].id, "ssh-private-key-file", "{attached:?}");
+}
+
+/// A zip of `members` (name, bytes), deflated.
+fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    for (name, bytes) in members {
+        zip.start_file(*name, options).expect("in memory");
+        zip.write_all(bytes).expect("in memory");
+    }
+    zip.finish().expect("in memory").into_inner()
+}
+
+#[test]
+fn archives_inside_archives_are_opened_and_a_bomb_or_a_locked_member_is_not_judged() {
+    let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
+    let inner = zip_of(&[("deep/.env", format!("GITHUB_TOKEN={token}\n").as_bytes())]);
+    let outer = zip_of(&[("readme.txt", b"hello\n"), ("inner.zip", &inner)]);
+    let found = judge_archive(std::io::Cursor::new(&outer), "backup.zip");
+    assert_eq!(found.rules[0].id, "github-token", "{found:?}");
+
+    let zeros = vec![0u8; 200 << 20];
+    let bomb = zip_of(&[("zeros.bin", &zeros)]);
+    assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+    let found = judge_archive(std::io::Cursor::new(&bomb), "bomb.zip");
+    assert!(!found.found());
+    assert!(
+        found
+            .unread
+            .as_deref()
+            .is_some_and(|why| why.contains("expands past")),
+        "{found:?}"
+    );
+
+    let mut bytes = outer.clone();
+    bytes.truncate(bytes.len() / 2);
+    let broken = judge_archive(std::io::Cursor::new(&bytes), "broken.zip");
+    assert!(broken.unread.is_some(), "{broken:?}");
+
+    let gz = [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03];
+    assert!(judge_file("logs.tar.gz", &gz).unread.is_some());
 }

@@ -4,6 +4,8 @@
 //! that handles secrets without holding one. Generated from a seed, so no file with a key is
 //! ever committed and every run sees the same folder.
 
+mod forms;
+
 use std::path::Path;
 
 use base64::Engine as _;
@@ -120,6 +122,8 @@ pub fn shared_folder(seed: u64) -> SharedFolder {
     };
     credentials(&mut m, &mut folder);
     look_alikes(&mut m, &mut folder);
+    forms::credentials(&mut m, &mut folder);
+    forms::look_alikes(&mut m, &mut folder);
     folder
 }
 

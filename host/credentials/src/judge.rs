@@ -1,0 +1,156 @@
+//! The judge, which ties the detector's parts together: a text is scanned by the rules
+//! (`scan`), what it holds in other forms is read as views (`views`), a view's bytes are judged
+//! as a file (`stream`), an archive's members likewise (`archive`), to a bounded depth and within
+//! the scan's time.
+
+use std::io::{Cursor, Read, Seek};
+use std::time::{Duration, Instant};
+
+use crate::archive::{self, Expansion, NotOpened};
+use crate::stream::FileScan;
+use crate::views::Reads;
+use crate::{Detector, Findings, MAX_DEPTH, Scan, Subject, Within};
+
+/// Bytes of a member read at a time.
+const READ_BYTES: usize = 1 << 20;
+/// Bytes an archive inside an archive may hold to be opened (it is read whole).
+const MAX_NESTED: usize = 64 << 20;
+
+impl Detector {
+    /// Scans `subject` within `budget`: whether it is a credential file, and the secrets its
+    /// text holds, also quoted, joined or encoded. A scan that runs out of time, or finds more
+    /// than it keeps, is incomplete.
+    pub fn scan(&self, subject: &Subject<'_>, budget: Duration) -> Scan {
+        let within = Within {
+            deadline: Instant::now() + budget,
+            depth: 0,
+        };
+        self.scan_within(subject, within, &Judge)
+    }
+}
+
+impl FileScan {
+    /// Judging the file at `path` (its name counts: `id_rsa`, `.p12`).
+    pub fn new(path: &str) -> FileScan {
+        FileScan::with(path, None, read_text)
+    }
+}
+
+/// How views are read: by the shared detector, and as files.
+struct Judge;
+
+impl Reads for Judge {
+    fn text(&self, subject: &Subject<'_>, within: Within) -> Scan {
+        read_text(subject, within)
+    }
+
+    fn file(&self, name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings {
+        judge_bytes(name, bytes, cut, within)
+    }
+}
+
+fn read_text(subject: &Subject<'_>, within: Within) -> Scan {
+    Detector::shared().scan_within(subject, within, &Judge)
+}
+
+/// Judges `bytes`, a whole file found inside a text (a decoded attachment) named `name`: an
+/// archive is opened, anything else judged as a file. `cut` when the text it came from may
+/// have been a window of a longer file that cut it.
+fn judge_bytes(name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings {
+    if archive::is_archive(bytes) {
+        match judge_zip(Cursor::new(bytes), name, Some(within)) {
+            Ok(findings) => return findings,
+            Err(_) if cut => {
+                return Findings::unread(
+                    "holds an encoded archive too long to open in place (over 1 MiB)".to_owned(),
+                );
+            }
+            // Not an archive after all: its bytes are judged as they are.
+            Err(_) => {}
+        }
+    }
+    let mut scan = FileScan::with(name, Some(within), read_text);
+    // A window out of time is recorded in the findings.
+    let _ = scan.feed(bytes, false);
+    scan.findings()
+}
+
+/// Judges the zip archive `reader` at `path`: every member, by its name and its bytes, archives
+/// inside to a bounded depth. What could not be read (an encrypted member, a bomb, a broken
+/// archive) is in the findings' `unread`.
+pub fn judge_archive<R: Read + Seek>(reader: R, path: &str) -> Findings {
+    judge_zip(reader, path, None).unwrap_or_else(|NotOpened(why)| {
+        Findings::unread(format!("could not be opened as an archive: {why}"))
+    })
+}
+
+/// [`judge_archive`] within `within` (a text's time and depth), or on its own.
+fn judge_zip<R: Read + Seek>(
+    reader: R,
+    path: &str,
+    within: Option<Within>,
+) -> Result<Findings, NotOpened> {
+    let depth = within.map_or(0, |w| w.depth) + 1;
+    archive::members(reader, path, &mut |member_path, member, budget| {
+        judge_member(
+            member,
+            member_path,
+            within.map(Within::deeper),
+            depth,
+            budget,
+        )
+    })
+}
+
+/// Judges one member, streamed through a [`FileScan`]; an archive inside is opened when the
+/// depth allows and it is small enough to hold.
+fn judge_member(
+    member: &mut dyn Read,
+    path: &str,
+    within: Option<Within>,
+    depth: u8,
+    budget: &mut Expansion,
+) -> Findings {
+    let mut scan = FileScan::with(path, within, read_text);
+    let mut buffer = vec![0u8; READ_BYTES];
+    let mut held: Option<Vec<u8>> = None;
+    loop {
+        let n = match archive::read_full(member, &mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                return Findings::unread(format!("holds a member it cannot read ({path}): {e}"));
+            }
+        };
+        if !budget.take(n) {
+            return Findings::unread(format!(
+                "is an archive that expands past what Quarry opens (at {path}): a bomb, or too large to check"
+            ));
+        }
+        let chunk = &buffer[..n];
+        if scan.offset() == 0 && held.is_none() && archive::is_archive(chunk) && depth < MAX_DEPTH {
+            held = Some(Vec::new());
+        }
+        if let Some(whole) = held.as_mut() {
+            if whole.len() + n > MAX_NESTED {
+                return Findings::unread(format!(
+                    "holds an archive too large to open inside another ({path})"
+                ));
+            }
+            whole.extend_from_slice(chunk);
+            continue;
+        }
+        if scan.feed(chunk, false).is_err() || scan.found() {
+            return scan.findings();
+        }
+    }
+    match held {
+        Some(whole) => {
+            let inner = within.map(|w| Within { depth, ..w });
+            judge_zip(Cursor::new(whole), path, inner).unwrap_or_else(|NotOpened(why)| {
+                Findings::unread(format!("holds an archive it cannot open ({path}): {why}"))
+            })
+        }
+        None => scan.findings(),
+    }
+}

@@ -1,0 +1,197 @@
+//! Judging a file's bytes as they stream by: a chunk at a time (never held whole), in windows
+//! of a chunk and the end of the one before (so a secret across two chunks is seen), each window
+//! within its own time budget, time per megabyte rather than a cap on size. A file that starts
+//! with a UTF-16 byte order mark is read as UTF-16, anything else as UTF-8 with what is not
+//! UTF-8 replaced (a binary file is read for the text it holds). Compressed formats that are
+//! not opened are named, so the caller does not take them as judged.
+
+use std::time::Instant;
+
+use crate::{Findings, Scan, Subject, Within, archive, budget};
+
+/// How a window's text is scanned.
+pub(crate) type ReadText = fn(&Subject<'_>, Within) -> Scan;
+
+/// Bytes of the previous chunk scanned again with the next: longer than any secret the rules
+/// find (an RSA key of 8,192 bits is about 6.5 KB of PEM).
+const OVERLAP_BYTES: usize = 64 << 10;
+
+/// How a file's bytes become text for the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Utf8,
+    Utf16Le,
+    Utf16Be,
+}
+
+impl Encoding {
+    /// From the file's first bytes: a UTF-16 byte order mark, else UTF-8.
+    fn sniff(start: &[u8]) -> Encoding {
+        match start {
+            [0xFF, 0xFE, ..] => Encoding::Utf16Le,
+            [0xFE, 0xFF, ..] => Encoding::Utf16Be,
+            _ => Encoding::Utf8,
+        }
+    }
+
+    fn decode(self, bytes: &[u8]) -> String {
+        let units = |from: fn([u8; 2]) -> u16| {
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|pair| from([pair[0], pair[1]]))
+                .collect();
+            String::from_utf16_lossy(&units)
+        };
+        match self {
+            Encoding::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
+            Encoding::Utf16Le => units(u16::from_le_bytes),
+            Encoding::Utf16Be => units(u16::from_be_bytes),
+        }
+    }
+}
+
+/// A file being judged, chunk by chunk.
+pub struct FileScan {
+    path: String,
+    within: Option<Within>,
+    read_text: ReadText,
+    encoding: Encoding,
+    offset: u64,
+    /// The end of the previous chunk, scanned again with the next one.
+    tail: Vec<u8>,
+    /// Whether the previous chunk was text already judged (then a window needs no context
+    /// from it).
+    previous_judged: bool,
+    findings: Findings,
+}
+
+impl FileScan {
+    /// Judging a file at `path` (its name counts: `id_rsa`, `.p12`), within `within`'s time
+    /// and depth when it comes from a text being scanned, each window read by `read_text`.
+    pub(crate) fn with(path: &str, within: Option<Within>, read_text: ReadText) -> FileScan {
+        FileScan {
+            path: path.to_owned(),
+            within,
+            read_text,
+            encoding: Encoding::Utf8,
+            offset: 0,
+            tail: Vec::new(),
+            previous_judged: true,
+            findings: Findings::clear(),
+        }
+    }
+
+    /// Judges the file's next chunk, `data`; `judged` when it is, byte for byte, text already
+    /// judged at the same place (it is then only context for the next window). `Err` with why,
+    /// for the user, when a window could not be judged in time and nothing was found.
+    pub fn feed(&mut self, data: &[u8], judged: bool) -> Result<(), String> {
+        let start = self.offset;
+        if start == 0 {
+            self.encoding = Encoding::sniff(data);
+            if let Some(format) = archive::unopened_format(data) {
+                self.findings.unread = Some(format!(
+                    "is {format}, which Quarry does not open to check for credentials"
+                ));
+            }
+        }
+        if !(judged && self.previous_judged) {
+            let mut window = Vec::with_capacity(self.tail.len() + data.len());
+            window.extend_from_slice(&self.tail);
+            window.extend_from_slice(data);
+            // UTF-16 is read in whole units, counted from the file's start.
+            let skew = match self.encoding {
+                Encoding::Utf8 => 0,
+                _ => usize::try_from(start.wrapping_sub(self.tail.len() as u64) & 1).unwrap_or(0),
+            };
+            let text = self.encoding.decode(&window[skew.min(window.len())..]);
+            let own = Instant::now() + budget(text.len());
+            let within = match self.within {
+                Some(outer) => Within {
+                    deadline: outer.deadline.min(own),
+                    depth: outer.depth,
+                },
+                None => Within {
+                    deadline: own,
+                    depth: 0,
+                },
+            };
+            let scan = (self.read_text)(
+                &Subject {
+                    path: &self.path,
+                    text: &text,
+                },
+                within,
+            );
+            self.findings.absorb(Findings {
+                credential_file: scan.credential_file,
+                rules: scan.rules(),
+                complete: true,
+                unread: scan.unread.clone(),
+            });
+            // What a scan found counts even when it ran out of time.
+            if !scan.complete && !self.findings.found() {
+                self.findings.complete = false;
+                return Err(format!(
+                    "could not be checked for credentials in time (at {} MiB of it)",
+                    start >> 20
+                ));
+            }
+        }
+        self.previous_judged = judged;
+        self.tail.extend_from_slice(data);
+        let over = self.tail.len().saturating_sub(OVERLAP_BYTES);
+        self.tail.drain(..over);
+        self.offset += data.len() as u64;
+        Ok(())
+    }
+
+    /// True when something in it is a credential: the rest need not be read.
+    pub fn found(&self) -> bool {
+        self.findings.found()
+    }
+
+    /// Bytes judged so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// What was found.
+    pub fn findings(self) -> Findings {
+        self.findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_files_are_read_as_text_and_others_as_utf8() {
+        let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
+        let mut le = vec![0xFF, 0xFE];
+        let mut be = vec![0xFE, 0xFF];
+        for unit in token.encode_utf16() {
+            le.extend_from_slice(&unit.to_le_bytes());
+            be.extend_from_slice(&unit.to_be_bytes());
+        }
+        assert_eq!(Encoding::sniff(&le), Encoding::Utf16Le);
+        assert_eq!(Encoding::sniff(&be), Encoding::Utf16Be);
+        assert!(Encoding::Utf16Le.decode(&le[2..]).contains(token));
+        assert!(Encoding::Utf16Be.decode(&be[2..]).contains(token));
+        let binary = [0x89, b'P', b'N', b'G', 0xFF, b'g', b'h', b'p'];
+        assert_eq!(Encoding::sniff(&binary), Encoding::Utf8);
+        assert!(Encoding::Utf8.decode(&binary).ends_with("ghp"));
+    }
+
+    #[test]
+    fn a_secret_across_two_chunks_is_found() {
+        let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
+        let text = format!("{}{token} end", "x ".repeat(5000));
+        let (first, second) = text.as_bytes().split_at(10_010);
+        let mut scan = FileScan::new("notes.txt");
+        scan.feed(first, false).expect("in time");
+        assert!(!scan.found());
+        scan.feed(second, false).expect("in time");
+        assert_eq!(scan.findings().rules[0].id, "github-token");
+    }
+}
