@@ -3,10 +3,8 @@
 //! before the index sees it. The index of an older Quarry, or one checked with older rules, is
 //! checked again at the next start ([`recheck_index`]).
 
-use std::time::Duration;
-
 use quarry_core::{DocId, ExtractedText, SourceDoc};
-use quarry_credentials::{Detector, Rule, Scan, Subject, redact};
+use quarry_credentials::{Detector, Rule, Scan, Subject, budget, redact};
 use quarry_index::{SearchIndex, WriteBatch};
 use quarry_store::{Connector, CredentialMode, CredentialPolicy, Original, Store};
 use tokio::runtime::Handle;
@@ -57,11 +55,6 @@ impl OriginalVerdict {
     pub(crate) fn found(&self) -> bool {
         self.credential_file.is_some() || !self.rules.is_empty() || self.quarry_database
     }
-}
-
-/// Time a scan of a text of `bytes` may take: a quarter of a second, and 50 ms per MiB.
-pub(crate) fn budget(bytes: usize) -> Duration {
-    Duration::from_millis(250 + 50 * (bytes as u64 >> 20))
 }
 
 /// Why a copy of Quarry's own database is held back, whatever the policy.

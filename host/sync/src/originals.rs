@@ -1,31 +1,29 @@
 //! Judging a document's original file, the bytes a download serves: every byte is read through
-//! the plugin, a chunk at a time (never held whole), hashed, and scanned by the credential
-//! detector in windows of a chunk and the end of the one before (so a secret across two chunks
-//! is seen), each window within its own time budget: time per megabyte, not a cap on size.
-//! Where a chunk is byte for byte the text the sync already judged at the same place (a plain
-//! text file), it is not scanned twice. A file that starts with a UTF-16 byte order mark is
-//! read as UTF-16. The answer is the file's fingerprint (its size and SHA-256), which a
-//! download checks the file against, or why it could not be judged.
+//! the plugin, a chunk at a time (never held whole), hashed, and judged by the credential
+//! detector's [`FileScan`] (windows of a chunk and the end of the one before, each within its own
+//! time budget: time per megabyte, not a cap on size). Where a chunk is byte for byte the text
+//! the sync already judged at the same place (a plain text file), it is not scanned twice. A zip
+//! archive (and EPUB, Office, OpenDocument files) is then opened and each member judged, and read
+//! whole once more to be sure the bytes judged are still the file's. The answer is the file's
+//! fingerprint (its size and SHA-256), which a download checks the file against, or why it could
+//! not be judged.
 //!
 //! The same reading checks what a download is about to serve ([`verify`]).
 
+use std::io::{BufReader, Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use quarry_core::DocId;
-use quarry_credentials::{Detector, Subject};
+use quarry_credentials::{FileScan, Findings, is_archive, judge_archive};
 use quarry_runtime::{GuestError, RuntimeError, Session};
 use quarry_store::{Fingerprint, Original, is_quarry_database};
 use sha2::{Digest, Sha256};
 
 use crate::SyncError;
-use crate::credentials::{OriginalVerdict, budget};
+use crate::credentials::OriginalVerdict;
 
 /// Bytes asked of the plugin per call (its limit for one chunk).
 pub const CHUNK_BYTES: u32 = 1 << 20;
-
-/// Bytes of the previous chunk scanned again with the next: longer than any secret the rules
-/// find (an RSA key of 8,192 bits is about 6.5 KB of PEM).
-const OVERLAP_BYTES: usize = 64 << 10;
 
 /// A document's file as the plugin knows it, and how it is named for the rules.
 #[derive(Debug, Clone, Copy)]
@@ -36,120 +34,169 @@ pub(crate) struct FileRef<'a> {
     pub path: &'a str,
 }
 
-/// How the file's bytes become text for the rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Encoding {
-    Utf8,
-    Utf16Le,
-    Utf16Be,
-}
-
-impl Encoding {
-    /// From the file's first bytes: a UTF-16 byte order mark, else UTF-8 (with anything that
-    /// is not UTF-8 replaced, so binary files are read for the text they hold).
-    fn sniff(start: &[u8]) -> Encoding {
-        match start {
-            [0xFF, 0xFE, ..] => Encoding::Utf16Le,
-            [0xFE, 0xFF, ..] => Encoding::Utf16Be,
-            _ => Encoding::Utf8,
-        }
-    }
-
-    fn decode(self, bytes: &[u8]) -> String {
-        let units = |from: fn([u8; 2]) -> u16| {
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|pair| from([pair[0], pair[1]]))
-                .collect();
-            String::from_utf16_lossy(&units)
-        };
-        match self {
-            Encoding::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
-            Encoding::Utf16Le => units(u16::from_le_bytes),
-            Encoding::Utf16Be => units(u16::from_be_bytes),
-        }
-    }
-}
-
 /// Judges `file`'s original: reads it whole through `session`, scanning what `text` (the text
-/// already judged, as fetched) does not hold at the same place. Stops at the first finding (the
-/// document is then held back or redacted, and its file never served). An error only when the
-/// sync is asked to stop.
+/// already judged, as fetched) does not hold at the same place, then opens it when it is an
+/// archive. Stops at the first finding (the document is then held back or redacted, and its file
+/// never served). An error only when the sync is asked to stop.
 pub(crate) fn judge(
     session: &mut Session,
     file: FileRef<'_>,
     text: &str,
     stop: &AtomicBool,
 ) -> Result<OriginalVerdict, SyncError> {
-    let detector = Detector::shared();
     let mut verdict = OriginalVerdict::default();
     let mut hasher = Sha256::new();
-    let mut encoding = Encoding::Utf8;
-    // The end of the previous chunk, scanned again with the next one; whether the previous
-    // chunk was the judged text at its place (then a window needs no context from it).
-    let mut tail: Vec<u8> = Vec::new();
-    let mut previous_was_text = true;
-    let mut window: Vec<u8> = Vec::new();
+    let mut scan = FileScan::new(file.path);
+    let mut archive = false;
     let read = read_all(session, file, stop, |offset, data| {
         if offset == 0 {
-            encoding = Encoding::sniff(data);
             verdict.quarry_database = is_quarry_database(data);
+            archive = is_archive(data);
         }
         hasher.update(data);
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        let is_text = text.as_bytes().get(start..start.saturating_add(data.len())) == Some(data);
-        if !(is_text && previous_was_text) {
-            window.clear();
-            window.extend_from_slice(&tail);
-            window.extend_from_slice(data);
-            // UTF-16 is read in whole units, counted from the file's start.
-            let skew = match encoding {
-                Encoding::Utf8 => 0,
-                _ => (start.wrapping_sub(tail.len())) & 1,
-            };
-            let decoded = encoding.decode(&window[skew.min(window.len())..]);
-            let scan = detector.scan(
-                &Subject {
-                    path: file.path,
-                    text: &decoded,
-                },
-                budget(decoded.len()),
-            );
-            verdict.credential_file = scan.credential_file;
-            verdict.rules = scan.rules();
-            // What a scan found counts even when it ran out of time.
-            if !scan.complete && !verdict.found() {
-                return Err(format!(
-                    "could not be checked for credentials in time (at {} MiB of it)",
-                    offset >> 20
-                ));
-            }
-        }
-        previous_was_text = is_text;
-        let keep = data.len().min(OVERLAP_BYTES);
-        tail.clear();
-        tail.extend_from_slice(&data[data.len() - keep..]);
-        Ok(!verdict.found())
+        let judged = text.as_bytes().get(start..start.saturating_add(data.len())) == Some(data);
+        scan.feed(data, judged)?;
+        Ok(!scan.found() && !verdict.quarry_database)
     });
-    match read {
-        Ok(Read::Whole(size)) if !verdict.found() => {
-            verdict.original = Original::Judged(Fingerprint {
-                size,
-                sha256: hasher.finalize().into(),
+    let size = match read {
+        Ok(Read::Whole(size)) => size,
+        Ok(Read::Stopped) => return Ok(found(verdict, scan.findings())),
+        Ok(Read::Changed) => return Ok(changed()),
+        Err(ReadError::Stop) => return Err(SyncError::Stopped),
+        Err(ReadError::Failed(why)) => {
+            // What was found before the read failed counts.
+            let findings = scan.findings();
+            return Ok(if findings.found() {
+                found(verdict, findings)
+            } else {
+                OriginalVerdict::unjudged(why)
             });
         }
-        Ok(Read::Whole(_) | Read::Stopped) => {}
-        Ok(Read::Changed) => {
-            verdict = OriginalVerdict::unjudged(
+    };
+    let fingerprint = Fingerprint {
+        size,
+        sha256: hasher.finalize().into(),
+    };
+    let mut findings = scan.findings();
+    if archive && findings.is_clear() {
+        findings = judge_members(session, file, fingerprint, stop)?;
+    }
+    if findings.found() {
+        return Ok(found(verdict, findings));
+    }
+    if let Some(why) = findings.unread {
+        return Ok(OriginalVerdict::unjudged(why));
+    }
+    verdict.original = Original::Judged(fingerprint);
+    Ok(verdict)
+}
+
+/// The verdict on a file in which `findings` found a credential.
+fn found(mut verdict: OriginalVerdict, findings: Findings) -> OriginalVerdict {
+    verdict.credential_file = findings.credential_file;
+    verdict.rules = findings.rules;
+    verdict
+}
+
+/// The verdict on a file that changed while it was judged.
+fn changed() -> OriginalVerdict {
+    let mut verdict = OriginalVerdict::unjudged(
+        "changed while it was checked for credentials: checked again at the next sync".to_owned(),
+    );
+    verdict.changed = true;
+    verdict
+}
+
+/// Judges the members of the archive `file`, whose bytes were judged as `fingerprint`; then reads
+/// it whole again, so that what was opened is the file judged (else it changed meanwhile).
+fn judge_members(
+    session: &mut Session,
+    file: FileRef<'_>,
+    fingerprint: Fingerprint,
+    stop: &AtomicBool,
+) -> Result<Findings, SyncError> {
+    let reader = PluginReader {
+        session: &mut *session,
+        file,
+        size: fingerprint.size,
+        position: 0,
+        stop,
+    };
+    let findings = judge_archive(
+        BufReader::with_capacity(CHUNK_BYTES as usize, reader),
+        file.path,
+    );
+    if stop.load(Ordering::Relaxed) {
+        return Err(SyncError::Stopped);
+    }
+    let mut hasher = Sha256::new();
+    let again = read_all(session, file, stop, |_, data| {
+        hasher.update(data);
+        Ok(true)
+    });
+    let same = matches!(again, Ok(Read::Whole(size)) if size == fingerprint.size)
+        && <[u8; 32]>::from(hasher.finalize()) == fingerprint.sha256;
+    match again {
+        Err(ReadError::Stop) => Err(SyncError::Stopped),
+        _ if same => Ok(findings),
+        _ => Ok(Findings {
+            complete: true,
+            unread: Some(
                 "changed while it was checked for credentials: checked again at the next sync"
                     .to_owned(),
-            );
-            verdict.changed = true;
-        }
-        Err(ReadError::Stop) => return Err(SyncError::Stopped),
-        Err(ReadError::Failed(why)) => return Ok(OriginalVerdict::unjudged(why)),
+            ),
+            ..Findings::default()
+        }),
     }
-    Ok(verdict)
+}
+
+/// A file read through its plugin as `Read + Seek`, for an archive's reader.
+struct PluginReader<'s, 'f> {
+    session: &'s mut Session,
+    file: FileRef<'f>,
+    size: u64,
+    position: u64,
+    stop: &'s AtomicBool,
+}
+
+impl std::io::Read for PluginReader<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other("the sync is stopping"));
+        }
+        if self.position >= self.size || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = u32::try_from(buf.len())
+            .unwrap_or(CHUNK_BYTES)
+            .min(CHUNK_BYTES);
+        let chunk = self
+            .session
+            .read_file(self.file.id, self.file.locator, self.position, want)
+            .map_err(|e| std::io::Error::other(unreadable(&e)))?;
+        if chunk.total_size != self.size {
+            return Err(std::io::Error::other("the file changed while it was read"));
+        }
+        let n = chunk.data.len().min(buf.len());
+        buf[..n].copy_from_slice(&chunk.data[..n]);
+        self.position += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for PluginReader<'_, '_> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let position = match to {
+            SeekFrom::Start(at) => Some(at),
+            SeekFrom::End(delta) => self.size.checked_add_signed(delta),
+            SeekFrom::Current(delta) => self.position.checked_add_signed(delta),
+        };
+        self.position = position.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.position)
+    }
 }
 
 /// For a document whose credentials are not checked (the check is off, or its path released):
@@ -344,28 +391,5 @@ pub fn verify(
         Ok(_) => Err((REFUSED_CHANGED, "the file is not the one judged".to_owned())),
         Err(ReadError::Failed(why)) => Err((REFUSED_CHANGED, why)),
         Err(ReadError::Stop) => Err((REFUSED_CHANGED, "stopped".to_owned())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf16_files_are_read_as_text_and_others_as_utf8() {
-        let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
-        let mut le = vec![0xFF, 0xFE];
-        let mut be = vec![0xFE, 0xFF];
-        for unit in token.encode_utf16() {
-            le.extend_from_slice(&unit.to_le_bytes());
-            be.extend_from_slice(&unit.to_be_bytes());
-        }
-        assert_eq!(Encoding::sniff(&le), Encoding::Utf16Le);
-        assert_eq!(Encoding::sniff(&be), Encoding::Utf16Be);
-        assert!(Encoding::Utf16Le.decode(&le[2..]).contains(token));
-        assert!(Encoding::Utf16Be.decode(&be[2..]).contains(token));
-        let binary = [0x89, b'P', b'N', b'G', 0xFF, b'g', b'h', b'p'];
-        assert_eq!(Encoding::sniff(&binary), Encoding::Utf8);
-        assert!(Encoding::Utf8.decode(&binary).ends_with("ghp"));
     }
 }
