@@ -131,38 +131,52 @@ fn no_credential_in_a_shared_folder_reaches_an_integration_and_every_look_alike_
     }
 
     // Every look-alike is found by its words.
+    let mut indexed: Vec<Value> = Vec::new();
     for look_alike in &folder.look_alikes {
         let body = json!({"query": look_alike.words, "semantic_search": false, "limit": 20});
-        let answer = answered(&q, "POST", "/api/v1/search", &key, Some(&body));
-        assert!(
-            paths(&answer.json()).contains(&look_alike.path),
-            "{} ({}) not found by {:?}: {}",
-            look_alike.path,
-            look_alike.what,
-            look_alike.words,
-            answer.text()
-        );
+        let answer = answered(&q, "POST", "/api/v1/search", &key, Some(&body)).json();
+        let hit = answer["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|hit| hit["path"] == look_alike.path.as_str());
+        let Some(hit) = hit else {
+            panic!(
+                "{} ({}) not found by {:?}: {answer}",
+                look_alike.path, look_alike.what, look_alike.words
+            );
+        };
+        indexed.push(hit.clone());
     }
 
-    // Every indexed document's text and file, read whole: no value. (Semantic search ranks
-    // every document with vectors: a broad query lists them all.)
+    // Only look-alikes are indexed (semantic search ranks every document with vectors: a broad
+    // query lists them all), and every one's text and file, whole and its end, holds no value.
     let body = json!({"query": "notes files configuration", "limit": 100});
     let all = answered(&q, "POST", "/api/v1/search", &key, Some(&body)).json();
-    let indexed = all["results"].as_array().expect("results");
-    assert_eq!(
-        indexed.len(),
-        folder.look_alikes.len(),
-        "only look-alikes are indexed"
-    );
-    for hit in indexed {
+    for path in paths(&all) {
+        assert!(
+            folder.look_alikes.iter().any(|l| l.path == path),
+            "{path} is indexed and is no look-alike"
+        );
+    }
+    for hit in &indexed {
         let doc = hit["doc_id"].as_str().expect("doc id");
         let base = format!("/api/v1/connectors/{connector}/docs/{doc}");
         let text = answered(&q, "GET", &base, &key, None);
         assert_eq!(text.status, 200);
         assert_no_leak("document text", &text.text(), &values);
         let file = answered(&q, "GET", &format!("{base}/file"), &key, None);
-        assert_eq!(file.status, 200);
+        assert_eq!(file.status, 200, "{}: {}", hit["path"], file.text());
         assert_no_leak("file download", &file.text(), &values);
+        let tail = q.request_with(
+            "GET",
+            &format!("{base}/file"),
+            Some(&key),
+            None,
+            &[("Range", "bytes=-2000")],
+        );
+        assert!(matches!(tail.status, 200 | 206), "{}", tail.status);
+        assert_no_leak("file download's end", &tail.text(), &values);
     }
     // Held-back documents cannot be read or downloaded, even by their ids.
     for doc in held {
@@ -173,6 +187,10 @@ fn no_credential_in_a_shared_folder_reaches_an_integration_and_every_look_alike_
             assert_eq!(refused.status, 404, "{path}: {}", refused.text());
             assert_no_leak(&path, &refused.text(), &values);
         }
+        let range = [("Range", "bytes=-2000")];
+        let refused = q.request_with("GET", &format!("{base}/file"), Some(&key), None, &range);
+        assert_eq!(refused.status, 404, "{}", refused.text());
+        assert_no_leak("a range of a held-back file", &refused.text(), &values);
     }
 
     // The same over MCP, with the official client: a search for every value, by meaning for
