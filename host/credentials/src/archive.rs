@@ -12,9 +12,11 @@ const MAX_MEMBERS: usize = 100_000;
 /// Bytes an archive may expand to, at least: more when it is large ([`EXPANSION`] times its
 /// size), never more than [`MAX_EXPANDED`].
 const MIN_EXPANDED: u64 = 64 << 20;
-/// Times its own size an archive may expand to: ordinary archives stay far below, a bomb goes
-/// far past.
-const EXPANSION: u64 = 100;
+/// Times its own size an archive, or a member its compressed size, may expand to: ordinary
+/// archives stay far below (Office files, logs: tens), a bomb goes far past (a thousand).
+const EXPANSION: u64 = 200;
+/// Bytes a member may hold whatever its ratio.
+const SMALL_MEMBER: u64 = 1 << 20;
 /// Bytes an archive may expand to, at most.
 const MAX_EXPANDED: u64 = 4 << 30;
 
@@ -28,7 +30,6 @@ pub(crate) fn unopened_format(start: &[u8]) -> Option<&'static str> {
     const FORMATS: &[(&[u8], &str)] = &[
         (b"7z\xBC\xAF\x27\x1C", "a 7-Zip archive"),
         (b"Rar!\x1A\x07", "a RAR archive"),
-        (b"\x1F\x8B", "a gzip file"),
         (b"\xFD7zXZ\x00", "an xz file"),
         (b"\x28\xB5\x2F\xFD", "a zstd file"),
         (b"MSCF\x00\x00\x00\x00", "a cabinet archive"),
@@ -95,6 +96,15 @@ pub(crate) fn members<R: Read + Seek>(
         }
         let mut member = match archive.by_index(index) {
             Ok(member) if member.is_dir() => continue,
+            Ok(member)
+                if member.size() > SMALL_MEMBER
+                    && member.size() > member.compressed_size().saturating_mul(EXPANSION) =>
+            {
+                return Ok(Findings::unread(format!(
+                    "is an archive whose member {name} expands {} times: a bomb, not opened",
+                    member.size() / member.compressed_size().max(1)
+                )));
+            }
             Ok(member) => member,
             Err(e) => {
                 return Ok(Findings::unread(format!(

@@ -2,11 +2,15 @@
 //! of a chunk and the end of the one before (so a secret across two chunks is seen), each window
 //! within its own time budget, time per megabyte rather than a cap on size. A file that starts
 //! with a UTF-16 byte order mark is read as UTF-16, anything else as UTF-8 with what is not
-//! UTF-8 replaced (a binary file is read for the text it holds). Compressed formats that are
-//! not opened are named, so the caller does not take them as judged.
+//! UTF-8 replaced (a binary file is read for the text it holds). A gzip stream is decompressed
+//! as it goes and its contents judged as the file they are (a tar archive's member names too);
+//! compressed formats that are not opened are named, so the caller does not take them as
+//! judged.
 
 use std::time::Instant;
 
+use crate::gunzip::{Gunzip, is_gzip};
+use crate::tar::{TarNames, is_tar};
 use crate::{Findings, Scan, Subject, Within, archive, budget};
 
 /// How a window's text is scanned.
@@ -63,6 +67,16 @@ pub struct FileScan {
     /// from it).
     previous_judged: bool,
     findings: Findings,
+    /// A gzip file's contents, judged as the file they are.
+    inflated: Option<Box<Inflated>>,
+    /// A tar archive's member names.
+    tar: Option<TarNames>,
+}
+
+/// A gzip stream and the judging of what it holds.
+struct Inflated {
+    gunzip: Gunzip,
+    scan: FileScan,
 }
 
 impl FileScan {
@@ -78,6 +92,8 @@ impl FileScan {
             tail: Vec::new(),
             previous_judged: true,
             findings: Findings::clear(),
+            inflated: None,
+            tar: None,
         }
     }
 
@@ -87,11 +103,19 @@ impl FileScan {
     pub fn feed(&mut self, data: &[u8], judged: bool) -> Result<(), String> {
         let start = self.offset;
         if start == 0 {
-            self.encoding = Encoding::sniff(data);
-            if let Some(format) = archive::unopened_format(data) {
-                self.findings.unread = Some(format!(
-                    "is {format}, which Quarry does not open to check for credentials"
-                ));
+            self.open(data);
+        }
+        if let Some(rule) = self.tar.as_mut().and_then(|tar| tar.feed(start, data)) {
+            self.findings.credential_file.get_or_insert(rule);
+        }
+        if let Some(inflated) = self.inflated.as_mut() {
+            self.offset += data.len() as u64;
+            match inflated.gunzip.push(data) {
+                Ok(out) => return inflated.judge(&out),
+                Err(why) => {
+                    self.findings.unread.get_or_insert(why);
+                    return Ok(());
+                }
             }
         }
         if !(judged && self.previous_judged) {
@@ -145,9 +169,29 @@ impl FileScan {
         Ok(())
     }
 
+    /// Reads what the file's first bytes say it is: its encoding, gzip (then judged as what it
+    /// holds), tar (then its members' names judged too), or a compressed format not opened.
+    fn open(&mut self, start: &[u8]) {
+        self.encoding = Encoding::sniff(start);
+        if is_tar(start) {
+            self.tar = Some(TarNames::new());
+        }
+        if is_gzip(start) {
+            let inside = inside_gzip(&self.path);
+            self.inflated = Some(Box::new(Inflated {
+                gunzip: Gunzip::new(),
+                scan: FileScan::with(&inside, self.within, self.read_text),
+            }));
+        } else if let Some(format) = archive::unopened_format(start) {
+            self.findings.unread = Some(format!(
+                "is {format}, which Quarry does not open to check for credentials"
+            ));
+        }
+    }
+
     /// True when something in it is a credential: the rest need not be read.
     pub fn found(&self) -> bool {
-        self.findings.found()
+        self.findings.found() || self.inflated.as_ref().is_some_and(|i| i.scan.found())
     }
 
     /// Bytes judged so far.
@@ -155,9 +199,57 @@ impl FileScan {
         self.offset
     }
 
-    /// What was found.
-    pub fn findings(self) -> Findings {
+    /// What was found (a gzip stream's end judged first).
+    pub fn findings(mut self) -> Findings {
+        if let Some(inflated) = self.inflated.take() {
+            let Inflated {
+                mut gunzip,
+                mut scan,
+            } = *inflated;
+            if !scan.found() {
+                match gunzip.finish() {
+                    Ok(out) => {
+                        // Out of time is recorded in the inner findings.
+                        let _ = judge_pieces(&mut scan, &out);
+                    }
+                    Err(why) => {
+                        self.findings.unread.get_or_insert(why);
+                    }
+                }
+            }
+            self.findings.absorb(scan.findings());
+        }
         self.findings
+    }
+}
+
+impl Inflated {
+    /// Judges `out`, what the stream gave.
+    fn judge(&mut self, out: &[u8]) -> Result<(), String> {
+        judge_pieces(&mut self.scan, out)
+    }
+}
+
+/// Feeds `bytes` to `scan` a MiB at a time, until it finds something.
+fn judge_pieces(scan: &mut FileScan, bytes: &[u8]) -> Result<(), String> {
+    for piece in bytes.chunks(1 << 20) {
+        scan.feed(piece, false)?;
+        if scan.found() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The name of what a gzip file at `path` holds: `logs.tar` for `logs.tar.gz` and `logs.tgz`.
+fn inside_gzip(path: &str) -> String {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".tgz") {
+        format!("{}.tar", &path[..path.len() - 4])
+    } else if lower.ends_with(".gz") {
+        path[..path.len() - 3].to_owned()
+    } else {
+        path.to_owned()
     }
 }
 
@@ -181,6 +273,52 @@ mod tests {
         let binary = [0x89, b'P', b'N', b'G', 0xFF, b'g', b'h', b'p'];
         assert_eq!(Encoding::sniff(&binary), Encoding::Utf8);
         assert!(Encoding::Utf8.decode(&binary).ends_with("ghp"));
+    }
+
+    #[test]
+    fn a_gzip_file_is_judged_as_what_it_holds_and_a_bomb_or_a_cut_stream_is_not() {
+        use std::io::Write as _;
+        let gzip = |bytes: &[u8]| {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            encoder.write_all(bytes).expect("in memory");
+            encoder.finish().expect("in memory")
+        };
+        let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
+        let log = format!(
+            "{}GITHUB_TOKEN={token}\n",
+            "request served in 12 ms\n".repeat(100_000)
+        );
+        let compressed = gzip(log.as_bytes());
+        let mut scan = FileScan::new("logs/app.log.gz");
+        for chunk in compressed.chunks(4096) {
+            scan.feed(chunk, false).expect("in time");
+        }
+        assert_eq!(scan.findings().rules[0].id, "github-token");
+
+        let clean = gzip(b"nothing secret here\n");
+        let mut scan = FileScan::new("notes.txt.gz");
+        scan.feed(&clean, false).expect("in time");
+        assert!(scan.findings().is_clear());
+
+        let mut cut = FileScan::new("notes.txt.gz");
+        cut.feed(&compressed[..compressed.len() / 2], false)
+            .expect("in time");
+        assert!(cut.findings().unread.is_some());
+
+        let bomb = gzip(&vec![0u8; 300 << 20]);
+        let mut scan = FileScan::new("zeros.gz");
+        for chunk in bomb.chunks(1 << 20) {
+            let _ = scan.feed(chunk, false);
+        }
+        let found = scan.findings();
+        assert!(
+            found
+                .unread
+                .as_deref()
+                .is_some_and(|why| why.contains("a bomb")),
+            "{found:?}"
+        );
     }
 
     #[test]

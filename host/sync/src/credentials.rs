@@ -13,7 +13,7 @@ use crate::SyncError;
 
 /// The version of the rules documents are judged by: raise it when the rules find more, and
 /// the next start checks the index again.
-pub const RULES_VERSION: u32 = 2;
+pub const RULES_VERSION: u32 = 3;
 
 /// What becomes of a fetched document.
 #[derive(Debug, Clone, PartialEq, Eq)]
