@@ -155,6 +155,23 @@ fn every_kind_of_change_reaches_search_within_two_seconds() {
     fs::rename(l.path("archive"), l.path("moved-archive")).expect("move folder");
     l.reflected("folder renamed", t, "keepword", &["moved-archive/keep.md"]);
     l.reflected("its files follow", t, "golfword", &["moved-archive/b.md"]);
+    // The folder is watched under its new name, and a folder made now is watched too.
+    let t = Instant::now();
+    write(
+        &l.path("moved-archive/later.md"),
+        "julietword written after the move",
+    );
+    l.reflected(
+        "a file in the moved folder",
+        t,
+        "julietword",
+        &["moved-archive/later.md"],
+    );
+    fs::create_dir(l.path("fresh")).expect("mkdir");
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    write(&l.path("fresh/first.md"), "limaword in a new folder");
+    l.reflected("a file in a new folder", t, "limaword", &["fresh/first.md"]);
 
     // A burst: many files at once become one or a few syncs, all of them searchable.
     let t = Instant::now();
@@ -165,7 +182,7 @@ fn every_kind_of_change_reaches_search_within_two_seconds() {
         );
     }
     l.reflected("a burst of 200 files", t, "item199", &["burst/199.md"]);
-    l.q.wait_for("the burst synced", |c| c[0]["doc_count"] == 205);
+    l.q.wait_for("the burst synced", |c| c[0]["doc_count"] == 207);
 
     let c = l.connector();
     assert_eq!(c["status"], "idle", "{c}");
@@ -216,20 +233,26 @@ fn unreadable_files_are_found_by_name_recorded_and_read_once_allowed() {
 }
 
 #[test]
-fn a_link_to_the_data_folders_parent_in_a_watched_folder_never_wakes_a_sync() {
+fn a_link_or_a_mount_of_the_data_folders_parent_in_a_watched_folder_never_wakes_a_sync() {
     let mut q = Quarry::new();
     q.without_model();
     let dir = q.scratch("watched");
     write(&dir.join("notes.md"), "The plain note about the garden.\n");
     // The folder above the data folder (which holds the data folder and this folder too), as a
-    // cloned repository could link it.
+    // cloned repository could link it, and as a bind mount shows it (same disk, same inodes,
+    // another path) to every quarry process.
     let above = q.data_dir().parent().expect("parent").to_owned();
     std::os::unix::fs::symlink(&above, dir.join("up")).expect("symlink");
+    let mounted = dir.join("mounted");
+    fs::create_dir(&mounted).expect("mount point");
+    let command =
+        quarry_tests::quarry::in_mount_namespace("mount --bind \"$1\" \"$2\"", &[&above, &mounted]);
+    q.run_through(&command.iter().map(String::as_str).collect::<Vec<_>>());
     q.add_folder("Watched", &dir);
     q.start();
     q.wait_synced();
-    // Idle for a minute: each sync writes the data folder; were the link followed, each write
-    // would ask for the next sync (several a second).
+    // Idle for a minute: each sync writes the data folder; were the link followed or the mount
+    // entered, each write would ask for the next sync (several a second).
     let mut syncs = std::collections::BTreeSet::new();
     let idle = Instant::now();
     while idle.elapsed() < Duration::from_secs(60) {
@@ -243,7 +266,7 @@ fn a_link_to_the_data_folders_parent_in_a_watched_folder_never_wakes_a_sync() {
         syncs.len(),
         syncs.iter().take(5).collect::<Vec<_>>()
     );
-    // The link was not followed for watching, and changes in the folder itself still are.
+    // Neither was watched, and changes in the folder itself still are.
     let key = q.integration("Agent", "all", &["--quota", "unlimited"]);
     write(&dir.join("later.md"), "A later note about the orchard.\n");
     let deadline = Instant::now() + Duration::from_secs(10);

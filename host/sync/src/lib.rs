@@ -22,6 +22,7 @@ mod scheduler;
 mod store_changes;
 mod syncer;
 mod watch;
+mod watch_tree;
 
 pub use adding::{ConnectorRequest, add_connector, own_folders_inside, seal_stored_secrets};
 pub use credentials::{RULES_VERSION, Recheck, recheck_index};

@@ -12,12 +12,16 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use notify::event::{CreateKind, ModifyKind, RenameMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use quarry_core::ConnectorId;
 use tokio::sync::Notify;
+
+use crate::watch_tree::{self, Identity};
 
 /// How long a burst of events must be quiet before its sync is asked for.
 pub const QUIET: Duration = Duration::from_millis(150);
@@ -30,6 +34,9 @@ pub const RESCAN_EVERY: Duration = Duration::from_secs(60);
 
 /// Paths a burst keeps at most; a larger burst (a checkout, a copied tree) is a rescan.
 pub const MAX_HINTED_PATHS: usize = 4096;
+
+/// Folders one connector's watch covers at most; a larger tree is rescanned instead.
+pub const MAX_WATCHED_FOLDERS: usize = 200_000;
 
 /// What a burst of events says changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,8 +69,12 @@ impl Changed {
 /// Watches connectors' granted folders and collects their bursts of changes.
 pub struct FolderWatcher {
     shared: Arc<Shared>,
-    watches: Mutex<HashMap<ConnectorId, Watch>>,
+    watches: Arc<Mutex<HashMap<ConnectorId, Watch>>>,
     ignore: Arc<Vec<PathBuf>>,
+    /// The identities of Quarry's own folders: never watched.
+    protected: Arc<Vec<Identity>>,
+    /// Folders that appeared in a watched tree, for the thread that watches them.
+    appeared: Sender<(ConnectorId, PathBuf)>,
 }
 
 /// What the event handlers (on notify's thread) share with the scheduler.
@@ -111,6 +122,8 @@ impl Burst {
 
 struct Watch {
     dirs: Vec<PathBuf>,
+    /// How many folders are watched (at most [`MAX_WATCHED_FOLDERS`]).
+    folders: usize,
     /// `None` when the folders could not be watched: rescanned every [`RESCAN_EVERY`].
     watcher: Option<RecommendedWatcher>,
 }
@@ -119,14 +132,32 @@ impl FolderWatcher {
     /// A watcher that ignores changes under `ignore` (Quarry's own data folder and caches, which
     /// may sit inside a watched folder: their changes must not trigger syncs).
     pub fn new(ignore: Vec<PathBuf>) -> FolderWatcher {
-        let ignore = ignore
+        let ignore: Vec<PathBuf> = ignore
             .into_iter()
             .map(|p| p.canonicalize().unwrap_or(p))
             .collect();
+        let protected: Arc<Vec<Identity>> = Arc::new(
+            ignore
+                .iter()
+                .filter_map(|p| watch_tree::identity(p))
+                .collect(),
+        );
+        let watches: Arc<Mutex<HashMap<ConnectorId, Watch>>> = Arc::default();
+        let (appeared, arrivals) = channel();
+        let weak = Arc::downgrade(&watches);
+        let guarded = protected.clone();
+        let spawned = std::thread::Builder::new()
+            .name("quarry-watch-new".to_owned())
+            .spawn(move || watch_arrivals(&arrivals, &weak, &guarded));
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the thread that watches new folders: {e}");
+        }
         FolderWatcher {
             shared: Arc::default(),
-            watches: Mutex::default(),
+            watches,
             ignore: Arc::new(ignore),
+            protected,
+            appeared,
         }
     }
 
@@ -144,10 +175,10 @@ impl FolderWatcher {
             if watches.contains_key(id) || dirs.is_empty() {
                 continue;
             }
-            let watcher = match self.start(id, dirs) {
-                Ok(watcher) => {
-                    tracing::info!(connector = %id, folders = ?dirs, "watching for changes");
-                    Some(watcher)
+            let (watcher, folders) = match self.start(id, dirs) {
+                Ok((watcher, folders)) => {
+                    tracing::info!(connector = %id, folders = ?dirs, watched = folders, "watching for changes");
+                    (Some(watcher), folders)
                 }
                 Err(e) => {
                     tracing::warn!(
@@ -155,13 +186,14 @@ impl FolderWatcher {
                         "cannot watch {dirs:?} ({e}); rescanning every {} s instead",
                         RESCAN_EVERY.as_secs()
                     );
-                    None
+                    (None, 0)
                 }
             };
             watches.insert(
                 id.clone(),
                 Watch {
                     dirs: dirs.clone(),
+                    folders,
                     watcher,
                 },
             );
@@ -211,11 +243,24 @@ impl FolderWatcher {
         self.shared.wake.notified().await;
     }
 
-    fn start(&self, id: &ConnectorId, dirs: &[PathBuf]) -> notify::Result<RecommendedWatcher> {
+    /// Starts watching `dirs` for the connector `id`: the watcher, and how many folders it
+    /// watches.
+    fn start(
+        &self,
+        id: &ConnectorId,
+        dirs: &[PathBuf],
+    ) -> notify::Result<(RecommendedWatcher, usize)> {
         let shared = self.shared.clone();
         let ignore = self.ignore.clone();
         let connector = id.clone();
+        let appeared = self.appeared.clone();
         let handler = move |event: notify::Result<Event>| {
+            if let Ok(event) = &event
+                && let Some(dir) = new_folder(event)
+            {
+                // The thread that watches new folders is gone only when the watcher is.
+                let _ = appeared.send((connector.clone(), dir.to_path_buf()));
+            }
             let changed = match event {
                 Ok(event) if !is_change(&event, &ignore) => return,
                 Ok(event) if event.need_rescan() => {
@@ -237,15 +282,96 @@ impl FolderWatcher {
             };
             shared.note(&connector, changed);
         };
-        // A link in a granted folder is not followed: it may lead out of the folder, to
-        // Quarry's own data folder (whose every write would then be a change, and each sync's
-        // writes ask for the next) or to a folder above it.
+        // Each folder is watched on its own (not recursively): which folders, `watch_tree`
+        // decides, and no link is followed.
         let config = notify::Config::default().with_follow_symlinks(false);
         let mut watcher = RecommendedWatcher::new(handler, config)?;
+        let mut watched = 0;
         for dir in dirs {
-            watch_dir(&mut watcher, dir)?;
+            let (folders, whole) =
+                watch_tree::folders(dir, &self.protected, MAX_WATCHED_FOLDERS - watched)
+                    .map_err(|e| notify::Error::io(e).add_path(dir.clone()))?;
+            if !whole {
+                return Err(notify::Error::generic(&format!(
+                    "more than {MAX_WATCHED_FOLDERS} folders"
+                )));
+            }
+            watched += watch_each(&mut watcher, &folders)?;
         }
-        Ok(watcher)
+        Ok((watcher, watched))
+    }
+}
+
+/// The folder an event says appeared (created, or moved in), if any.
+fn new_folder(event: &Event) -> Option<&Path> {
+    match event.kind {
+        EventKind::Create(CreateKind::Folder | CreateKind::Any) => event.paths.first(),
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => event.paths.first(),
+        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => event.paths.get(1),
+        _ => None,
+    }
+    .map(PathBuf::as_path)
+    .filter(|path| path.is_dir())
+}
+
+/// Watches each of `folders` on its own; a folder gone meanwhile (or unreadable) is passed
+/// over, the watch limit is an error. How many were watched.
+fn watch_each(watcher: &mut RecommendedWatcher, folders: &[PathBuf]) -> notify::Result<usize> {
+    let mut watched = 0;
+    for folder in folders {
+        match watcher.watch(folder, RecursiveMode::NonRecursive) {
+            Ok(()) => watched += 1,
+            Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => return Err(e),
+            Err(e) => tracing::debug!("not watching {}: {e}", folder.display()),
+        }
+    }
+    Ok(watched)
+}
+
+/// The thread that watches folders as they appear in watched trees: until the watcher is gone.
+fn watch_arrivals(
+    arrivals: &Receiver<(ConnectorId, PathBuf)>,
+    watches: &Weak<Mutex<HashMap<ConnectorId, Watch>>>,
+    protected: &[Identity],
+) {
+    while let Ok((id, dir)) = arrivals.recv() {
+        let Some(watches) = watches.upgrade() else {
+            return;
+        };
+        let mut watches = watches.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(watch) = watches.get_mut(&id) else {
+            continue;
+        };
+        let Some(root) = watch
+            .dirs
+            .iter()
+            .find(|root| dir.starts_with(root))
+            .cloned()
+        else {
+            continue;
+        };
+        if !watch_tree::admits(&root, &dir, protected) {
+            continue;
+        }
+        let room = MAX_WATCHED_FOLDERS.saturating_sub(watch.folders);
+        let Ok((folders, whole)) = watch_tree::folders(&dir, protected, room) else {
+            // Gone again: its parent's listing covers it.
+            continue;
+        };
+        let Some(watcher) = watch.watcher.as_mut() else {
+            continue;
+        };
+        match watch_each(watcher, &folders) {
+            Ok(added) if whole => watch.folders += added,
+            Ok(_) | Err(_) => {
+                tracing::warn!(
+                    connector = %id,
+                    "cannot watch every folder any more; rescanning every {} s instead",
+                    RESCAN_EVERY.as_secs()
+                );
+                watch.watcher = None;
+            }
+        }
     }
 }
 
@@ -280,25 +406,6 @@ fn is_change(event: &Event, ignore: &[PathBuf]) -> bool {
     }
     let ignored = |path: &PathBuf| ignore.iter().any(|i| path.starts_with(i));
     event.paths.is_empty() || !event.paths.iter().all(ignored)
-}
-
-/// Watches `dir` recursively. A sub-folder that vanishes while the watch is being set up makes
-/// notify give up; the walk is tried again a few times.
-fn watch_dir(watcher: &mut RecommendedWatcher, dir: &Path) -> notify::Result<()> {
-    let mut tries = 0;
-    loop {
-        match watcher.watch(dir, RecursiveMode::Recursive) {
-            Err(e)
-                if matches!(e.kind, notify::ErrorKind::PathNotFound)
-                    && tries < 3
-                    && dir.is_dir() =>
-            {
-                tries += 1;
-                let _ = watcher.unwatch(dir);
-            }
-            other => return other,
-        }
-    }
 }
 
 #[cfg(test)]
