@@ -10,8 +10,9 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use quarry_tests::mcp::{Sdk, call, over_http};
 use quarry_tests::quarry::{Quarry, result_paths as paths};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const GITHUB_TOKEN: &str = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
 const AWS_KEY_ID: &str = "AKIAZ7QX3RM4NB2KV7TW";
@@ -238,6 +239,33 @@ fn every_byte_of_every_original_is_judged_before_it_is_served() {
         "{}",
         response.text()
     );
+    // An agent reading them over MCP is told the same, in the answer and in its text.
+    let read = |doc: &str| {
+        call(
+            "read_document",
+            json!({"connector_id": connector, "doc_id": doc}),
+        )
+    };
+    let answers = over_http(
+        Sdk::Python,
+        &q,
+        &key,
+        json!([read(&screenshot), read(&archive)]),
+    );
+    assert_eq!(answers[0]["structuredContent"]["file"]["served"], false);
+    let text = answers[0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Original file: not served (this document's original file is not served: it could not be checked"),
+        "{text}"
+    );
+    assert_eq!(answers[1]["structuredContent"]["file"]["served"], true);
+    assert!(
+        answers[1]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Original file: GET ")),
+        "{}",
+        answers[1]
+    );
     let unjudged =
         noted(&shown, "unjudged_files", "screenshot.png").unwrap_or_else(|| panic!("{shown}"));
     assert!(
@@ -297,6 +325,55 @@ fn a_file_changed_since_it_was_judged_is_not_served_until_a_sync_judges_it_again
         &download(&q, &key, &connector, &id, &[]),
         &[GITHUB_TOKEN],
     );
+}
+
+#[test]
+fn a_file_growing_while_it_is_judged_never_serves_a_byte_not_judged() {
+    let (mut q, share) = keyword_only();
+    let log = share.join("growing.log");
+    write_log(&log, 4, "started\n");
+    let (connector, key) = shared_and_synced(&mut q, &share);
+    let id = doc_id(&q, &key, "growing", "growing.log");
+    // A writer appends a line every millisecond for five seconds, then a token: each sync the
+    // watcher asks for reads a file that grows under it.
+    let writer = {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .expect("open");
+            let started = Instant::now();
+            let mut n = 0;
+            while started.elapsed() < Duration::from_secs(5) {
+                writeln!(file, "tick {n}: the queue is empty").expect("append");
+                n += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            writeln!(file, "GITHUB_TOKEN={GITHUB_TOKEN}").expect("append");
+        })
+    };
+    let mut served = 0;
+    while !writer.is_finished() {
+        let response = download(&q, &key, &connector, &id, &[("Range", "bytes=-4096")]);
+        assert!(matches!(response.status, 206 | 404), "{}", response.status);
+        served += usize::from(response.status == 206);
+        assert!(!response.text().contains(GITHUB_TOKEN));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    writer.join().expect("writer");
+    // Once it is still, a sync judges it whole: it holds the token, and is held back.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while noted(&status(&q, "Share"), "held_back", "growing.log").is_none() {
+        assert!(Instant::now() < deadline, "{}", q.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    refused(
+        "the grown file",
+        &download(&q, &key, &connector, &id, &[]),
+        &[GITHUB_TOKEN],
+    );
+    println!("{served} downloads served while the file grew");
 }
 
 #[test]

@@ -97,6 +97,13 @@ pub(crate) fn document(doc: &DocumentView, file_url: Option<&str>) -> String {
         d.update_time
     );
     match file_url {
+        _ if !doc.file.served => {
+            let _ = writeln!(
+                text,
+                "Original file: not served ({}).",
+                doc.file.reason.unwrap_or("not checked for credentials")
+            );
+        }
         Some(url) => {
             let _ = writeln!(
                 text,
