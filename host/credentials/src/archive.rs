@@ -70,6 +70,7 @@ pub(crate) type JudgeMember<'j> = dyn FnMut(&str, &mut dyn Read, &mut Expansion)
 pub(crate) fn members<R: Read + Seek>(
     mut reader: R,
     path: &str,
+    budget: Option<&mut Expansion>,
     judge: &mut JudgeMember<'_>,
 ) -> Result<Findings, NotOpened> {
     let size = reader
@@ -83,11 +84,13 @@ pub(crate) fn members<R: Read + Seek>(
         )));
     }
     let mut findings = Findings::clear();
-    let mut budget = Expansion {
+    // An archive on its own may expand to so much; one inside another draws on the outer's.
+    let mut own = Expansion {
         left: size
             .saturating_mul(EXPANSION)
             .clamp(MIN_EXPANDED, MAX_EXPANDED),
     };
+    let budget = budget.unwrap_or(&mut own);
     for index in 0..archive.len() {
         let name = archive.name_for_index(index).unwrap_or("").to_owned();
         if let Some(rule) = files::by_name(&name) {
@@ -112,7 +115,7 @@ pub(crate) fn members<R: Read + Seek>(
                 )));
             }
         };
-        findings.absorb(judge(&format!("{path}/{name}"), &mut member, &mut budget));
+        findings.absorb(judge(&format!("{path}/{name}"), &mut member, budget));
         if !findings.is_clear() {
             return Ok(findings);
         }

@@ -32,10 +32,13 @@ pub(crate) struct Block {
 pub(crate) fn blocks(text: &str) -> Vec<Block> {
     let bytes = text.as_bytes();
     let mut blocks = Vec::new();
+    // `at` is where a run may start (the text's start, or after a byte out of the alphabet).
     let mut at = 0;
-    while at < bytes.len() {
-        if !is_base64(bytes[at]) || (at > 0 && is_base64(bytes[at - 1])) {
-            at += 1;
+    while at + MIN_CHARS <= bytes.len() {
+        // A run must fill the next MIN_CHARS bytes: the last byte out of the alphabet among
+        // them is where the next one may start (most of a text is passed over this way).
+        if let Some(gap) = (at..at + MIN_CHARS).rev().find(|&i| !is_base64(bytes[i])) {
+            at = gap + 1;
             continue;
         }
         let (end, lines) = block_end(bytes, at);
@@ -56,9 +59,21 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
     blocks
 }
 
+/// The bytes of the standard and the URL-safe alphabets.
+static ALPHABET: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
+
 /// A character of the standard or the URL-safe alphabet (padding aside: `=` only ends a run).
 fn is_base64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+    ALPHABET[usize::from(b)]
 }
 
 /// Where the block starting at `start` ends, and where each of its lines starts: a line of at

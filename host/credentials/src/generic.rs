@@ -159,10 +159,21 @@ pub(crate) fn secret_len(key: &str, quote: &str, value: &str, code: bool) -> Opt
     if value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
+    // Spaces belong to passphrases; a token's or a key's value never holds one (`unexpected
+    // token: "[year] [month]"` is a message, not a token).
+    if value.contains(' ') && !names_a_password(key) {
+        return None;
+    }
     if quote.is_empty() && looks_like_code(value) {
         return None;
     }
     random_enough(value).then_some(value.len())
+}
+
+/// Whether the name is a password's or a passphrase's (whose value may hold spaces).
+fn names_a_password(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    ["pass", "pwd", "secret"].iter().any(|w| lower.contains(w))
 }
 
 /// Whether the name's words after its keyword leave it naming a secret.

@@ -58,7 +58,7 @@ fn read_text(subject: &Subject<'_>, within: Within) -> Scan {
 /// have been a window of a longer file that cut it.
 fn judge_bytes(name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings {
     if archive::is_archive(bytes) {
-        match judge_zip(Cursor::new(bytes), name, Some(within)) {
+        match judge_zip(Cursor::new(bytes), name, within, None) {
             Ok(findings) => return findings,
             Err(_) if cut => {
                 return Findings::unread(
@@ -79,39 +79,35 @@ fn judge_bytes(name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings 
 /// inside to a bounded depth. What could not be read (an encrypted member, a bomb, a broken
 /// archive) is in the findings' `unread`.
 pub fn judge_archive<R: Read + Seek>(reader: R, path: &str) -> Findings {
-    judge_zip(reader, path, None).unwrap_or_else(|NotOpened(why)| {
+    // Each window of a member has its own time budget.
+    judge_zip(reader, path, Within::untimed(0), None).unwrap_or_else(|NotOpened(why)| {
         Findings::unread(format!("could not be opened as an archive: {why}"))
     })
 }
 
-/// [`judge_archive`] within `within` (a text's time and depth), or on its own.
+/// [`judge_archive`] within `within` (a text's time, the depth reached), drawing on `budget`
+/// when it is inside another archive.
 fn judge_zip<R: Read + Seek>(
     reader: R,
     path: &str,
-    within: Option<Within>,
+    within: Within,
+    budget: Option<&mut Expansion>,
 ) -> Result<Findings, NotOpened> {
-    let depth = within.map_or(0, |w| w.depth) + 1;
-    archive::members(reader, path, &mut |member_path, member, budget| {
-        judge_member(
-            member,
-            member_path,
-            within.map(Within::deeper),
-            depth,
-            budget,
-        )
+    let inner = within.deeper();
+    archive::members(reader, path, budget, &mut |member_path, member, budget| {
+        judge_member(member, member_path, inner, budget)
     })
 }
 
 /// Judges one member, streamed through a [`FileScan`]; an archive inside is opened when the
-/// depth allows and it is small enough to hold.
+/// depth allows and it is small enough to hold, on the same budget.
 fn judge_member(
     member: &mut dyn Read,
     path: &str,
-    within: Option<Within>,
-    depth: u8,
+    within: Within,
     budget: &mut Expansion,
 ) -> Findings {
-    let mut scan = FileScan::with(path, within, read_text);
+    let mut scan = FileScan::with(path, Some(within), read_text);
     let mut buffer = vec![0u8; READ_BYTES];
     let mut held: Option<Vec<u8>> = None;
     loop {
@@ -128,7 +124,12 @@ fn judge_member(
             ));
         }
         let chunk = &buffer[..n];
-        if scan.offset() == 0 && held.is_none() && archive::is_archive(chunk) && depth < MAX_DEPTH {
+        if scan.offset() == 0 && held.is_none() && archive::is_archive(chunk) {
+            if within.depth >= MAX_DEPTH {
+                return Findings::unread(format!(
+                    "holds archives nested deeper than Quarry opens ({path})"
+                ));
+            }
             held = Some(Vec::new());
         }
         if let Some(whole) = held.as_mut() {
@@ -145,12 +146,11 @@ fn judge_member(
         }
     }
     match held {
-        Some(whole) => {
-            let inner = within.map(|w| Within { depth, ..w });
-            judge_zip(Cursor::new(whole), path, inner).unwrap_or_else(|NotOpened(why)| {
+        Some(whole) => judge_zip(Cursor::new(whole), path, within, Some(budget)).unwrap_or_else(
+            |NotOpened(why)| {
                 Findings::unread(format!("holds an archive it cannot open ({path}): {why}"))
-            })
-        }
+            },
+        ),
         None => scan.findings(),
     }
 }

@@ -181,6 +181,14 @@ pub(crate) struct Within {
 }
 
 impl Within {
+    /// No deadline but each window's own (a file judged on its own), at `depth`.
+    pub(crate) fn untimed(depth: u8) -> Within {
+        Within {
+            deadline: Instant::now() + Duration::from_secs(365 * 24 * 3600),
+            depth,
+        }
+    }
+
     /// The bounds of a view of the text scanned within these.
     pub(crate) fn deeper(self) -> Within {
         Within {

@@ -17,31 +17,51 @@ pub(crate) fn views(text: &str) -> Vec<View> {
     let bytes = text.as_bytes();
     let mut views = Vec::new();
     let mut at = 0;
-    while let Some(found) = bytes[at..].iter().position(|b| is_quote(*b)) {
+    while let Some(found) = memchr::memchr3(b'"', b'\'', b'`', &bytes[at..]) {
         let start = at + found;
-        let mut joined = String::new();
-        let mut literals = 0;
-        let mut end = start;
-        while let Some((after, content)) = literal(text, end) {
-            joined.push_str(&content);
-            literals += 1;
-            end = after;
+        let Some(first) = literal_end(bytes, start) else {
+            at = start + 1;
+            continue;
+        };
+        // Most literals stand alone: a run is read (and allocated) only when one follows.
+        let mut literals = 1;
+        let mut end = first;
+        loop {
             let next = skip_joiners(bytes, end);
             if next - start > MAX_RUN || !bytes.get(next).is_some_and(|b| is_quote(*b)) {
                 break;
             }
-            end = next;
+            let Some(after) = literal_end(bytes, next) else {
+                break;
+            };
+            literals += 1;
+            end = after;
         }
         if literals >= MIN_LITERALS {
             views.push(View {
-                text: joined,
+                text: joined(text, start, end),
                 origin: start..end,
                 pieces: Vec::new(),
             });
         }
-        at = if literals == 0 { start + 1 } else { end };
+        at = end;
     }
     views
+}
+
+/// What the run of literals from `start` to `end` says, escapes read.
+fn joined(text: &str, start: usize, end: usize) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut at = start;
+    while at < end {
+        let Some(after) = literal_end(bytes, at) else {
+            break;
+        };
+        out.push_str(&unescaped(&text[at + 1..after - 1]));
+        at = skip_joiners(bytes, after);
+    }
+    out
 }
 
 fn is_quote(b: u8) -> bool {
@@ -60,29 +80,39 @@ fn skip_joiners(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// The literal whose opening quote is at `start`: where it ends (after its closing quote) and
-/// what it holds, escapes read; `None` when it does not close on its line.
-fn literal(text: &str, start: usize) -> Option<(usize, String)> {
-    let quote = text[start..].chars().next()?;
-    let mut content = String::new();
-    let mut chars = text[start + 1..].char_indices();
-    while let Some((at, c)) = chars.next() {
-        if at > MAX_LITERAL || c == '\n' {
-            return None;
-        }
-        match c {
-            '\\' => match chars.next() {
-                Some((_, 'n')) => content.push('\n'),
-                Some((_, 't')) => content.push('\t'),
-                Some((_, 'r')) => content.push('\r'),
-                Some((_, other)) => content.push(other),
-                None => return None,
-            },
-            c if c == quote => return Some((start + 1 + at + 1, content)),
-            c => content.push(c),
+/// Where the literal whose opening quote is at `start` ends (after its closing quote); `None`
+/// when it does not close on its line within [`MAX_LITERAL`] bytes.
+fn literal_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let quote = *bytes.get(start)?;
+    let mut at = start + 1;
+    while at < bytes.len() && at - start <= MAX_LITERAL {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'\n' => return None,
+            b if b == quote => return Some(at + 1),
+            _ => at += 1,
         }
     }
     None
+}
+
+/// A literal's content with its escapes read (`\n`, `\t`, `\r`, `\"`...).
+fn unescaped(content: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut chars = content.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some(other) => out.push(other),
+                None => {}
+            },
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

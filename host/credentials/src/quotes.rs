@@ -1,8 +1,30 @@
 //! Lines quoted in a reply (`> `, `>> `, `| `) or commented out (`# `, `// `, `; `), read
 //! as the text they quote: a key quoted line by line in a reply, or commented out in a script,
-//! is a key again once its markers are gone.
+//! is a key again once its markers are gone. What fits on one line is found in the quoted text
+//! itself, markers and all; so a quoted block is read again only when it holds the start of a
+//! key that spans lines (a PEM, SSH2 or PuTTY header), and a text without one costs a single
+//! pass of an automaton.
 
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+
+use crate::pem;
 use crate::view::View;
+
+/// Finds the headers of keys that span lines, whatever their case.
+static SPANS_LINES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(pem::KEYWORDS)
+        .expect("the key headers build an automaton")
+});
+
+/// Whether `text` holds the header of a key that spans lines.
+fn holds_a_key_header(text: &str) -> bool {
+    SPANS_LINES.is_match(text)
+}
 
 /// Markers that quote a line, longest first.
 const MARKERS: &[&str] = &["//", ">", "|", "#", ";"];
@@ -14,6 +36,9 @@ const MIN_LINES: usize = 2;
 /// its markers.
 pub(crate) fn views(text: &str) -> Vec<View> {
     let mut views = Vec::new();
+    if !holds_a_key_header(text) {
+        return views;
+    }
     let mut block: Option<Block> = None;
     let mut at = 0;
     for line in text.split_inclusive('\n') {
@@ -60,7 +85,7 @@ impl Block {
     }
 
     fn into_view(self, end: usize) -> Option<View> {
-        (self.lines >= MIN_LINES).then_some(View {
+        (self.lines >= MIN_LINES && holds_a_key_header(&self.text)).then_some(View {
             text: self.text,
             origin: self.start..end,
             pieces: self.pieces,
@@ -97,10 +122,16 @@ mod tests {
 
     #[test]
     fn replies_and_comments_are_read_without_their_markers() {
-        let text = "Hi,\n> > -----BEGIN KEY-----\n> > abc\n>> def\nthanks\n# one\n#two\n// x\n";
+        let text = "Hi,\n> > -----BEGIN KEY-----\n> > abc\n>> def\nthanks\n# -----BEGIN X\n#two\n// x\n# one\n";
         let views = views(text);
         let texts: Vec<&str> = views.iter().map(|v| v.text.as_str()).collect();
-        assert_eq!(texts, ["-----BEGIN KEY-----\nabc\ndef\n", "one\ntwo\nx\n"]);
+        assert_eq!(
+            texts,
+            [
+                "-----BEGIN KEY-----\nabc\ndef\n",
+                "-----BEGIN X\ntwo\nx\none\n"
+            ]
+        );
         let first = &views[0];
         assert_eq!(
             &text[first.origin.clone()],
@@ -109,8 +140,9 @@ mod tests {
     }
 
     #[test]
-    fn a_single_quoted_line_and_plain_text_are_not_views() {
-        assert!(views("> just one\nplain\n").is_empty());
+    fn a_single_quoted_line_plain_text_and_quotes_without_a_key_are_not_views() {
+        assert!(views("> -----BEGIN just one\nplain\n").is_empty());
         assert!(views("no quotes here\nnor here\n").is_empty());
+        assert!(views("> a reply\n> with no key\n-----BEGIN elsewhere\n").is_empty());
     }
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::gunzip::{Gunzip, is_gzip};
 use crate::tar::{TarNames, is_tar};
-use crate::{Findings, Scan, Subject, Within, archive, budget};
+use crate::{Findings, MAX_DEPTH, Scan, Subject, Within, archive, budget};
 
 /// How a window's text is scanned.
 pub(crate) type ReadText = fn(&Subject<'_>, Within) -> Scan;
@@ -176,11 +176,19 @@ impl FileScan {
         if is_tar(start) {
             self.tar = Some(TarNames::new());
         }
-        if is_gzip(start) {
+        let depth = self.within.map_or(0, |w| w.depth);
+        if is_gzip(start) && depth >= MAX_DEPTH {
+            self.findings.unread =
+                Some("holds compressed data nested deeper than Quarry opens".to_owned());
+        } else if is_gzip(start) {
             let inside = inside_gzip(&self.path);
+            let within = match self.within {
+                Some(outer) => outer.deeper(),
+                None => Within::untimed(1),
+            };
             self.inflated = Some(Box::new(Inflated {
                 gunzip: Gunzip::new(),
-                scan: FileScan::with(&inside, self.within, self.read_text),
+                scan: FileScan::with(&inside, Some(within), self.read_text),
             }));
         } else if let Some(format) = archive::unopened_format(start) {
             self.findings.unread = Some(format!(
@@ -305,6 +313,15 @@ mod tests {
         cut.feed(&compressed[..compressed.len() / 2], false)
             .expect("in time");
         assert!(cut.findings().unread.is_some());
+
+        let mut nested = compressed.clone();
+        for _ in 0..4 {
+            nested = gzip(&nested);
+        }
+        let mut deep = FileScan::new("logs.gz.gz.gz.gz.gz");
+        deep.feed(&nested, false).expect("in time");
+        let deep = deep.findings();
+        assert!(!deep.found() && deep.unread.is_some(), "{deep:?}");
 
         let bomb = gzip(&vec![0u8; 300 << 20]);
         let mut scan = FileScan::new("zeros.gz");

@@ -3,6 +3,10 @@
 //! CSV, TSV, semicolon-separated or Markdown form, anywhere in a text. Each following row's
 //! password cell is a secret, until the table ends (a blank line, or a row of another width).
 
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+
 use crate::placeholder::{is_placeholder, is_stand_in_password};
 use crate::{Rule, Secret};
 
@@ -116,53 +120,65 @@ pub(crate) fn is_row_of(header: Header, line: &str) -> bool {
     !line.trim().is_empty() && cells(line, header.separator).count() == header.width
 }
 
-/// The password cells of every table of passwords in `text`.
+/// Finds the words a header's password column holds, whatever their case.
+static PASSWORD_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(["pass", "pwd"])
+        .expect("two words build an automaton")
+});
+
+/// The password cells of every table of passwords in `text`: a header is looked for only on the
+/// lines a password column's word is on (one pass of an automaton over the text).
 pub(crate) fn password_cells(text: &str) -> Vec<Secret> {
     let mut secrets = Vec::new();
-    let mut table: Option<Header> = None;
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        if let Some(head) = table {
-            if is_rule_row(line) {
-                continue;
-            }
-            let row: Vec<(usize, &str)> = cells(line, head.separator).collect();
-            if !is_row_of(head, line) {
-                table = None;
-            } else {
-                let (offset, value) = row[head.password];
-                if is_password(value) {
-                    let from = start + offset;
-                    secrets.push(Secret {
-                        rule: RULE,
-                        span: from..from + value.len(),
-                    });
-                }
-                continue;
-            }
+    // Where the lines already read end: a word found before it is passed over.
+    let mut read_until = 0;
+    for hit in PASSWORD_WORDS.find_iter(text) {
+        if hit.start() < read_until {
+            continue;
         }
-        if mentions_password(line) {
-            table = header(line);
+        let start = text[..hit.start()].rfind('\n').map_or(0, |at| at + 1);
+        let end = text[hit.start()..]
+            .find('\n')
+            .map_or(text.len(), |at| hit.start() + at + 1);
+        read_until = end;
+        if let Some(head) = header(&text[start..end]) {
+            read_until = rows(text, end, head, &mut secrets);
         }
     }
     secrets
+}
+
+/// Reads the rows of the table `head` heads from `from`, adding each row's password cell to
+/// `secrets`; where the table ends.
+fn rows(text: &str, from: usize, head: Header, secrets: &mut Vec<Secret>) -> usize {
+    let mut at = from;
+    for line in text[from..].split_inclusive('\n') {
+        if !is_rule_row(line) {
+            if !is_row_of(head, line) {
+                return at;
+            }
+            let row: Vec<(usize, &str)> = cells(line, head.separator).collect();
+            let (offset, value) = row[head.password];
+            if is_password(value) {
+                let start = at + offset;
+                secrets.push(Secret {
+                    rule: RULE,
+                    span: start..start + value.len(),
+                });
+            }
+        }
+        at += line.len();
+    }
+    at
 }
 
 /// A Markdown table's rule (`|---|:---:|`).
 fn is_rule_row(line: &str) -> bool {
     let line = line.trim();
     line.starts_with('|') && line.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' '))
-}
-
-/// Whether `line` holds a password column's name (a cheap look before a header is read).
-fn mentions_password(line: &str) -> bool {
-    line.len() <= MAX_HEADER
-        && line
-            .as_bytes()
-            .windows(3)
-            .any(|w| w.eq_ignore_ascii_case(b"pas") || w.eq_ignore_ascii_case(b"pwd"))
 }
 
 /// Whether a cell holds a password rather than nothing, a mask or a stand-in.

@@ -158,6 +158,9 @@ fn a_quoted_value_is_found_and_redacted_whole_whatever_punctuation_or_spaces_it_
             );
         }
     }
+    // A token's value never holds a space: a message quoting a format is not one.
+    let message = "error: unexpected token: \"[year] [month]\"\n";
+    assert!(scan("invalid.stderr", message).is_clear());
 }
 
 #[test]
@@ -287,6 +290,19 @@ fn archives_inside_archives_are_opened_and_a_bomb_or_a_locked_member_is_not_judg
     let outer = zip_of(&[("readme.txt", b"hello\n"), ("inner.zip", &inner)]);
     let found = judge_archive(std::io::Cursor::new(&outer), "backup.zip");
     assert_eq!(found.rules[0].id, "github-token", "{found:?}");
+
+    // Archives inside archives, deeper than Quarry opens: not judged, rather than taken as clean.
+    let mut nested = inner.clone();
+    for level in 0..5 {
+        nested = zip_of(&[(&format!("level{level}.zip"), &nested)]);
+    }
+    let deep = judge_archive(std::io::Cursor::new(&nested), "russian-dolls.zip");
+    assert!(
+        deep.unread
+            .as_deref()
+            .is_some_and(|why| why.contains("nested deeper")),
+        "{deep:?}"
+    );
 
     let zeros = vec![0u8; 200 << 20];
     let bomb = zip_of(&[("zeros.bin", &zeros)]);
