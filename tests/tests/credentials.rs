@@ -242,6 +242,67 @@ fn no_credential_in_a_shared_folder_reaches_an_integration_and_every_look_alike_
                 .contains("RESOURCE_NOT_FOUND")),
         "{refused:?}"
     );
+
+    redacting_lets_no_value_out(&q, &folder, &key, &connector);
+}
+
+/// The same folder redacted: documents whose text holds secrets are indexed with each one
+/// replaced (every part of it, to the end of its quoted or delimited span, every secret of a
+/// multi-part credential), and no value comes out of search, document text or file.
+fn redacting_lets_no_value_out(q: &Quarry, folder: &SharedFolder, key: &str, connector: &str) {
+    // Every value, and every part of one between its punctuation (a redaction that stopped at a
+    // `;` or at an AWS key's id would leave one), of 8 characters or more.
+    let mut values: Vec<&str> = values(folder);
+    let parts: Vec<&str> = values
+        .iter()
+        .flat_map(|v| v.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|part| part.len() >= 8)
+        .collect();
+    values.extend(parts);
+    q.cli_ok(&["connector", "credentials", "Shared", "redact"]);
+    q.wait_for("the folder indexed redacted", |cs| {
+        cs[0]["status"] == "idle"
+            && cs[0]["held_back_count"].as_u64() < Some(folder.credentials.len() as u64)
+            && cs[0]["embedding"]["pending"].as_u64().unwrap_or(0) == 0
+    });
+    q.wait_synced();
+    for credential in &folder.credentials {
+        for query in credential.values.iter().chain([&credential.context]) {
+            let body = json!({"query": query, "semantic_search": false, "limit": 50});
+            let answer = answered(q, "POST", "/api/v1/search", key, Some(&body));
+            assert_no_leak("search, redacted", &without_links(answer.json()), &values);
+        }
+    }
+    // Every indexed document, a page of 100 at a time (semantic search ranks them all).
+    let mut hits: Vec<Value> = Vec::new();
+    for offset in [0, 100] {
+        let body = json!({"query": "notes files configuration", "limit": 100, "offset": offset});
+        let page = answered(q, "POST", "/api/v1/search", key, Some(&body)).json();
+        hits.extend(page["results"].as_array().cloned().unwrap_or_default());
+    }
+    let redacted = hits
+        .iter()
+        .filter(|hit| {
+            folder
+                .credentials
+                .iter()
+                .any(|c| hit["path"] == c.path.as_str())
+        })
+        .count();
+    assert!(
+        redacted >= 10,
+        "{redacted} redacted documents indexed of {}",
+        hits.len()
+    );
+    for hit in &hits {
+        let doc = hit["doc_id"].as_str().expect("doc id");
+        let base = format!("/api/v1/connectors/{connector}/docs/{doc}");
+        let text = answered(q, "GET", &base, key, None);
+        assert_eq!(text.status, 200);
+        assert_no_leak("document text, redacted", &text.text(), &values);
+        let file = answered(q, "GET", &format!("{base}/file"), key, None);
+        assert_no_leak("file download, redacted", &file.text(), &values);
+    }
 }
 
 #[test]
