@@ -8,6 +8,7 @@ use quarry_credentials::{
     Detector, FileScan, Findings, MARKER, Scan, Subject, is_archive, judge_archive, redact,
 };
 use quarry_tests::credentials::{File, SharedFolder, shared_folder};
+use quarry_tests::docx::package_with_parts;
 
 const BUDGET: Duration = Duration::from_secs(5);
 
@@ -269,32 +270,18 @@ fn a_key_in_another_form_is_found_and_redacted_at_its_bytes_alone() {
     assert_eq!(attached.rules[0].id, "ssh-private-key-file", "{attached:?}");
 }
 
-/// A zip of `members` (name, bytes), deflated.
-fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated)
-        .large_file(true);
-    for (name, bytes) in members {
-        zip.start_file(*name, options).expect("in memory");
-        zip.write_all(bytes).expect("in memory");
-    }
-    zip.finish().expect("in memory").into_inner()
-}
-
 #[test]
 fn archives_inside_archives_are_opened_and_a_bomb_or_a_locked_member_is_not_judged() {
     let token = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
-    let inner = zip_of(&[("deep/.env", format!("GITHUB_TOKEN={token}\n").as_bytes())]);
-    let outer = zip_of(&[("readme.txt", b"hello\n"), ("inner.zip", &inner)]);
+    let inner = package_with_parts(&[("deep/.env", format!("GITHUB_TOKEN={token}\n").as_bytes())]);
+    let outer = package_with_parts(&[("readme.txt", b"hello\n"), ("inner.zip", &inner)]);
     let found = judge_archive(std::io::Cursor::new(&outer), "backup.zip");
     assert_eq!(found.rules[0].id, "github-token", "{found:?}");
 
     // Archives inside archives, deeper than Quarry opens: not judged, rather than taken as clean.
     let mut nested = inner.clone();
     for level in 0..5 {
-        nested = zip_of(&[(&format!("level{level}.zip"), &nested)]);
+        nested = package_with_parts(&[(&format!("level{level}.zip"), &nested)]);
     }
     let deep = judge_archive(std::io::Cursor::new(&nested), "russian-dolls.zip");
     assert!(
@@ -305,7 +292,7 @@ fn archives_inside_archives_are_opened_and_a_bomb_or_a_locked_member_is_not_judg
     );
 
     let zeros = vec![0u8; 200 << 20];
-    let bomb = zip_of(&[("zeros.bin", &zeros)]);
+    let bomb = package_with_parts(&[("zeros.bin", &zeros)]);
     assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
     let found = judge_archive(std::io::Cursor::new(&bomb), "bomb.zip");
     assert!(!found.found());

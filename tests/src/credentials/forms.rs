@@ -3,17 +3,13 @@
 //! Secret, a JSON value or a data URL, listed in a table of passwords, packed in a zip archive or
 //! embedded in a Word document; and the look-alikes of each form, which must stay searchable.
 
-use std::io::{Cursor, Write};
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use zip::ZipWriter;
-use zip::write::SimpleFileOptions;
 
 use super::{
     ALNUM, B64, DIGITS, File, LookAlike, Made, SharedFolder, binary, first_line, look_alike, secret,
 };
-use crate::docx::docx_embedding;
+use crate::docx::{docx_embedding, package_with_parts};
 
 /// `data` in base64, in lines of `width` (a mail's 76, a PEM's 64), each ended by CRLF.
 fn wrapped(data: &[u8], width: usize) -> String {
@@ -31,18 +27,6 @@ fn mail_with_attachment(subject: &str, body: &str, name: &str, bytes: &[u8]) -> 
         "From: Ann <ann@example.org>\r\nTo: Jonas <jonas@example.org>\r\nSubject: {subject}\r\nDate: Tue, 3 Mar 2026 09:12:00 +0100\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n--b1\r\nContent-Type: application/octet-stream; name=\"{name}\"\r\nContent-Disposition: attachment; filename=\"{name}\"\r\nContent-Transfer-Encoding: base64\r\n\r\n{}--b1--\r\n",
         wrapped(bytes, 76)
     )
-}
-
-/// A zip archive of `members` (name, bytes; deflated).
-fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
-    let deflated =
-        SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for (name, bytes) in members {
-        zip.start_file(*name, deflated).expect("writing to memory");
-        zip.write_all(bytes).expect("writing to memory");
-    }
-    zip.finish().expect("writing to memory").into_inner()
 }
 
 fn openssh_key(body: &str) -> String {
@@ -192,7 +176,7 @@ pub(super) fn credentials(m: &mut Made, f: &mut SharedFolder) {
         f,
         "backup/dotfiles.zip",
         "zip-member-env",
-        zip_of(&[
+        package_with_parts(&[
             ("dotfiles/README.md", b"My dotfiles, backed up.\n"),
             (
                 "dotfiles/.config/glab/env",
@@ -284,7 +268,7 @@ pub(super) fn look_alikes(m: &mut Made, f: &mut SharedFolder) {
     );
     f.files.push(File {
         path: "backup/recipes.zip".to_owned(),
-        bytes: zip_of(&[
+        bytes: package_with_parts(&[
             ("recipes/bread.txt", b"Flour, water, salt, time.\n"),
             ("recipes/soup.txt", b"Leeks, potatoes, stock.\n"),
         ]),
