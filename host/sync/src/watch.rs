@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,10 @@ pub const MAX_HINTED_PATHS: usize = 4096;
 
 /// Folders one connector's watch covers at most; a larger tree is rescanned instead.
 pub const MAX_WATCHED_FOLDERS: usize = 200_000;
+
+/// New folders waiting to be watched, at most; past that, the connector's whole tree is walked
+/// again once they are (a flood of new folders costs one walk, not memory).
+pub const MAX_PENDING_FOLDERS: usize = 4096;
 
 /// What a burst of events says changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +78,7 @@ pub struct FolderWatcher {
     /// The identities of Quarry's own folders: never watched.
     protected: Arc<Vec<Identity>>,
     /// Folders that appeared in a watched tree, for the thread that watches them.
-    appeared: Sender<(ConnectorId, PathBuf)>,
+    appeared: SyncSender<(ConnectorId, PathBuf)>,
 }
 
 /// What the event handlers (on notify's thread) share with the scheduler.
@@ -82,6 +86,9 @@ pub struct FolderWatcher {
 struct Shared {
     bursts: Mutex<HashMap<ConnectorId, Burst>>,
     wake: Notify,
+    /// Connectors whose new folders were more than the thread that watches them could be told
+    /// of: their trees are walked again.
+    rewalk: Mutex<BTreeSet<ConnectorId>>,
 }
 
 struct Burst {
@@ -143,17 +150,19 @@ impl FolderWatcher {
                 .collect(),
         );
         let watches: Arc<Mutex<HashMap<ConnectorId, Watch>>> = Arc::default();
-        let (appeared, arrivals) = channel();
+        let shared: Arc<Shared> = Arc::default();
+        let (appeared, arrivals) = sync_channel(MAX_PENDING_FOLDERS);
         let weak = Arc::downgrade(&watches);
         let guarded = protected.clone();
+        let told = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("quarry-watch-new".to_owned())
-            .spawn(move || watch_arrivals(&arrivals, &weak, &guarded));
+            .spawn(move || watch_arrivals(&arrivals, &weak, &guarded, &told));
         if let Err(e) = spawned {
             tracing::warn!("cannot start the thread that watches new folders: {e}");
         }
         FolderWatcher {
-            shared: Arc::default(),
+            shared,
             watches,
             ignore: Arc::new(ignore),
             protected,
@@ -257,9 +266,13 @@ impl FolderWatcher {
         let handler = move |event: notify::Result<Event>| {
             if let Ok(event) = &event
                 && let Some(dir) = new_folder(event)
+                && appeared
+                    .try_send((connector.clone(), dir.to_path_buf()))
+                    .is_err()
             {
-                // The thread that watches new folders is gone only when the watcher is.
-                let _ = appeared.send((connector.clone(), dir.to_path_buf()));
+                // Too many at once: the whole tree is walked again once those are watched.
+                let mut rewalk = shared.rewalk.lock().unwrap_or_else(PoisonError::into_inner);
+                rewalk.insert(connector.clone());
             }
             let changed = match event {
                 Ok(event) if !is_change(&event, &ignore) => return,
@@ -333,46 +346,95 @@ fn watch_arrivals(
     arrivals: &Receiver<(ConnectorId, PathBuf)>,
     watches: &Weak<Mutex<HashMap<ConnectorId, Watch>>>,
     protected: &[Identity],
+    shared: &Shared,
 ) {
-    while let Ok((id, dir)) = arrivals.recv() {
+    while let Ok(first) = arrivals.recv() {
         let Some(watches) = watches.upgrade() else {
             return;
         };
         let mut watches = watches.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(watch) = watches.get_mut(&id) else {
-            continue;
-        };
-        let Some(root) = watch
-            .dirs
-            .iter()
-            .find(|root| dir.starts_with(root))
-            .cloned()
-        else {
-            continue;
-        };
-        if !watch_tree::admits(&root, &dir, protected) {
-            continue;
-        }
-        let room = MAX_WATCHED_FOLDERS.saturating_sub(watch.folders);
-        let Ok((folders, whole)) = watch_tree::folders(&dir, protected, room) else {
-            // Gone again: its parent's listing covers it.
-            continue;
-        };
-        let Some(watcher) = watch.watcher.as_mut() else {
-            continue;
-        };
-        match watch_each(watcher, &folders) {
-            Ok(added) if whole => watch.folders += added,
-            Ok(_) | Err(_) => {
-                tracing::warn!(
-                    connector = %id,
-                    "cannot watch every folder any more; rescanning every {} s instead",
-                    RESCAN_EVERY.as_secs()
-                );
-                watch.watcher = None;
+        let mut first = Some(first);
+        loop {
+            // Connectors with more new folders than the queue held: their trees are walked
+            // again once the queue is drained, and what is queued for them is left to the walk.
+            let rewalk =
+                std::mem::take(&mut *shared.rewalk.lock().unwrap_or_else(PoisonError::into_inner));
+            let queued = first
+                .take()
+                .into_iter()
+                .chain(arrivals.try_iter().take(MAX_PENDING_FOLDERS));
+            for (id, dir) in queued {
+                if !rewalk.contains(&id)
+                    && let Some(watch) = watches.get_mut(&id)
+                {
+                    watch_new(watch, &id, &dir, protected);
+                }
+            }
+            for id in &rewalk {
+                if let Some(watch) = watches.get_mut(id) {
+                    walk_again(watch, id, protected);
+                }
+            }
+            // A flood that overflowed the queue while it was drained is walked now: no later
+            // folder may come to wake this thread.
+            if shared
+                .rewalk
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+            {
+                break;
             }
         }
     }
+}
+
+/// Watches `dir`, a folder that appeared in `watch`'s tree, with the folders it holds.
+fn watch_new(watch: &mut Watch, id: &ConnectorId, dir: &Path, protected: &[Identity]) {
+    let Some(root) = watch.dirs.iter().find(|root| dir.starts_with(root)) else {
+        return;
+    };
+    if !watch_tree::admits(root, dir, protected) {
+        return;
+    }
+    let room = MAX_WATCHED_FOLDERS.saturating_sub(watch.folders);
+    // Gone again: its parent's listing covers it.
+    let Ok((folders, whole)) = watch_tree::folders(dir, protected, room) else {
+        return;
+    };
+    let Some(watcher) = watch.watcher.as_mut() else {
+        return;
+    };
+    match watch_each(watcher, &folders) {
+        Ok(added) if whole => watch.folders += added,
+        _ => give_up(watch, id),
+    }
+}
+
+/// Walks `watch`'s whole tree again, watching every folder (those watched already stay so).
+fn walk_again(watch: &mut Watch, id: &ConnectorId, protected: &[Identity]) {
+    let Some(watcher) = watch.watcher.as_mut() else {
+        return;
+    };
+    let mut watched = 0;
+    for dir in &watch.dirs {
+        let walked = watch_tree::folders(dir, protected, MAX_WATCHED_FOLDERS - watched);
+        match walked.map(|(folders, whole)| (watch_each(watcher, &folders), whole)) {
+            Ok((Ok(added), true)) => watched += added,
+            _ => return give_up(watch, id),
+        }
+    }
+    watch.folders = watched;
+}
+
+/// Stops watching `watch`'s folders, which are rescanned every [`RESCAN_EVERY`] instead.
+fn give_up(watch: &mut Watch, id: &ConnectorId) {
+    tracing::warn!(
+        connector = %id,
+        "cannot watch every folder any more; rescanning every {} s instead",
+        RESCAN_EVERY.as_secs()
+    );
+    watch.watcher = None;
 }
 
 impl Shared {
@@ -492,6 +554,48 @@ mod tests {
         std::fs::write(dir.path().join("late.md"), "text").expect("write");
         std::thread::sleep(QUIET * 3);
         assert!(watcher.take_due(Instant::now()).is_empty());
+    }
+
+    #[test]
+    fn a_flood_of_new_folders_is_watched_whole_by_walking_the_tree_again() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let watcher = FolderWatcher::new(Vec::new());
+        let flood = id("cn_flood");
+        watcher.watch_only(&[(flood.clone(), vec![dir.path().to_path_buf()])]);
+        // The thread that watches new folders is held while they appear: more of them than it
+        // can be told of.
+        let count = MAX_PENDING_FOLDERS + 500;
+        {
+            let _held = watcher.watches.lock().expect("watches");
+            for i in 0..count {
+                std::fs::create_dir(dir.path().join(format!("d{i}"))).expect("mkdir");
+            }
+            std::thread::sleep(QUIET * 2);
+        }
+        let watched = || {
+            let watches = watcher.watches.lock().expect("watches");
+            watches.get(&flood).map_or(0, |w| w.folders)
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while watched() < count + 1 {
+            assert!(
+                Instant::now() < deadline,
+                "{} of {} watched",
+                watched(),
+                count + 1
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Every one of them is watched: a file written in the last is a change.
+        watcher.take_due(Instant::now() + MAX_DELAY);
+        let last = dir.path().join(format!("d{}", count - 1)).join("note.md");
+        std::fs::write(&last, "text").expect("write");
+        std::thread::sleep(QUIET * 3);
+        let due = watcher.take_due(Instant::now());
+        assert!(
+            matches!(&due[..], [(_, Changed::Paths(paths))] if paths.contains(&last)),
+            "{due:?}"
+        );
     }
 
     #[test]
