@@ -7,7 +7,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::{
-    ALNUM, B64, DIGITS, File, LookAlike, Made, SharedFolder, binary, first_line, look_alike, secret,
+    ALNUM, B64, DIGITS, File, LETTERS, LookAlike, Made, SharedFolder, binary, first_line,
+    look_alike, secret,
 };
 use crate::docx::{docx_embedding, package_with_parts};
 
@@ -170,6 +171,36 @@ pub(super) fn credentials(m: &mut Made, f: &mut SharedFolder) {
         ),
         passwords.to_vec(),
         "nas local printer local",
+    );
+    let password = format!("{}#{}", m.of(ALNUM, 10), m.of(ALNUM, 9));
+    secret(
+        f,
+        "config/reporting.env",
+        "database-url-with-hash",
+        format!("REPORT_DB=postgres://admin:{password}@db.internal:5432/prod\nREPORT_CRON=daily\n"),
+        vec![password],
+        "report cron daily",
+    );
+    let password = format!("{};{},{}", m.of(ALNUM, 9), m.of(ALNUM, 9), m.of(ALNUM, 8));
+    secret(
+        f,
+        "config/warehouse.yaml",
+        "quoted-password-with-punctuation",
+        format!("warehouse:\n  host: wh.internal\n  db_password: \"{password}\"\n  pool: 8\n"),
+        vec![password],
+        "warehouse pool",
+    );
+    let words: Vec<String> = (0..4).map(|_| m.of(LETTERS, 9)).collect();
+    let passphrase = words.join(" ");
+    secret(
+        f,
+        "notes/signing.md",
+        "passphrase-with-spaces",
+        format!(
+            "# Signing\n\nThe release key's passphrase = \"{passphrase}\" (until the vault).\n"
+        ),
+        vec![passphrase],
+        "release key until the vault",
     );
     let token = format!("glpat-{}", m.of(ALNUM, 20));
     binary(
