@@ -24,8 +24,6 @@ pub(crate) struct Block {
     pub bytes: Vec<u8>,
     /// Its name, when the text gives one.
     pub name: Option<String>,
-    /// True when it runs to an end of the text: a window of a longer file may cut it.
-    pub cut: bool,
 }
 
 /// Every base64 block of `text`, decoded.
@@ -52,7 +50,6 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
         blocks.push(Block {
             bytes: decode(chars),
             name: name_before(text, origin.start),
-            cut: origin.start == 0 || end == bytes.len(),
             origin,
         });
     }
@@ -72,7 +69,7 @@ static ALPHABET: [bool; 256] = {
 };
 
 /// A character of the standard or the URL-safe alphabet (padding aside: `=` only ends a run).
-fn is_base64(b: u8) -> bool {
+pub(crate) fn is_base64(b: u8) -> bool {
     ALPHABET[usize::from(b)]
 }
 
@@ -138,7 +135,7 @@ fn looks_encoded(chars: &[u8]) -> bool {
 
 /// The bytes `chars` stand for: the standard and URL-safe alphabets alike, padding optional, a
 /// last partial group dropped.
-fn decode(chars: &[u8]) -> Vec<u8> {
+pub(crate) fn decode(chars: &[u8]) -> Vec<u8> {
     const LENIENT: GeneralPurpose = GeneralPurpose::new(
         &STANDARD,
         GeneralPurposeConfig::new()
@@ -234,7 +231,6 @@ mod tests {
         assert_eq!(blocks.len(), 1);
         assert_eq!(blocks[0].bytes, secret);
         assert_eq!(blocks[0].name.as_deref(), Some("id_ed25519"));
-        assert!(!blocks[0].cut);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::io::{Cursor, Read, Seek};
 use std::time::{Duration, Instant};
 
 use crate::archive::{self, Expansion, NotOpened};
-use crate::stream::FileScan;
+use crate::stream::{FileScan, Readers};
 use crate::views::Reads;
 use crate::{Detector, Findings, MAX_DEPTH, Scan, Subject, Within};
 
@@ -32,7 +32,7 @@ impl Detector {
 impl FileScan {
     /// Judging the file at `path` (its name counts: `id_rsa`, `.p12`).
     pub fn new(path: &str) -> FileScan {
-        FileScan::with(path, None, read_text)
+        FileScan::with(path, None, READERS)
     }
 }
 
@@ -44,8 +44,8 @@ impl Reads for Judge {
         read_text(subject, within)
     }
 
-    fn file(&self, name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings {
-        judge_bytes(name, bytes, cut, within)
+    fn file(&self, name: &str, bytes: &[u8], within: Within) -> Findings {
+        judge_bytes(name, bytes, within)
     }
 }
 
@@ -53,23 +53,23 @@ fn read_text(subject: &Subject<'_>, within: Within) -> Scan {
     Detector::shared().scan_within(subject, within, &Judge)
 }
 
+/// How a file's windows and the files found in them are judged.
+const READERS: Readers = Readers {
+    text: read_text,
+    file: judge_bytes,
+};
+
 /// Judges `bytes`, a whole file found inside a text (a decoded attachment) named `name`: an
-/// archive is opened, anything else judged as a file. `cut` when the text it came from may
-/// have been a window of a longer file that cut it.
-fn judge_bytes(name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings {
-    if archive::is_archive(bytes) {
-        match judge_zip(Cursor::new(bytes), name, within, None) {
-            Ok(findings) => return findings,
-            Err(_) if cut => {
-                return Findings::unread(
-                    "holds an encoded archive too long to open in place (over 1 MiB)".to_owned(),
-                );
-            }
-            // Not an archive after all: its bytes are judged as they are.
-            Err(_) => {}
-        }
+/// archive is opened, anything else judged as a file. An archive cut short (a window of a
+/// longer file ended inside its block, which the file's [`FileScan`] carries on to judge whole)
+/// is judged as the bytes it is.
+fn judge_bytes(name: &str, bytes: &[u8], within: Within) -> Findings {
+    if archive::is_archive(bytes)
+        && let Ok(findings) = judge_zip(Cursor::new(bytes), name, within, None)
+    {
+        return findings;
     }
-    let mut scan = FileScan::with(name, Some(within), read_text);
+    let mut scan = FileScan::with(name, Some(within), READERS);
     // A window out of time is recorded in the findings.
     let _ = scan.feed(bytes, false);
     scan.findings()
@@ -107,7 +107,7 @@ fn judge_member(
     within: Within,
     budget: &mut Expansion,
 ) -> Findings {
-    let mut scan = FileScan::with(path, Some(within), read_text);
+    let mut scan = FileScan::with(path, Some(within), READERS);
     let mut buffer = vec![0u8; READ_BYTES];
     let mut held: Option<Vec<u8>> = None;
     loop {

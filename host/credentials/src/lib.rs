@@ -17,6 +17,7 @@
 //! the caller holds the document back. [`redact`] replaces what was found with a marker.
 
 mod archive;
+mod carried;
 mod encoded;
 mod entropy;
 mod files;

@@ -9,12 +9,19 @@
 
 use std::time::Instant;
 
+use crate::carried::Carried;
 use crate::gunzip::{Gunzip, is_gzip};
 use crate::tar::{TarNames, is_tar};
 use crate::{Findings, MAX_DEPTH, Scan, Subject, Within, archive, budget};
 
-/// How a window's text is scanned.
-pub(crate) type ReadText = fn(&Subject<'_>, Within) -> Scan;
+/// How a file's windows are scanned, and the files found in them judged.
+#[derive(Clone, Copy)]
+pub(crate) struct Readers {
+    /// Scans a window's text.
+    pub text: fn(&Subject<'_>, Within) -> Scan,
+    /// Judges the bytes of a file found inside (a carried attachment), by its name.
+    pub file: fn(&str, &[u8], Within) -> Findings,
+}
 
 /// Bytes of the previous chunk scanned again with the next: longer than any secret the rules
 /// find (an RSA key of 8,192 bits is about 6.5 KB of PEM).
@@ -58,7 +65,7 @@ impl Encoding {
 pub struct FileScan {
     path: String,
     within: Option<Within>,
-    read_text: ReadText,
+    readers: Readers,
     encoding: Encoding,
     offset: u64,
     /// The end of the previous chunk, scanned again with the next one.
@@ -71,6 +78,8 @@ pub struct FileScan {
     inflated: Option<Box<Inflated>>,
     /// A tar archive's member names.
     tar: Option<TarNames>,
+    /// An encoded archive a window ended inside, carried to its end.
+    carried: Option<Carried>,
 }
 
 /// A gzip stream and the judging of what it holds.
@@ -81,12 +90,12 @@ struct Inflated {
 
 impl FileScan {
     /// Judging a file at `path` (its name counts: `id_rsa`, `.p12`), within `within`'s time
-    /// and depth when it comes from a text being scanned, each window read by `read_text`.
-    pub(crate) fn with(path: &str, within: Option<Within>, read_text: ReadText) -> FileScan {
+    /// and depth when it comes from a text being scanned, each window read by `readers`.
+    pub(crate) fn with(path: &str, within: Option<Within>, readers: Readers) -> FileScan {
         FileScan {
             path: path.to_owned(),
             within,
-            read_text,
+            readers,
             encoding: Encoding::Utf8,
             offset: 0,
             tail: Vec::new(),
@@ -94,6 +103,7 @@ impl FileScan {
             findings: Findings::clear(),
             inflated: None,
             tar: None,
+            carried: None,
         }
     }
 
@@ -118,48 +128,9 @@ impl FileScan {
                 }
             }
         }
+        self.carry_on(data);
         if !(judged && self.previous_judged) {
-            let mut window = Vec::with_capacity(self.tail.len() + data.len());
-            window.extend_from_slice(&self.tail);
-            window.extend_from_slice(data);
-            // UTF-16 is read in whole units, counted from the file's start.
-            let skew = match self.encoding {
-                Encoding::Utf8 => 0,
-                _ => usize::try_from(start.wrapping_sub(self.tail.len() as u64) & 1).unwrap_or(0),
-            };
-            let text = self.encoding.decode(&window[skew.min(window.len())..]);
-            let own = Instant::now() + budget(text.len());
-            let within = match self.within {
-                Some(outer) => Within {
-                    deadline: outer.deadline.min(own),
-                    depth: outer.depth,
-                },
-                None => Within {
-                    deadline: own,
-                    depth: 0,
-                },
-            };
-            let scan = (self.read_text)(
-                &Subject {
-                    path: &self.path,
-                    text: &text,
-                },
-                within,
-            );
-            self.findings.absorb(Findings {
-                credential_file: scan.credential_file,
-                rules: scan.rules(),
-                complete: true,
-                unread: scan.unread.clone(),
-            });
-            // What a scan found counts even when it ran out of time.
-            if !scan.complete && !self.findings.found() {
-                self.findings.complete = false;
-                return Err(format!(
-                    "could not be checked for credentials in time (at {} MiB of it)",
-                    start >> 20
-                ));
-            }
+            self.scan_window(data, start)?;
         }
         self.previous_judged = judged;
         self.tail.extend_from_slice(data);
@@ -167,6 +138,82 @@ impl FileScan {
         self.tail.drain(..over);
         self.offset += data.len() as u64;
         Ok(())
+    }
+
+    /// Scans the window of the tail and `data` (which starts at `start`), and starts carrying
+    /// an encoded archive the window ends inside.
+    fn scan_window(&mut self, data: &[u8], start: u64) -> Result<(), String> {
+        let mut window = Vec::with_capacity(self.tail.len() + data.len());
+        window.extend_from_slice(&self.tail);
+        window.extend_from_slice(data);
+        // UTF-16 is read in whole units, counted from the file's start.
+        let skew = match self.encoding {
+            Encoding::Utf8 => 0,
+            _ => usize::try_from(start.wrapping_sub(self.tail.len() as u64) & 1).unwrap_or(0),
+        };
+        let text = self.encoding.decode(&window[skew.min(window.len())..]);
+        let own = Instant::now() + budget(text.len());
+        let within = match self.within {
+            Some(outer) => Within {
+                deadline: outer.deadline.min(own),
+                depth: outer.depth,
+            },
+            None => Within {
+                deadline: own,
+                depth: 0,
+            },
+        };
+        let scan = (self.readers.text)(
+            &Subject {
+                path: &self.path,
+                text: &text,
+            },
+            within,
+        );
+        self.findings.absorb(Findings {
+            credential_file: scan.credential_file,
+            rules: scan.rules(),
+            complete: true,
+            unread: scan.unread.clone(),
+        });
+        // What a scan found counts even when it ran out of time.
+        if !scan.complete && !self.findings.found() {
+            self.findings.complete = false;
+            return Err(format!(
+                "could not be checked for credentials in time (at {} MiB of it)",
+                start >> 20
+            ));
+        }
+        if self.carried.is_none() {
+            self.carried = Carried::starting(&text, start == 0);
+        }
+        Ok(())
+    }
+
+    /// Carries an encoded archive on through `data`; judges it once its block ends.
+    fn carry_on(&mut self, data: &[u8]) {
+        let Some(carried) = self.carried.as_mut() else {
+            return;
+        };
+        let ended = carried.feed(data);
+        if carried.too_long() {
+            self.carried = None;
+            self.findings.unread.get_or_insert(
+                "holds an encoded archive too large to open (over 48 MiB)".to_owned(),
+            );
+        } else if ended {
+            self.judge_carried();
+        }
+    }
+
+    /// Judges the carried archive as the file it is.
+    fn judge_carried(&mut self) {
+        let Some(carried) = self.carried.take() else {
+            return;
+        };
+        let within = self.within.unwrap_or_else(|| Within::untimed(0)).deeper();
+        let found = (self.readers.file)(&carried.name, &carried.decoded(), within);
+        self.findings.absorb(found);
     }
 
     /// Reads what the file's first bytes say it is: its encoding, gzip (then judged as what it
@@ -188,7 +235,7 @@ impl FileScan {
             };
             self.inflated = Some(Box::new(Inflated {
                 gunzip: Gunzip::new(),
-                scan: FileScan::with(&inside, Some(within), self.read_text),
+                scan: FileScan::with(&inside, Some(within), self.readers),
             }));
         } else if let Some(format) = archive::unopened_format(start) {
             self.findings.unread = Some(format!(
@@ -207,8 +254,10 @@ impl FileScan {
         self.offset
     }
 
-    /// What was found (a gzip stream's end judged first).
+    /// What was found (a gzip stream's end, and an encoded archive the file ends inside,
+    /// judged first).
     pub fn findings(mut self) -> Findings {
+        self.judge_carried();
         if let Some(inflated) = self.inflated.take() {
             let Inflated {
                 mut gunzip,

@@ -13,9 +13,8 @@ use crate::{Findings, Rule, Scan, Secret, Subject, Within, encoded, literals, qu
 pub(crate) trait Reads {
     /// Scans a text.
     fn text(&self, subject: &Subject<'_>, within: Within) -> Scan;
-    /// Judges the bytes of a file named `name`; `cut` when a window of a longer file may have
-    /// cut them.
-    fn file(&self, name: &str, bytes: &[u8], cut: bool, within: Within) -> Findings;
+    /// Judges the bytes of a file named `name`.
+    fn file(&self, name: &str, bytes: &[u8], within: Within) -> Findings;
 }
 
 /// What the views of a text found.
@@ -62,7 +61,7 @@ pub(crate) fn scan(reads: &dyn Reads, text: &str, within: Within) -> Found {
     }
     for block in encoded::blocks(text) {
         let name = block.name.as_deref().unwrap_or("");
-        let inner = reads.file(name, &block.bytes, block.cut, deeper);
+        let inner = reads.file(name, &block.bytes, deeper);
         found.complete &= inner.complete;
         found.unread = found.unread.or(inner.unread);
         if let Some(rule) = inner.credential_file.or(inner.rules.first().copied()) {
