@@ -202,6 +202,29 @@ pub(super) fn credentials(m: &mut Made, f: &mut SharedFolder) {
         vec![passphrase],
         "release key until the vault",
     );
+    // An archive attached to a mail, larger than a window of the original's reading (1 MiB):
+    // its block is carried on to its end and opened whole.
+    let token = format!("ghp_{}", m.of(ALNUM, 36));
+    let photos = m.bytes(1_500_000);
+    secret(
+        f,
+        "mail/2026-03-06-holiday-backup.eml",
+        "mail-attached-large-zip",
+        mail_with_attachment(
+            "the holiday backup",
+            "The holiday photos and the old settings, zipped.",
+            "holiday-backup.zip",
+            &package_with_parts(&[
+                ("photos/beach.raw", &photos),
+                (
+                    "settings/.env",
+                    format!("GITHUB_TOKEN={token}\n").as_bytes(),
+                ),
+            ]),
+        ),
+        vec![token],
+        "holiday photos old settings zipped",
+    );
     let token = format!("glpat-{}", m.of(ALNUM, 20));
     binary(
         f,
@@ -296,6 +319,22 @@ pub(super) fn look_alikes(m: &mut Made, f: &mut SharedFolder) {
         "a table about passwords, masked",
         "# Password rules\n\n| Site | User | Password |\n|---|---|---|\n| bank | ann | ******** |\n| mail | ann | (in the manager) |\n\nEvery password lives in the manager.\n".to_owned(),
         "every password lives in the manager",
+    );
+    let scans = m.bytes(1_500_000);
+    look_alike(
+        f,
+        "mail/2026-03-07-scans.eml",
+        "a mail with a large archive attached, of ordinary files",
+        mail_with_attachment(
+            "the scanned letters",
+            "The scanned letters from the attic, zipped.",
+            "letters.zip",
+            &package_with_parts(&[
+                ("letters/1921.raw", &scans),
+                ("letters/index.txt", b"Letters from 1921.\n"),
+            ]),
+        ),
+        "scanned letters from the attic",
     );
     f.files.push(File {
         path: "backup/recipes.zip".to_owned(),
