@@ -9,16 +9,17 @@ use crate::{Findings, files};
 
 /// Members an archive may hold.
 const MAX_MEMBERS: usize = 100_000;
-/// Bytes an archive may expand to, at least: more when it is large ([`EXPANSION`] times its
-/// size), never more than [`MAX_EXPANDED`].
-const MIN_EXPANDED: u64 = 64 << 20;
-/// Times its own size an archive, or a member its compressed size, may expand to: ordinary
-/// archives stay far below (Office files, logs: tens), a bomb goes far past (a thousand).
-const EXPANSION: u64 = 200;
-/// Bytes a member may hold whatever its ratio.
-const SMALL_MEMBER: u64 = 1 << 20;
+/// Bytes an archive or a compressed stream may expand to, at least: more when it is large
+/// ([`EXPANSION`] times its size).
+pub(crate) const MIN_EXPANDED: u64 = 64 << 20;
+/// Times its own size an archive or a compressed stream, or a member its compressed size, may
+/// expand to: ordinary ones stay far below (Office files, logs: tens), a bomb goes far past (a
+/// thousand).
+pub(crate) const EXPANSION: u64 = 200;
 /// Bytes an archive may expand to, at most.
 const MAX_EXPANDED: u64 = 4 << 30;
+/// Bytes a member may hold whatever its ratio.
+const SMALL_MEMBER: u64 = 1 << 20;
 
 /// Whether a file starting with `start` is a zip archive (or a format built on it).
 pub fn is_archive(start: &[u8]) -> bool {

@@ -6,18 +6,15 @@ use std::io::Write as _;
 
 use flate2::write::MultiGzDecoder;
 
+use crate::archive::{EXPANSION, MIN_EXPANDED};
+
 /// Whether a file starting with `start` is gzip.
 pub(crate) fn is_gzip(start: &[u8]) -> bool {
     start.starts_with(&[0x1F, 0x8B])
 }
 
-/// Bytes a gzip stream may expand to, at least; more when it is large ([`EXPANSION`] times
-/// what was read), never more than [`MAX_EXPANDED`].
-const MIN_EXPANDED: u64 = 64 << 20;
-/// Times its compressed size a gzip stream may expand to: logs and text stay far below (tens),
-/// a bomb goes far past (a thousand).
-const EXPANSION: u64 = 200;
-/// Bytes a gzip stream may expand to, at most.
+/// Bytes a gzip stream may expand to, at most (at least [`MIN_EXPANDED`], and [`EXPANSION`]
+/// times what was read, as an archive).
 const MAX_EXPANDED: u64 = 16 << 30;
 
 /// A gzip stream being decompressed.
