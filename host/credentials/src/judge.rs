@@ -7,9 +7,8 @@ use std::io::{Cursor, Read, Seek};
 use std::time::{Duration, Instant};
 
 use crate::archive::{self, Expansion, NotOpened};
-use crate::stream::{FileScan, Readers};
-use crate::views::Reads;
-use crate::{Detector, Findings, MAX_DEPTH, Scan, Subject, Within};
+use crate::stream::FileScan;
+use crate::{Detector, Findings, MAX_DEPTH, Readers, Scan, Subject, Within};
 
 /// Bytes of a member read at a time.
 const READ_BYTES: usize = 1 << 20;
@@ -25,7 +24,7 @@ impl Detector {
             deadline: Instant::now() + budget,
             depth: 0,
         };
-        self.scan_within(subject, within, &Judge)
+        self.scan_within(subject, within, READERS)
     }
 }
 
@@ -36,24 +35,11 @@ impl FileScan {
     }
 }
 
-/// How views are read: by the shared detector, and as files.
-struct Judge;
-
-impl Reads for Judge {
-    fn text(&self, subject: &Subject<'_>, within: Within) -> Scan {
-        read_text(subject, within)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8], within: Within) -> Findings {
-        judge_bytes(name, bytes, within)
-    }
-}
-
 fn read_text(subject: &Subject<'_>, within: Within) -> Scan {
-    Detector::shared().scan_within(subject, within, &Judge)
+    Detector::shared().scan_within(subject, within, READERS)
 }
 
-/// How a file's windows and the files found in them are judged.
+/// How texts, a file's windows and the files found in them are judged.
 const READERS: Readers = Readers {
     text: read_text,
     file: judge_bytes,

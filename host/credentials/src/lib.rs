@@ -168,6 +168,16 @@ impl Findings {
     }
 }
 
+/// How texts and the files found in them are read, for the parts that find them (views, a
+/// file's windows) without reaching up to the judge that ties them together.
+#[derive(Clone, Copy)]
+pub(crate) struct Readers {
+    /// Scans a text (the detector's rules, then its views).
+    pub text: fn(&Subject<'_>, Within) -> Scan,
+    /// Judges the bytes of a file found inside another, by its name.
+    pub file: fn(&str, &[u8], Within) -> Findings,
+}
+
 /// How many times a text may be read in another form inside another (a base64 attachment of
 /// a quoted mail inside an archive...).
 pub(crate) const MAX_DEPTH: u8 = 3;

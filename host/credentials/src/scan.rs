@@ -12,8 +12,9 @@ use regex::{Captures, Regex};
 use crate::entropy::shannon;
 use crate::placeholder::{is_placeholder, is_reference, is_stand_in_password, names_a_secret};
 use crate::tokens::{Check, Matcher, PRIVATE_KEY, TokenRule, is_user_password, jwt_at};
-use crate::views::Reads;
-use crate::{MAX_DEPTH, Rule, Scan, Secret, Subject, Within, files, generic, pem, tables, views};
+use crate::{
+    MAX_DEPTH, Readers, Rule, Scan, Secret, Subject, Within, files, generic, pem, tables, views,
+};
 
 /// How far past a keyword a rule's window reaches (besides the rule's own reach): matches whose
 /// keyword lies in it are found in one go, and the rule's keywords there are passed over.
@@ -120,13 +121,13 @@ impl Detector {
     }
 
     /// Scans `subject` within `within`: whether it is a credential file, and the secrets its
-    /// text holds, also in other forms (quoted, joined, encoded: read by `reads`) while the
+    /// text holds, also in other forms (quoted, joined, encoded: read by `readers`) while the
     /// depth allows. A scan that runs out of time, or finds more than it keeps, is incomplete.
     pub(crate) fn scan_within(
         &self,
         subject: &Subject<'_>,
         within: Within,
-        reads: &dyn Reads,
+        readers: Readers,
     ) -> Scan {
         if let Some(rule) = files::by_name(subject.path) {
             return Scan {
@@ -151,7 +152,7 @@ impl Detector {
         secrets.extend(tables::password_cells(text));
         let mut unread = None;
         if complete && within.depth < MAX_DEPTH {
-            let seen = views::scan(reads, text, within);
+            let seen = views::scan(readers, text, within);
             secrets.extend(seen.secrets);
             complete = seen.complete;
             unread = seen.unread;

@@ -12,16 +12,7 @@ use std::time::Instant;
 use crate::carried::Carried;
 use crate::gunzip::{Gunzip, is_gzip};
 use crate::tar::{TarNames, is_tar};
-use crate::{Findings, MAX_DEPTH, Scan, Subject, Within, archive, budget};
-
-/// How a file's windows are scanned, and the files found in them judged.
-#[derive(Clone, Copy)]
-pub(crate) struct Readers {
-    /// Scans a window's text.
-    pub text: fn(&Subject<'_>, Within) -> Scan,
-    /// Judges the bytes of a file found inside (a carried attachment), by its name.
-    pub file: fn(&str, &[u8], Within) -> Findings,
-}
+use crate::{Findings, MAX_DEPTH, Readers, Subject, Within, archive, budget};
 
 /// Bytes of the previous chunk scanned again with the next: longer than any secret the rules
 /// find (an RSA key of 8,192 bits is about 6.5 KB of PEM).

@@ -7,15 +7,7 @@
 
 use std::ops::Range;
 
-use crate::{Findings, Rule, Scan, Secret, Subject, Within, encoded, literals, quotes};
-
-/// How a view is read: its text scanned as any text is, its bytes judged as a file.
-pub(crate) trait Reads {
-    /// Scans a text.
-    fn text(&self, subject: &Subject<'_>, within: Within) -> Scan;
-    /// Judges the bytes of a file named `name`.
-    fn file(&self, name: &str, bytes: &[u8], within: Within) -> Findings;
-}
+use crate::{Readers, Rule, Secret, Subject, Within, encoded, literals, quotes};
 
 /// What the views of a text found.
 #[derive(Debug, Default)]
@@ -28,8 +20,8 @@ pub(crate) struct Found {
     pub unread: Option<String>,
 }
 
-/// Reads every view of `text` with `reads`, one level deeper than `within`.
-pub(crate) fn scan(reads: &dyn Reads, text: &str, within: Within) -> Found {
+/// Reads every view of `text` with `readers`, one level deeper than `within`.
+pub(crate) fn scan(readers: Readers, text: &str, within: Within) -> Found {
     let deeper = within.deeper();
     let mut found = Found {
         complete: true,
@@ -37,7 +29,7 @@ pub(crate) fn scan(reads: &dyn Reads, text: &str, within: Within) -> Found {
     };
     let text_views = quotes::views(text).into_iter().chain(literals::views(text));
     for view in text_views {
-        let inner = reads.text(
+        let inner = (readers.text)(
             &Subject {
                 path: "",
                 text: &view.text,
@@ -61,7 +53,7 @@ pub(crate) fn scan(reads: &dyn Reads, text: &str, within: Within) -> Found {
     }
     for block in encoded::blocks(text) {
         let name = block.name.as_deref().unwrap_or("");
-        let inner = reads.file(name, &block.bytes, deeper);
+        let inner = (readers.file)(name, &block.bytes, deeper);
         found.complete &= inner.complete;
         found.unread = found.unread.or(inner.unread);
         if let Some(rule) = inner.credential_file.or(inner.rules.first().copied()) {
