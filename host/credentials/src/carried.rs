@@ -116,4 +116,22 @@ mod tests {
         }
         assert!(Carried::starting("plain text that ends\n", false).is_none());
     }
+
+    #[test]
+    fn a_carried_block_stops_at_its_bound() {
+        let line = format!("{}\r\n", "QUF1".repeat(19));
+        let start = format!("UEsDBA{}\r\n{line}", "A".repeat(70));
+        let mut carried = Carried::starting(&start, true).expect("carried");
+        let chunk = line.repeat((1 << 20) / line.len());
+        let mut fed = 0;
+        while !carried.too_long() {
+            assert!(!carried.feed(chunk.as_bytes()), "the block goes on");
+            fed += chunk.len();
+            assert!(
+                fed <= MAX_CARRIED * 2,
+                "never past its bound by more than a chunk"
+            );
+        }
+        assert!(fed > MAX_CARRIED);
+    }
 }
