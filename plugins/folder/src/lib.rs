@@ -6,9 +6,7 @@
 //! Markdown, source code, HTML, JSON, CSV/TSV, PDF (with pages) and DOCX. Other files, and files
 //! over the size limit, are listed with their metadata only.
 
-mod extract;
 mod ids;
-mod kinds;
 mod scan;
 mod walk;
 
@@ -21,7 +19,7 @@ use quarry_sdk::{
     Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, FileChunk, ScannedPage,
 };
 
-use crate::kinds::Kind;
+use quarry_extract::{self as extract, Kind, kinds};
 use crate::walk::{FileEntry, Filters};
 
 /// Files listed per `list-docs` call.

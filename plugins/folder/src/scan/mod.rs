@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use quarry_sdk::ocr::{self, GrayImage, OcrError};
 use quarry_sdk::{Error, LogLevel, ScannedPage};
 
-use crate::kinds::Kind;
+use quarry_extract::Kind;
 
 /// Pages read per call stop once this much time has passed (the call's limit is 30 s, and a
 /// page takes one to a few seconds): the host asks again for the rest.

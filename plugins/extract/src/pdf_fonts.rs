@@ -669,7 +669,7 @@ fn unhex(digits: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::pdf::{one_page, to_content};
+    use crate::pdf::{one_page, to_content};
     use lopdf::{Stream, dictionary};
 
     /// A ToUnicode map of `sections` (CMap text between `begincmap` and `endcmap`).
@@ -829,7 +829,7 @@ mod tests {
         let mut state = 0x9E37_79B9_7F4A_7C15;
         for round in 0..2_000 {
             let mut map = cmap("3 beginbfrange\n<20> <7E> <0020>\nendbfrange");
-            let noise = crate::scan::garbage(&mut state, 1 + round % 300);
+            let noise = crate::tests_support::garbage(&mut state, 1 + round % 300);
             let at = (round * 7) % map.len();
             map.splice(at..at, noise);
             let tidy = tidy_cmap(&map);

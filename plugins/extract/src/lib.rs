@@ -1,11 +1,13 @@
-//! Text extraction, by kind of file. Runs inside the sandbox: parsers of untrusted files are
-//! exactly what a sandbox is for.
+//! Text extraction, by kind of file, shared by Quarry's connectors (the folder connector's
+//! files, the IMAP connector's messages and their attachments). Runs inside the sandbox:
+//! parsers of untrusted files are exactly what a sandbox is for.
 
 mod delimited;
 mod docx;
 mod epub;
 mod json;
-mod mail;
+pub mod kinds;
+pub mod mail;
 mod ooxml;
 mod opendocument;
 mod package;
@@ -21,7 +23,7 @@ use std::io;
 use quarry_sdk::fs::File;
 use quarry_sdk::{Content, Error};
 
-use crate::kinds::Kind;
+pub use crate::kinds::Kind;
 use opendocument::Flavour;
 use spreadsheet::Book;
 
@@ -110,4 +112,19 @@ pub fn from_bytes(kind: Kind, bytes: Vec<u8>) -> Result<Content, Error> {
         Kind::Binary => Content::text(String::new()),
         _ => Content::text(text::decode(bytes)),
     })
+}
+
+/// Pseudo-random bytes (xorshift) for the tests that feed decoders garbage.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) fn garbage(state: &mut u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *state ^= *state << 13;
+                *state ^= *state >> 7;
+                *state ^= *state << 17;
+                *state as u8
+            })
+            .collect()
+    }
 }
