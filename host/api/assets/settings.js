@@ -502,13 +502,21 @@ function renderPluginFields() {
       input = el("input", {
         id, dataset: { key: field.key }, autocomplete: "off", spellcheck: "false",
         type: field.type === "password" ? "password" : field.type === "number" ? "number" : field.type === "url" ? "url" : "text",
-        placeholder: field.type === "directory" ? "/full/path/to/folder" : field.type === "url" ? "https://example.com/feed.xml" : (field.default || ""),
+        placeholder: field.type === "directory" ? "/full/path/to/folder"
+          : field.type === "certificate" ? "/full/path/to/ca.pem"
+          : field.type === "url" ? urlExample(field.schemes) : (field.default || ""),
       });
     }
     box.append(label, input);
     if (field.description) box.append(el("p", { class: "hint" }, field.description));
   }
   $("#connector-asks").replaceChildren(...plugin.capabilities.map((c) => el("li", {}, c)));
+}
+
+// An example address for a URL setting of these schemes (`https` unless the plugin says).
+function urlExample(schemes) {
+  const scheme = (schemes && schemes[0]) || "https";
+  return scheme === "https" || scheme === "http" ? `${scheme}://example.com/feed.xml` : `${scheme}://mail.example.com`;
 }
 
 async function addConnector(event) {

@@ -334,6 +334,8 @@ pub struct PluginUsageView {
     pub cpu_ms: u64,
     /// The most memory one instance held.
     pub peak_memory_bytes: u64,
+    /// Bytes read and written over its network connections.
+    pub network_bytes: u64,
 }
 
 impl ConnectorView {
@@ -376,6 +378,7 @@ impl ConnectorView {
                 failed_calls: c.usage.failed_calls,
                 cpu_ms: c.usage.cpu_us / 1000,
                 peak_memory_bytes: c.usage.peak_memory_bytes,
+                network_bytes: c.usage.network_bytes,
             }),
             credentials: Some(CredentialsView {
                 mode: c.credentials.mode.as_str(),
@@ -710,9 +713,11 @@ pub struct SettingView {
     pub key: String,
     /// Its label.
     pub label: String,
-    /// `text`, `password`, `number`, `bool`, `directory` or `url`.
+    /// `text`, `password`, `number`, `bool`, `directory`, `url` or `certificate`.
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// For a `url` setting, the schemes it takes (`https`, `imaps`...); empty for others.
+    pub schemes: Vec<String>,
     /// Whether a connector must set it.
     pub required: bool,
     /// Its default.
@@ -744,6 +749,12 @@ impl PluginView {
                         FieldKind::Bool => "bool",
                         FieldKind::Directory => "directory",
                         FieldKind::Url => "url",
+                        FieldKind::Certificate => "certificate",
+                    },
+                    schemes: if f.kind == FieldKind::Url {
+                        f.schemes()
+                    } else {
+                        Vec::new()
                     },
                     required: f.required,
                     default: f.default.clone(),

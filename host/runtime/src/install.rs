@@ -117,26 +117,50 @@ impl Plugin {
         if asks.is_empty() {
             asks.push("No access to your files".to_owned());
         }
-        let urls: Vec<String> = manifest
-            .config
-            .iter()
-            .filter(|f| f.kind == crate::FieldKind::Url)
-            .map(|f| format!("\u{201c}{}\u{201d}", f.display_name()))
-            .collect();
-        if !urls.is_empty() {
+        let quoted = |f: &crate::ConfigField| format!("\u{201c}{}\u{201d}", f.display_name());
+        let urls = manifest.config.iter().filter(|f| f.kind == crate::FieldKind::Url);
+        let web: Vec<String> = urls.clone().filter(|f| !f.is_stream_url()).map(quoted).collect();
+        if !web.is_empty() {
             asks.push(format!(
                 "Connect over HTTP to the host of the address you give as {} (no other host)",
-                urls.join(" or ")
+                web.join(" or ")
+            ));
+        }
+        for field in urls.filter(|f| f.is_stream_url()) {
+            asks.push(format!(
+                "Connect to the server you give as {} ({}), encrypted by TLS that Quarry checks (STARTTLS where the address says so; never in clear), and to no other server",
+                quoted(field),
+                field
+                    .schemes()
+                    .iter()
+                    .map(|s| format!("{s}://"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             ));
         }
         if !manifest.capabilities.network.is_empty() {
             asks.push(format!(
-                "Connect over HTTP to {}",
+                "Connect over HTTP{} to {}",
+                if manifest.capabilities.streams {
+                    " and TLS"
+                } else {
+                    ""
+                },
                 manifest.capabilities.network.join(", ")
             ));
         }
-        if urls.is_empty() && manifest.capabilities.network.is_empty() {
+        if asks_no_network(manifest) {
             asks.push("No network access".to_owned());
+        }
+        for field in manifest
+            .config
+            .iter()
+            .filter(|f| f.kind == crate::FieldKind::Certificate)
+        {
+            asks.push(format!(
+                "Trust, for its encrypted connections, the certificate authorities in the file you give as {} (Quarry reads the file; the plugin only learns its path)",
+                quoted(field)
+            ));
         }
         for secret in manifest
             .config
@@ -156,4 +180,13 @@ impl Plugin {
         ));
         asks
     }
+}
+
+/// Whether `manifest` asks for no network access at all.
+fn asks_no_network(manifest: &crate::Manifest) -> bool {
+    manifest.capabilities.network.is_empty()
+        && !manifest
+            .config
+            .iter()
+            .any(|f| f.kind == crate::FieldKind::Url)
 }

@@ -34,4 +34,5 @@ pub use policy::grant::Grant;
 pub use policy::protected::ProtectedPaths;
 pub use sandbox::reports::{Progress, ProgressFn};
 pub use usage::Usage;
+pub use wit::source::Watched;
 pub use wit::version::WitVersion;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::error::{RuntimeError, RuntimeErrorKind};
 use crate::plugin_files::{MAX_MANIFEST_BYTES, read_bounded_text};
-use crate::policy::hosts::{check_host_entry, entry_for_url};
+use crate::policy::hosts::{WEB_SCHEMES, check_host_entry, entry_for_url, is_known_scheme};
 use crate::wit::version::WitVersion;
 
 /// File name of a manifest, next to the component it describes.
@@ -97,6 +97,10 @@ pub struct ConfigField {
     /// Help text shown next to the field.
     #[serde(default)]
     pub description: String,
+    /// For a `url` field, the schemes it takes (`["imaps", "imap"]`); `http` and `https`
+    /// when not given.
+    #[serde(default)]
+    pub schemes: Vec<String>,
 }
 
 /// The kinds of configuration values.
@@ -116,8 +120,14 @@ pub enum FieldKind {
     Directory,
     /// An `http://` or `https://` URL: the plugin may reach its host (and port) over HTTP. This
     /// is the network capability of sources the user names (a feed, an API); the user grants
-    /// the host when adding the connector.
+    /// the host when adding the connector. A field whose `schemes` name a protocol of streams
+    /// (`imaps`, `imap`, `smtps`...) grants its host and port (the scheme's by default) to the
+    /// plugin's streams (`network.open-stream`) instead.
     Url,
+    /// A PEM file on this machine of certificate authorities the host trusts for this
+    /// connector's TLS, besides the system's (a private CA). The host reads it; the plugin
+    /// gets only its path and cannot read the file.
+    Certificate,
 }
 
 /// Capabilities beyond reading `directory` fields.
@@ -129,6 +139,10 @@ pub struct Capabilities {
     /// granted when a connector is added.
     #[serde(default)]
     pub network: Vec<String>,
+    /// Whether the plugin opens streams (`network.open-stream`, WIT 0.5.0) to the hosts of its
+    /// grant: TLS done and verified by the host. Shown to the user at install.
+    #[serde(default)]
+    pub streams: bool,
 }
 
 impl Manifest {
@@ -237,6 +251,18 @@ impl ConfigField {
                 self.key
             ));
         }
+        if !self.schemes.is_empty() && self.kind != FieldKind::Url {
+            return Err(format!(
+                "config key {:?}: only a url field takes `schemes`",
+                self.key
+            ));
+        }
+        if let Some(unknown) = self.schemes.iter().find(|s| !is_known_scheme(s)) {
+            return Err(format!(
+                "config key {:?}: scheme {unknown:?} is not one Quarry grants (http, https, imaps, imap, smtps, submission, smtp, pop3s, pop3, ldaps, ldap, tls)",
+                self.key
+            ));
+        }
         if let Some(default) = &self.default {
             if self.kind == FieldKind::Directory {
                 return Err(format!(
@@ -262,9 +288,36 @@ impl ConfigField {
             FieldKind::Directory if !Path::new(value).is_absolute() => {
                 Err(format!("must be an absolute path, got {value:?}"))
             }
-            FieldKind::Url => entry_for_url(value).map(|_| ()),
+            FieldKind::Certificate if !Path::new(value).is_absolute() => Err(format!(
+                "must be the absolute path of a PEM file of certificates, got {value:?}"
+            )),
+            FieldKind::Url => self.url_entry(value).map(|_| ()),
             _ => Ok(()),
         }
+    }
+
+    /// The schemes a `url` field takes.
+    pub fn schemes(&self) -> Vec<String> {
+        if self.schemes.is_empty() {
+            WEB_SCHEMES.map(str::to_owned).to_vec()
+        } else {
+            self.schemes.clone()
+        }
+    }
+
+    /// Whether this is a `url` field of a protocol other than the web's (its host is reached
+    /// over a stream).
+    pub fn is_stream_url(&self) -> bool {
+        self.kind == FieldKind::Url
+            && self
+                .schemes()
+                .iter()
+                .any(|s| !WEB_SCHEMES.contains(&s.as_str()))
+    }
+
+    /// The grant entry of `value`, a URL of this field; the error completes "`key` ...".
+    pub(crate) fn url_entry(&self, value: &str) -> Result<String, String> {
+        entry_for_url(value, &self.schemes())
     }
 }
 

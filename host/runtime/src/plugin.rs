@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use quarry_core::ocr::{ScannedPage, TextRecognizer};
 use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch, SourceDoc};
@@ -31,8 +32,10 @@ use crate::sandbox::limiter::MemoryLimiter;
 use crate::sandbox::ocr::OcrGate;
 use crate::sandbox::reports::{ProgressFn, Reports};
 use crate::sandbox::stdio::TailCapture;
+use crate::sandbox::streams::StreamGate;
+use crate::sandbox::tls;
 use crate::usage::{Usage, thread_cpu_time};
-use crate::wit::source::{Answer, CallError};
+use crate::wit::source::{Answer, CallError, Watched};
 use crate::wit::version::WitVersion;
 use crate::wit::{self, ConnectorInstance, ConnectorPre, WIT_PACKAGE};
 
@@ -180,11 +183,18 @@ impl Plugin {
         grant: &Grant,
         progress: Option<ProgressFn>,
     ) -> Result<Session, RuntimeError> {
+        let config_error = |message| RuntimeError::of(self.id(), RuntimeErrorKind::Config { message });
         let setup = resolve(&self.inner.manifest, values, grant, &self.inner.protected)
-            .map_err(|message| RuntimeError::of(self.id(), RuntimeErrorKind::Config { message }))?;
+            .map_err(config_error)?;
+        let tls = if setup.streams && self.inner.version.watches() {
+            Some(tls::client_config(&setup.certificates).map_err(config_error)?)
+        } else {
+            None
+        };
         Ok(Session {
             plugin: self.clone(),
             setup,
+            tls,
             progress,
             live: None,
             usage: Usage::default(),
@@ -253,6 +263,8 @@ fn together_len(docs: &[ToFetch<'_>]) -> usize {
 pub struct Session {
     plugin: Plugin,
     setup: SandboxSetup,
+    /// The TLS settings of its streams, when its plugin opens streams.
+    tls: Option<Arc<rustls::ClientConfig>>,
     progress: Option<ProgressFn>,
     live: Option<Live>,
     usage: Usage,
@@ -461,6 +473,26 @@ impl Session {
         })
     }
 
+    /// Whether the source changed after `checkpoint` (WIT `watch`), waiting at most `max_wait`
+    /// for it; the call may take that long besides its usual time. [`Watched::Unsupported`]
+    /// for a plugin whose version has no such call (before 0.5.0).
+    pub fn watch(
+        &mut self,
+        checkpoint: Option<&str>,
+        max_wait: Duration,
+    ) -> Result<Watched, RuntimeError> {
+        if !self.plugin.inner.version.watches() {
+            return Ok(Watched::Unsupported);
+        }
+        let max_wait_ms = u32::try_from(max_wait.as_millis()).unwrap_or(u32::MAX);
+        let watched = self.call_unredacted("watch", max_wait, |instance, store| {
+            instance.source().watch(store, checkpoint, max_wait_ms)
+        });
+        watched
+            .map(|w| w.unwrap_or(Watched::Unsupported))
+            .map_err(|e| e.redacted(&self.setup.secrets))
+    }
+
     /// Runs one call on the live instance (creating it first if needed), under the deadline.
     /// A host-side failure (output that breaks the contract too) drops the instance; the plugin's
     /// own error does not. An error never carries a secret setting's value, whatever the plugin
@@ -470,16 +502,18 @@ impl Session {
         call: &'static str,
         f: impl FnOnce(&ConnectorInstance, &mut Store<HostState>) -> Answer<R>,
     ) -> Result<R, RuntimeError> {
-        self.call_unredacted(call, f)
+        self.call_unredacted(call, Duration::ZERO, f)
             .map_err(|e| e.redacted(&self.setup.secrets))
     }
 
+    /// Runs one call that may take `longer` than the plugin's call timeout (`watch`).
     fn call_unredacted<R>(
         &mut self,
         call: &'static str,
+        longer: Duration,
         f: impl FnOnce(&ConnectorInstance, &mut Store<HostState>) -> Answer<R>,
     ) -> Result<R, RuntimeError> {
-        let ticks = deadline_ticks(&self.plugin.inner.limits);
+        let ticks = deadline_ticks(self.plugin.inner.limits.call_timeout + longer);
         let _deadline_running = self.plugin.inner.ticker.call_running();
         // A call's CPU time includes making its instance, when it needs a new one.
         let cpu_before = thread_cpu_time();
@@ -492,14 +526,16 @@ impl Session {
             })?,
         };
         live.store.set_epoch_deadline(ticks);
-        live.store.data_mut().begin_call();
+        live.store.data_mut().begin_call(longer);
         let result = f(&live.instance, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
-        self.refused_own
-            .extend(live.store.data_mut().files.take_refused_own());
-        let state = live.store.data();
+        let state = live.store.data_mut();
+        state.end_call();
+        self.refused_own.extend(state.files.take_refused_own());
+        self.usage.network_bytes += state.streams.take_bytes();
+        let mut refused = state.gate.take_refused();
+        refused.extend(state.streams.take_refused());
         self.usage.peak_memory_bytes = self.usage.peak_memory_bytes.max(state.limiter.used);
-        let refused = state.gate.take_refused();
         let outcome = match result {
             Ok(Ok(value)) => {
                 self.live = Some(live);
@@ -566,6 +602,11 @@ impl Session {
                 HostGrant::new(&self.setup.hosts),
                 self.setup.secrets.clone(),
             ),
+            StreamGate::new(
+                &self.setup.hosts,
+                self.tls.clone(),
+                self.setup.secrets.clone(),
+            ),
             Reports::new(
                 inner.id.clone(),
                 self.setup.config.clone(),
@@ -578,7 +619,7 @@ impl Session {
             inner.limits.call_timeout,
         )
         .map_err(|e| classify(&self.plugin, call, &e, None))?;
-        state.begin_call();
+        state.begin_call(Duration::ZERO);
         let mut store = Store::new(&inner.engine, state);
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_trap();
@@ -635,7 +676,7 @@ fn classify(
     RuntimeError::in_call(id, call, RuntimeErrorKind::Trap { message })
 }
 
-fn deadline_ticks(limits: &Limits) -> u64 {
-    let ticks = limits.call_timeout.as_millis() / EPOCH_TICK.as_millis();
+fn deadline_ticks(limit: Duration) -> u64 {
+    let ticks = limit.as_millis() / EPOCH_TICK.as_millis();
     u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
 }

@@ -17,6 +17,8 @@ pub struct Usage {
     pub cpu: Duration,
     /// The most linear memory one instance held, in bytes.
     pub peak_memory_bytes: u64,
+    /// Bytes its streams read and wrote (`network.open-stream`).
+    pub network_bytes: u64,
 }
 
 impl Usage {
@@ -28,6 +30,7 @@ impl Usage {
             failed_calls: self.failed_calls.saturating_sub(earlier.failed_calls),
             cpu: self.cpu.saturating_sub(earlier.cpu),
             peak_memory_bytes: self.peak_memory_bytes,
+            network_bytes: self.network_bytes.saturating_sub(earlier.network_bytes),
         }
     }
 }
@@ -59,12 +62,14 @@ mod tests {
             failed_calls: 1,
             cpu: Duration::from_millis(30),
             peak_memory_bytes: 1 << 20,
+            network_bytes: 5000,
         };
         let earlier = Usage {
             calls: 2,
             failed_calls: 1,
             cpu: Duration::from_millis(10),
             peak_memory_bytes: 1 << 19,
+            network_bytes: 1000,
         };
         assert_eq!(
             later.since(&earlier),
@@ -72,7 +77,8 @@ mod tests {
                 calls: 3,
                 failed_calls: 0,
                 cpu: Duration::from_millis(20),
-                peak_memory_bytes: 1 << 20
+                peak_memory_bytes: 1 << 20,
+                network_bytes: 4000,
             }
         );
     }

@@ -164,7 +164,7 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{:<20} {:<9} {:>8} {:>10} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  LAST ERROR",
+        "{:<20} {:<9} {:>8} {:>10} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9} {:>9}  LAST ERROR",
         "NAME",
         "STATUS",
         "DOCS",
@@ -174,7 +174,8 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
         "PLUGIN",
         "CALLS",
         "CPU",
-        "PEAK MEM"
+        "PEAK MEM",
+        "NETWORK"
     );
     let left = |pending: Option<u64>| match pending {
         None => "-".to_owned(),
@@ -183,7 +184,7 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
     };
     for ((c, embedding), ocr) in connectors.iter().zip(embedding).zip(ocr) {
         println!(
-            "{:<20} {:<9} {:>8} {:>10} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9}  {}",
+            "{:<20} {:<9} {:>8} {:>10} {:>10}  {:<24}  {:<16} {:>8} {:>9} {:>9} {:>9}  {}",
             printable(&c.name),
             c.status.as_str(),
             c.doc_count,
@@ -194,6 +195,7 @@ async fn list(paths: &Paths, store: &Store, json: bool) -> anyhow::Result<()> {
             c.usage.calls,
             format!("{:.1} s", c.usage.cpu_us as f64 / 1e6),
             format!("{:.1} MiB", c.usage.peak_memory_bytes as f64 / 1048576.0),
+            format!("{:.1} MiB", c.usage.network_bytes as f64 / 1048576.0),
             printable(c.last_error.as_deref().unwrap_or(""))
         );
     }

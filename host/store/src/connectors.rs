@@ -179,6 +179,8 @@ pub struct PluginUsage {
     pub cpu_us: u64,
     /// The most memory one instance held, in bytes.
     pub peak_memory_bytes: u64,
+    /// Bytes read and written over its network connections.
+    pub network_bytes: u64,
 }
 
 /// A connector. Its `Debug` shows setting keys only: values may be secrets.
@@ -297,13 +299,15 @@ impl Store {
             "UPDATE connectors SET plugin_calls = plugin_calls + ?,
                     plugin_failed_calls = plugin_failed_calls + ?,
                     plugin_cpu_us = plugin_cpu_us + ?,
-                    plugin_peak_memory_bytes = MAX(plugin_peak_memory_bytes, ?)
+                    plugin_peak_memory_bytes = MAX(plugin_peak_memory_bytes, ?),
+                    plugin_network_bytes = plugin_network_bytes + ?
              WHERE id = ?",
         )
         .bind(to_i64(usage.calls))
         .bind(to_i64(usage.failed_calls))
         .bind(to_i64(usage.cpu_us))
         .bind(to_i64(usage.peak_memory_bytes))
+        .bind(to_i64(usage.network_bytes))
         .bind(id.as_str())
         .execute(&self.pool)
         .await?;
@@ -797,6 +801,7 @@ impl PluginUsage {
             failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
             cpu_us: to_u64(row.try_get("plugin_cpu_us")?),
             peak_memory_bytes: to_u64(row.try_get("plugin_peak_memory_bytes")?),
+            network_bytes: to_u64(row.try_get("plugin_network_bytes")?),
         })
     }
 }

@@ -731,6 +731,7 @@ pub fn plugin_usage(usage: &Usage) -> PluginUsage {
         failed_calls: usage.failed_calls,
         cpu_us: u64::try_from(usage.cpu.as_micros()).unwrap_or(u64::MAX),
         peak_memory_bytes: usage.peak_memory_bytes,
+        network_bytes: usage.network_bytes,
     }
 }
 

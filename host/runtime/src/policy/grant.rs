@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::manifest::{FieldKind, Manifest};
-use crate::policy::hosts::{check_host_entry, entry_for_url};
+use crate::manifest::{ConfigField, FieldKind, Manifest};
+use crate::policy::hosts::check_host_entry;
 use crate::policy::protected::ProtectedPaths;
 use crate::policy::secrets::Secrets;
 
@@ -50,7 +50,7 @@ impl Grant {
         let mut hosts: Vec<String> = manifest.capabilities.network.clone();
         for field in manifest.config.iter().filter(|f| f.kind == FieldKind::Url) {
             let value = values.get(&field.key).or(field.default.as_ref());
-            if let Some(entry) = value.and_then(|v| entry_for_url(v).ok()) {
+            if let Some(entry) = value.and_then(|v| field.url_entry(v).ok()) {
                 hosts.push(entry);
             }
         }
@@ -66,8 +66,12 @@ pub(crate) struct SandboxSetup {
     pub(crate) config: Vec<(String, String)>,
     /// (host folder, guest path) pairs, mounted read-only.
     pub(crate) mounts: Vec<(PathBuf, String)>,
-    /// Hosts the sandbox may reach over HTTP.
+    /// Hosts the sandbox may reach over HTTP, and over streams when `streams`.
     pub(crate) hosts: Vec<String>,
+    /// Whether the plugin may open streams (`capabilities.streams`).
+    pub(crate) streams: bool,
+    /// PEM files of the certificate authorities its TLS trusts besides the system's.
+    pub(crate) certificates: Vec<PathBuf>,
     /// The values of its `password` settings, kept out of logs and errors.
     pub(crate) secrets: Secrets,
 }
@@ -82,6 +86,8 @@ impl fmt::Debug for SandboxSetup {
             )
             .field("mounts", &self.mounts)
             .field("hosts", &self.hosts)
+            .field("streams", &self.streams)
+            .field("certificates", &self.certificates)
             .finish()
     }
 }
@@ -112,6 +118,7 @@ pub(crate) fn resolve(
     let mut config = Vec::new();
     let mut mounts = Vec::new();
     let mut secrets = Vec::new();
+    let mut certificates = Vec::new();
     for field in &manifest.config {
         let value = values.get(&field.key).or(field.default.as_ref());
         let Some(value) = value else {
@@ -130,7 +137,10 @@ pub(crate) fn resolve(
             continue;
         }
         if field.kind == FieldKind::Url {
-            granted_url(&field.key, value, grant)?;
+            granted_url(field, value, grant)?;
+        }
+        if field.kind == FieldKind::Certificate {
+            certificates.push(PathBuf::from(value));
         }
         if field.kind == FieldKind::Password {
             secrets.push(value.clone());
@@ -155,6 +165,8 @@ pub(crate) fn resolve(
         config,
         mounts,
         hosts: grant.hosts.clone(),
+        streams: manifest.capabilities.streams,
+        certificates,
         secrets: Secrets::new(secrets),
     })
 }
@@ -191,9 +203,10 @@ fn granted_folder(
     Ok((host, format!("/{key}")))
 }
 
-/// Checks that the grant covers the host of URL setting `key`.
-fn granted_url(key: &str, value: &str, grant: &Grant) -> Result<(), String> {
-    let entry = entry_for_url(value).map_err(|e| format!("`{key}` {e}"))?;
+/// Checks that the grant covers the host of URL setting `field`.
+fn granted_url(field: &ConfigField, value: &str, grant: &Grant) -> Result<(), String> {
+    let key = &field.key;
+    let entry = field.url_entry(value).map_err(|e| format!("`{key}` {e}"))?;
     if grant_covers(&grant.hosts, &entry) {
         return Ok(());
     }

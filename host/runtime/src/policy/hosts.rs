@@ -1,8 +1,9 @@
-//! Which hosts a grant lets a plugin reach over HTTP.
+//! Which hosts a grant lets a plugin reach, over HTTP and over streams.
 //!
 //! A grant entry is `host` (ports 80 and 443, the defaults of http and https) or `host:port`
 //! (that port only). Hosts compare without regard to case. `url` settings grant exactly their
-//! URL's host and port.
+//! URL's host and port: `https://` and `http://` by default, or the schemes their manifest
+//! field names (`imaps://host` grants `host:993`).
 
 /// A granted host, parsed: `host` or `host:port`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,26 +34,82 @@ fn parse_entry(entry: &str) -> Result<Allowed, String> {
     })
 }
 
-/// The grant entry that allows exactly `url`'s host and port (`host` for a default port,
-/// `host:port` otherwise). The error completes "`field` ...".
-pub(crate) fn entry_for_url(url: &str) -> Result<String, String> {
+/// Schemes a `url` setting takes unless its manifest field names others.
+pub(crate) const WEB_SCHEMES: [&str; 2] = ["http", "https"];
+
+/// Schemes a `url` setting may name besides the web's, with their default ports: protocols a
+/// connector speaks over a stream (`network.open-stream`).
+const STREAM_SCHEMES: [(&str, u16); 10] = [
+    ("imaps", 993),
+    ("imap", 143),
+    ("smtps", 465),
+    ("submission", 587),
+    ("smtp", 25),
+    ("pop3s", 995),
+    ("pop3", 110),
+    ("ldaps", 636),
+    ("ldap", 389),
+    ("tls", 0),
+];
+
+/// The default port of `scheme`, when it has one (`tls` has none: its URLs name the port).
+pub(crate) fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => STREAM_SCHEMES
+            .iter()
+            .find(|(name, _)| *name == scheme)
+            .map(|(_, port)| *port)
+            .filter(|port| *port != 0),
+    }
+}
+
+/// Whether `scheme` is one a `url` field may allow.
+pub(crate) fn is_known_scheme(scheme: &str) -> bool {
+    WEB_SCHEMES.contains(&scheme) || STREAM_SCHEMES.iter().any(|(name, _)| *name == scheme)
+}
+
+/// The grant entry that allows exactly `url`'s host and port (`host` for the web's default
+/// ports, `host:port` otherwise), `url` being one of `schemes`. The error completes "`field` ...".
+pub(crate) fn entry_for_url(url: &str, schemes: &[String]) -> Result<String, String> {
+    let example = match schemes.first().map(String::as_str) {
+        None | Some("http" | "https") => "https://example.com/feed.xml".to_owned(),
+        Some(scheme) => format!("{scheme}://mail.example.com"),
+    };
+    let written = || {
+        schemes
+            .iter()
+            .map(|s| format!("{s}://"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
     let uri: http::Uri = url
         .parse()
-        .map_err(|_| format!("must be a URL like https://example.com/feed.xml, got {url:?}"))?;
-    let scheme = uri.scheme_str().unwrap_or_default();
-    if scheme != "http" && scheme != "https" {
-        return Err(format!("must start with http:// or https://, got {url:?}"));
+        .map_err(|_| format!("must be a URL like {example}, got {url:?}"))?;
+    let scheme = uri.scheme_str().unwrap_or_default().to_ascii_lowercase();
+    if !schemes.iter().any(|s| *s == scheme) {
+        return Err(format!("must start with {}, got {url:?}", written()));
     }
     let authority = uri
         .authority()
         .filter(|a| !a.host().is_empty() && !a.as_str().contains('@'))
-        .ok_or_else(|| format!("must name a host (https://example.com/...), got {url:?}"))?;
+        .ok_or_else(|| format!("must name a host ({example}), got {url:?}"))?;
     let host = authority.host().to_ascii_lowercase();
-    Ok(match authority.port_u16() {
-        Some(port) if !(scheme == "http" && port == 80 || scheme == "https" && port == 443) => {
-            format!("{host}:{port}")
+    let web = WEB_SCHEMES.contains(&scheme.as_str());
+    let port = match (authority.port_u16(), default_port(&scheme)) {
+        (Some(port), _) => port,
+        (None, Some(port)) => port,
+        (None, None) => {
+            return Err(format!(
+                "must name its port ({scheme}://host:port), got {url:?}"
+            ));
         }
-        _ => host,
+    };
+    Ok(if web && Some(port) == default_port(&scheme) {
+        host
+    } else {
+        format!("{host}:{port}")
     })
 }
 
@@ -86,6 +143,42 @@ impl HostGrant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn web() -> Vec<String> {
+        WEB_SCHEMES.map(str::to_owned).to_vec()
+    }
+
+    fn entry_for_url(url: &str) -> Result<String, String> {
+        super::entry_for_url(url, &web())
+    }
+
+    #[test]
+    fn stream_schemes_grant_their_port() {
+        let mail = ["imaps".to_owned(), "imap".to_owned()];
+        assert_eq!(
+            super::entry_for_url("imaps://Mail.example.com", &mail),
+            Ok("mail.example.com:993".to_owned())
+        );
+        assert_eq!(
+            super::entry_for_url("imap://127.0.0.1:1143", &mail),
+            Ok("127.0.0.1:1143".to_owned())
+        );
+        assert_eq!(
+            super::entry_for_url("imap://mail.example.com/", &mail),
+            Ok("mail.example.com:143".to_owned())
+        );
+        let refused = super::entry_for_url("https://mail.example.com", &mail);
+        assert!(
+            refused.as_ref().is_err_and(|e| e.contains("imaps:// or imap://")),
+            "{refused:?}"
+        );
+        let tls = ["tls".to_owned()];
+        assert!(super::entry_for_url("tls://h.example.com", &tls).is_err());
+        assert_eq!(
+            super::entry_for_url("tls://h.example.com:7000", &tls),
+            Ok("h.example.com:7000".to_owned())
+        );
+    }
 
     #[test]
     fn entries_and_urls() {

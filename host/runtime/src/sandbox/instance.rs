@@ -1,5 +1,5 @@
 //! What the host keeps per plugin instance, in one slice per area: wasmtime-wasi's contexts and
-//! resource table, the files (`files::guard::FileGuard`), the HTTP gate, the call's deadline,
+//! resource table, the files (`files::guard::FileGuard`), the HTTP gate, the streams, the call's deadline,
 //! the reports, the memory cap and the OCR gate. Each shadow and host call borrows the slice it needs.
 
 use std::time::Duration;
@@ -15,6 +15,7 @@ use super::http::NetworkGate;
 use super::limiter::MemoryLimiter;
 use super::ocr::OcrGate;
 use super::reports::Reports;
+use super::streams::StreamGate;
 use crate::policy::deadline::CallDeadline;
 
 /// State of one plugin instance.
@@ -26,6 +27,8 @@ pub struct HostState {
     pub(crate) files: FileGuard,
     /// Its outgoing HTTP.
     pub(crate) gate: NetworkGate,
+    /// Its streams (`network.open-stream`).
+    pub(crate) streams: StreamGate,
     /// Its log, progress, output and config.
     pub(crate) reports: Reports,
     /// Its memory cap.
@@ -41,10 +44,12 @@ pub struct HostState {
 impl HostState {
     /// The state of an instance whose WASI context is `wasi`; its mounts are learnt from the
     /// context. The outer error is wasmtime's.
+    #[allow(clippy::too_many_arguments)] // one slice per area, each made by its own module
     pub(crate) fn new(
         wasi: WasiCtx,
         files: FileGuard,
         gate: NetworkGate,
+        streams: StreamGate,
         reports: Reports,
         limiter: MemoryLimiter,
         ocr: OcrGate,
@@ -56,6 +61,7 @@ impl HostState {
             table: ResourceTable::new(),
             files,
             gate,
+            streams,
             reports,
             limiter,
             ocr,
@@ -67,12 +73,23 @@ impl HostState {
         Ok(state)
     }
 
-    /// Starts a call that may take the plugin's call timeout: host functions that wait stop
-    /// waiting at its end.
-    pub(crate) fn begin_call(&mut self) {
-        self.deadline = CallDeadline::starting_now(self.call_timeout);
+    /// Starts a call that may take the plugin's call timeout and `longer` (a `watch` call's
+    /// wait): host functions that wait stop waiting at its end.
+    pub(crate) fn begin_call(&mut self, longer: Duration) {
+        self.deadline = CallDeadline::starting_now(self.call_timeout + longer);
         self.gate.set_deadline(self.deadline);
+        self.streams.begin_call(self.deadline);
         self.ocr.set_deadline(self.deadline);
+    }
+
+    /// Ends the running call: the streams it opened are closed.
+    pub(crate) fn end_call(&mut self) {
+        self.streams.end_call();
+    }
+
+    /// The streams slice and the resource table that holds the plugin's handles.
+    pub(crate) fn streams(&mut self) -> (&mut ResourceTable, &mut StreamGate) {
+        (&mut self.table, &mut self.streams)
     }
 
     /// The files slice with wasmtime-wasi's filesystem context and the resource table.

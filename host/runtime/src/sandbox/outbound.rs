@@ -84,7 +84,7 @@ pub(crate) struct Waits {
 
 impl Waits {
     /// `asked`, or what is left of the call, whichever ends first.
-    fn within(&self, asked: Option<Duration>) -> Duration {
+    pub(crate) fn within(&self, asked: Option<Duration>) -> Duration {
         let left = self.deadline.saturating_duration_since(Instant::now());
         asked.map_or(left, |asked| asked.min(left))
     }
@@ -181,7 +181,7 @@ pub(crate) async fn send(
 
 /// The addresses `host` resolves to that the grant lets the plugin reach; refused with the
 /// addresses when there are none (a granted name leading only to private ones).
-async fn resolve_allowed(
+pub(crate) async fn resolve_allowed(
     host: &str,
     port: u16,
     reach: &Reach,
@@ -233,7 +233,7 @@ async fn open_stream(
 
 /// Connects to the first of `addresses` that answers, within `limit` in all: each address gets
 /// an equal share of what is left, so one that never answers does not use up the others' time.
-async fn connect(addresses: &[SocketAddr], limit: Duration) -> Result<TcpStream, HttpError> {
+pub(crate) async fn connect(addresses: &[SocketAddr], limit: Duration) -> Result<TcpStream, HttpError> {
     let until = Instant::now() + limit;
     let mut last = HttpError::ConnectionTimeout;
     for (tried, address) in addresses.iter().enumerate() {
@@ -249,7 +249,7 @@ async fn connect(addresses: &[SocketAddr], limit: Duration) -> Result<TcpStream,
 }
 
 /// A connection, plain or TLS.
-trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+pub(crate) trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
 impl<T> Stream for T where T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
 
 /// TLS client settings: the web's root certificates (webpki-roots), nothing from the machine.

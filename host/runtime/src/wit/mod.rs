@@ -118,6 +118,35 @@ macro_rules! source_calls_since_0_3_0 {
     };
 }
 
+/// `read-scans`, which versions have had since 0.4.0, as a method of [`Source`] (with
+/// `answer`, `doc_ref` and `ScannedPage` in scope).
+macro_rules! source_calls_since_0_4_0 {
+    () => {
+        fn read_scans(
+            &self,
+            store: &mut Store<HostState>,
+            doc: (&DocId, &str),
+            pages: &[u32],
+            limits: &Limits,
+        ) -> Answer<Option<Vec<ScannedPage>>> {
+            let scans = self
+                .quarry_connector_source()
+                .call_read_scans(store, &doc_ref(doc), pages);
+            answer(scans, |scans| {
+                let pages_read = scans
+                    .into_iter()
+                    .map(|page| ScannedPage {
+                        page: page.page,
+                        text: page.text,
+                        confidence: page.confidence,
+                    })
+                    .collect();
+                super::source::scans_of(pages_read, pages, limits).map(Some)
+            })
+        }
+    };
+}
+
 /// The bulk reads of `quarry:connector/host` versions have had since 0.3.0 (`read-folder`,
 /// `read-file-start`, in `sandbox/files/bulk.rs`), as methods of its `host::Host` on
 /// [`HostState`] (with `types`, `EntryKind` and `ReadError` in scope).
@@ -192,6 +221,7 @@ mod v0_1_0;
 mod v0_2_0;
 mod v0_3_0;
 mod v0_4_0;
+mod v0_5_0;
 pub(crate) mod version;
 
 use wasmtime::component::types::ComponentItem;
@@ -212,7 +242,8 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<
     v0_1_0::add_to_linker(linker)?;
     v0_2_0::add_to_linker(linker)?;
     v0_3_0::add_to_linker(linker)?;
-    v0_4_0::add_to_linker(linker)
+    v0_4_0::add_to_linker(linker)?;
+    v0_5_0::add_to_linker(linker)
 }
 
 /// A component linked against the host, ready to instantiate, in the WIT version it exports.
@@ -225,6 +256,8 @@ pub(crate) enum ConnectorPre {
     V0_3_0(v0_3_0::ConnectorPre<HostState>),
     /// `quarry:connector@0.4.0`.
     V0_4_0(v0_4_0::ConnectorPre<HostState>),
+    /// `quarry:connector@0.5.0`.
+    V0_5_0(v0_5_0::ConnectorPre<HostState>),
 }
 
 impl ConnectorPre {
@@ -236,6 +269,7 @@ impl ConnectorPre {
             WitVersion::V0_2_0 => ConnectorPre::V0_2_0(v0_2_0::ConnectorPre::new(pre)?),
             WitVersion::V0_3_0 => ConnectorPre::V0_3_0(v0_3_0::ConnectorPre::new(pre)?),
             WitVersion::V0_4_0 => ConnectorPre::V0_4_0(v0_4_0::ConnectorPre::new(pre)?),
+            WitVersion::V0_5_0 => ConnectorPre::V0_5_0(v0_5_0::ConnectorPre::new(pre)?),
         })
     }
 
@@ -249,6 +283,7 @@ impl ConnectorPre {
             ConnectorPre::V0_2_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_2_0),
             ConnectorPre::V0_3_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_3_0),
             ConnectorPre::V0_4_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_4_0),
+            ConnectorPre::V0_5_0(pre) => pre.instantiate(store).map(ConnectorInstance::V0_5_0),
         }
     }
 }
@@ -264,6 +299,8 @@ pub(crate) enum ConnectorInstance {
     V0_3_0(v0_3_0::Connector),
     /// `quarry:connector@0.4.0`.
     V0_4_0(v0_4_0::Connector),
+    /// `quarry:connector@0.5.0`.
+    V0_5_0(v0_5_0::Connector),
 }
 
 impl ConnectorInstance {
@@ -274,6 +311,7 @@ impl ConnectorInstance {
             ConnectorInstance::V0_2_0(c) => c,
             ConnectorInstance::V0_3_0(c) => c,
             ConnectorInstance::V0_4_0(c) => c,
+            ConnectorInstance::V0_5_0(c) => c,
         }
     }
 }

@@ -58,6 +58,17 @@ pub(crate) fn scans_of(
     Ok(pages)
 }
 
+/// What a connector's `watch` saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watched {
+    /// The source changed: sync now.
+    Changed,
+    /// Nothing changed within the wait: watch again.
+    Quiet,
+    /// The connector cannot watch its source: sync on the schedule.
+    Unsupported,
+}
+
 /// How a call into a plugin ended: `Err` when the host stopped it (a trap, the deadline, the
 /// memory cap), `Ok(Err(_))` when the plugin returned without a usable value.
 pub(crate) type Answer<T> = wasmtime::Result<Result<T, CallError>>;
@@ -121,6 +132,17 @@ pub(crate) trait Source {
         _pages: &[u32],
         _limits: &Limits,
     ) -> Answer<Option<Vec<ScannedPage>>> {
+        Ok(Ok(None))
+    }
+
+    /// Whether the source changed after `checkpoint`, waiting at most `max_wait_ms` for it.
+    /// `None` when the version has no such call (before 0.5.0): the connector cannot watch.
+    fn watch(
+        &self,
+        _store: &mut Store<HostState>,
+        _checkpoint: Option<&str>,
+        _max_wait_ms: u32,
+    ) -> Answer<Option<Watched>> {
         Ok(Ok(None))
     }
 

@@ -15,27 +15,31 @@ pub enum WitVersion {
     V0_3_0,
     /// Adds `read-scans`, and the host's OCR (`recognize-text`).
     V0_4_0,
+    /// Adds `watch`, and the host's streams (`network.open-stream`).
+    V0_5_0,
 }
 
 /// The functions of `quarry:connector/source`, in the WIT's order, each with the version that
 /// brought it.
-const SOURCE_FUNCTIONS: [(&str, WitVersion); 7] = [
+const SOURCE_FUNCTIONS: [(&str, WitVersion); 8] = [
     ("list-docs", WitVersion::V0_1_0),
     ("list-changes", WitVersion::V0_2_0),
     ("fetch-content", WitVersion::V0_1_0),
     ("fetch-contents", WitVersion::V0_3_0),
     ("read-file", WitVersion::V0_1_0),
     ("read-scans", WitVersion::V0_4_0),
+    ("watch", WitVersion::V0_5_0),
     ("validate-config", WitVersion::V0_1_0),
 ];
 
 impl WitVersion {
     /// Every version this host runs, oldest first.
-    pub const ALL: [WitVersion; 4] = [
+    pub const ALL: [WitVersion; 5] = [
         WitVersion::V0_1_0,
         WitVersion::V0_2_0,
         WitVersion::V0_3_0,
         WitVersion::V0_4_0,
+        WitVersion::V0_5_0,
     ];
 
     /// The version as manifests and component exports write it (`0.3.0`).
@@ -45,6 +49,7 @@ impl WitVersion {
             WitVersion::V0_2_0 => "0.2.0",
             WitVersion::V0_3_0 => "0.3.0",
             WitVersion::V0_4_0 => "0.4.0",
+            WitVersion::V0_5_0 => "0.5.0",
         }
     }
 
@@ -76,6 +81,12 @@ impl WitVersion {
         self >= WitVersion::V0_4_0
     }
 
+    /// Whether plugins of this version can watch their source (`watch`) and open streams
+    /// (`network.open-stream`), since 0.5.0.
+    pub fn watches(self) -> bool {
+        self >= WitVersion::V0_5_0
+    }
+
     /// The functions of `quarry:connector/source` in this version, in the WIT's order.
     pub fn source_functions(self) -> Vec<&'static str> {
         SOURCE_FUNCTIONS
@@ -103,7 +114,7 @@ mod tests {
             ["list-docs", "fetch-content", "read-file", "validate-config"]
         );
         assert_eq!(
-            WitVersion::V0_4_0.source_functions(),
+            WitVersion::V0_5_0.source_functions(),
             [
                 "list-docs",
                 "list-changes",
@@ -111,6 +122,7 @@ mod tests {
                 "fetch-contents",
                 "read-file",
                 "read-scans",
+                "watch",
                 "validate-config"
             ]
         );
@@ -132,8 +144,12 @@ mod tests {
                 version.reads_scans(),
                 version.source_functions().contains(&"read-scans")
             );
+            assert_eq!(
+                version.watches(),
+                version.source_functions().contains(&"watch")
+            );
         }
         assert_eq!(WitVersion::parse("0.9.0"), None);
-        assert_eq!(WitVersion::all_joined(", "), "0.1.0, 0.2.0, 0.3.0, 0.4.0");
+        assert_eq!(WitVersion::all_joined(", "), "0.1.0, 0.2.0, 0.3.0, 0.4.0, 0.5.0");
     }
 }

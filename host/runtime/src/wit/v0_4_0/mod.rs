@@ -35,27 +35,5 @@ impl Source for Connector {
     source_calls_since_0_1_0!();
     source_calls_since_0_2_0!();
     source_calls_since_0_3_0!();
-
-    fn read_scans(
-        &self,
-        store: &mut Store<HostState>,
-        doc: (&DocId, &str),
-        pages: &[u32],
-        limits: &Limits,
-    ) -> Answer<Option<Vec<ScannedPage>>> {
-        let scans = self
-            .quarry_connector_source()
-            .call_read_scans(store, &doc_ref(doc), pages);
-        answer(scans, |scans| {
-            let pages_read = scans
-                .into_iter()
-                .map(|page| ScannedPage {
-                    page: page.page,
-                    text: page.text,
-                    confidence: page.confidence,
-                })
-                .collect();
-            super::source::scans_of(pages_read, pages, limits).map(Some)
-        })
-    }
+    source_calls_since_0_4_0!();
 }

@@ -1,0 +1,363 @@
+//! Streams to network servers for plugins (`network.open-stream`, WIT 0.5.0), only to the hosts
+//! and ports of the connector's grant and only for a plugin whose manifest asks for streams.
+//! The host resolves the name and connects to a checked address (`outbound.rs`, as for HTTP),
+//! and does the TLS itself (`tls.rs`): the plugin sees only the clear bytes of a verified
+//! connection. STARTTLS is the host's too (`starttls.rs`), so no byte of the plugin's crosses
+//! the network in clear. Bounds: at most [`MAX_OPEN`] streams at once, every wait within the
+//! call's deadline, at most [`MAX_IO_BYTES`] a read or write, and every stream closed when the
+//! call ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use wasmtime_wasi::runtime::in_tokio;
+
+use super::outbound::{self, Reach, Refused, Stream, Waits};
+use super::starttls::{self, Upgrade};
+use crate::error::Refusal;
+use crate::policy::deadline::CallDeadline;
+use crate::policy::hosts::HostGrant;
+use crate::policy::secrets::Secrets;
+
+/// Streams one instance may have open at once.
+pub(crate) const MAX_OPEN: usize = 4;
+/// Most bytes one read answers or one write takes.
+pub(crate) const MAX_IO_BYTES: u32 = 1 << 20;
+
+/// How a plugin asks a stream to be protected (the WIT's `security`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Security {
+    /// TLS from the first byte.
+    Tls,
+    /// Clear at first, then TLS by the protocol's STARTTLS, done by the host.
+    StartTls(Upgrade),
+    /// Never encrypted.
+    Plain,
+}
+
+/// Why a stream could not be opened, read or written (the WIT's `stream-error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StreamError {
+    /// Not allowed; says what was refused and what is granted.
+    Denied(String),
+    /// The server could not be reached.
+    Unreachable(String),
+    /// TLS failed, or the server refused STARTTLS.
+    Tls(String),
+    /// Nothing arrived within the wait.
+    TimedOut,
+    /// The stream is closed.
+    Closed,
+    /// Too many streams, or too much asked at once.
+    Limit(String),
+    /// Another error of the connection.
+    Other(String),
+}
+
+/// The handle a plugin holds for a stream: a slot of its instance's gate, valid during the call
+/// that opened it.
+#[derive(Debug)]
+pub struct OpenStream {
+    slot: usize,
+    call: u64,
+}
+
+/// The streams of one plugin instance: what it may reach, and what it has open.
+pub(crate) struct StreamGate {
+    grant: HostGrant,
+    /// Hosts granted as text, for refusals' messages.
+    granted: Vec<String>,
+    /// The TLS settings, when the manifest asks for streams (`capabilities.streams`).
+    tls: Option<Arc<rustls::ClientConfig>>,
+    deadline: CallDeadline,
+    /// The current call's number: a handle of an earlier call is closed.
+    call: u64,
+    open: Vec<Option<Box<dyn Stream>>>,
+    /// Bytes read and written since [`StreamGate::take_bytes`].
+    bytes: u64,
+    /// Refusals of the current call, for its error.
+    refused: Vec<Refusal>,
+    secrets: Secrets,
+}
+
+impl StreamGate {
+    /// The gate of a plugin granted `granted` hosts, allowed streams with the TLS settings
+    /// `tls` when it has them.
+    pub(crate) fn new(
+        granted: &[String],
+        tls: Option<Arc<rustls::ClientConfig>>,
+        secrets: Secrets,
+    ) -> StreamGate {
+        StreamGate {
+            grant: HostGrant::new(granted),
+            granted: granted.to_vec(),
+            tls,
+            deadline: CallDeadline::default(),
+            call: 0,
+            open: Vec::new(),
+            bytes: 0,
+            refused: Vec::new(),
+            secrets,
+        }
+    }
+
+    /// Starts a call: its streams wait no longer than `deadline`.
+    pub(crate) fn begin_call(&mut self, deadline: CallDeadline) {
+        self.deadline = deadline;
+    }
+
+    /// Ends a call: every stream it opened is closed, and its handles answer `closed`.
+    pub(crate) fn end_call(&mut self) {
+        self.open.clear();
+        self.call += 1;
+    }
+
+    /// Bytes read and written since the last time this was asked.
+    pub(crate) fn take_bytes(&mut self) -> u64 {
+        std::mem::take(&mut self.bytes)
+    }
+
+    /// What was refused during the call, sorted.
+    pub(crate) fn take_refused(&mut self) -> Vec<Refusal> {
+        let mut refused = std::mem::take(&mut self.refused);
+        refused.sort();
+        refused
+    }
+
+    /// Opens a stream to `host` on `port`, protected as `security` says.
+    pub(crate) fn open(
+        &mut self,
+        host: &str,
+        port: u16,
+        security: Security,
+    ) -> Result<OpenStream, StreamError> {
+        let tls = self.check(host, port, security)?;
+        let Some(slot) = self.free_slot() else {
+            return Err(StreamError::Limit(format!(
+                "at most {MAX_OPEN} streams may be open at once; close one first"
+            )));
+        };
+        let waits = Waits {
+            deadline: self.deadline.at(),
+            connect: None,
+            first_byte: None,
+            between_bytes: None,
+        };
+        let reach = Reach::of(host);
+        let name = host.to_owned();
+        let opened = in_tokio(async move {
+            let addresses = outbound::resolve_allowed(&name, port, &reach, &waits).await?;
+            let stream = outbound::connect(&addresses, waits.within(None))
+                .await
+                .map_err(Refused::Failed)?;
+            Ok::<_, Refused>(connect_as(stream, &name, security, tls, &waits).await)
+        });
+        let stream = match opened {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => return Err(error),
+            Err(Refused::Addresses(addresses)) => {
+                let refusal = Refusal {
+                    authority: format!("{host}:{port}"),
+                    addresses,
+                };
+                let message = refusal.to_string();
+                self.note(refusal);
+                return Err(StreamError::Denied(message));
+            }
+            Err(Refused::Failed(error)) => {
+                return Err(StreamError::Unreachable(format!(
+                    "{host}:{port}: {error}"
+                )));
+            }
+        };
+        self.open[slot] = Some(stream);
+        Ok(OpenStream {
+            slot,
+            call: self.call,
+        })
+    }
+
+    /// What has arrived on `stream`, at most `max_bytes`, waiting at most `timeout` for it.
+    pub(crate) fn read(
+        &mut self,
+        stream: &OpenStream,
+        max_bytes: u32,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, StreamError> {
+        if max_bytes > MAX_IO_BYTES {
+            return Err(StreamError::Limit(format!(
+                "a read answers at most {MAX_IO_BYTES} bytes, {max_bytes} were asked for"
+            )));
+        }
+        let wait = timeout.min(self.deadline.left());
+        let connection = self.connection(stream)?;
+        let mut buffer = vec![0u8; max_bytes.min(64 << 10) as usize];
+        let read = in_tokio(async {
+            tokio::time::timeout(wait, connection.read(&mut buffer)).await
+        });
+        match read {
+            Err(_) => Err(StreamError::TimedOut),
+            Ok(Ok(n)) => {
+                buffer.truncate(n);
+                self.bytes += n as u64;
+                if n == 0 {
+                    self.open[stream.slot] = None;
+                }
+                Ok(buffer)
+            }
+            Ok(Err(error)) => {
+                self.open[stream.slot] = None;
+                Err(io_error(&error))
+            }
+        }
+    }
+
+    /// Sends all of `data` on `stream`, within the call's deadline.
+    pub(crate) fn write(&mut self, stream: &OpenStream, data: &[u8]) -> Result<(), StreamError> {
+        if data.len() > MAX_IO_BYTES as usize {
+            return Err(StreamError::Limit(format!(
+                "a write takes at most {MAX_IO_BYTES} bytes, {} were given",
+                data.len()
+            )));
+        }
+        let wait = self.deadline.left();
+        let connection = self.connection(stream)?;
+        let written = in_tokio(async {
+            tokio::time::timeout(wait, async {
+                connection.write_all(data).await?;
+                connection.flush().await
+            })
+            .await
+        });
+        match written {
+            Err(_) => {
+                self.open[stream.slot] = None;
+                Err(StreamError::TimedOut)
+            }
+            Ok(Ok(())) => {
+                self.bytes += data.len() as u64;
+                Ok(())
+            }
+            Ok(Err(error)) => {
+                self.open[stream.slot] = None;
+                Err(io_error(&error))
+            }
+        }
+    }
+
+    /// Closes `stream` (the plugin dropped its handle).
+    pub(crate) fn close(&mut self, stream: &OpenStream) {
+        if stream.call == self.call
+            && let Some(slot) = self.open.get_mut(stream.slot)
+        {
+            *slot = None;
+        }
+    }
+
+    /// Refuses what the manifest or the grant does not allow; answers the TLS settings.
+    fn check(
+        &mut self,
+        host: &str,
+        port: u16,
+        security: Security,
+    ) -> Result<Arc<rustls::ClientConfig>, StreamError> {
+        let Some(tls) = self.tls.clone() else {
+            return Err(StreamError::Denied(
+                "this plugin's manifest does not ask for streams (capabilities.streams)".into(),
+            ));
+        };
+        if !self.grant.allows(host, port) {
+            let refusal = Refusal {
+                authority: format!("{host}:{port}"),
+                addresses: Vec::new(),
+            };
+            let message = format!(
+                "{refusal} (granted: {})",
+                if self.granted.is_empty() {
+                    "none".to_owned()
+                } else {
+                    self.granted.join(", ")
+                }
+            );
+            self.note(refusal);
+            return Err(StreamError::Denied(message));
+        }
+        if security == Security::Plain {
+            return Err(StreamError::Denied(format!(
+                "{host}:{port}: a stream in clear was asked for, and Quarry opens streams only with TLS; use TLS or STARTTLS"
+            )));
+        }
+        Ok(tls)
+    }
+
+    fn free_slot(&mut self) -> Option<usize> {
+        if let Some(free) = self.open.iter().position(Option::is_none) {
+            return Some(free);
+        }
+        (self.open.len() < MAX_OPEN).then(|| {
+            self.open.push(None);
+            self.open.len() - 1
+        })
+    }
+
+    fn connection(&mut self, stream: &OpenStream) -> Result<&mut Box<dyn Stream>, StreamError> {
+        if stream.call != self.call {
+            return Err(StreamError::Closed);
+        }
+        self.open
+            .get_mut(stream.slot)
+            .and_then(Option::as_mut)
+            .ok_or(StreamError::Closed)
+    }
+
+    fn note(&mut self, refusal: Refusal) {
+        let refusal = Refusal {
+            authority: self.secrets.redact(&refusal.authority),
+            ..refusal
+        };
+        tracing::warn!("refused a plugin's stream: {refusal}");
+        if self.refused.len() < 16 && !self.refused.contains(&refusal) {
+            self.refused.push(refusal);
+        }
+    }
+}
+
+/// `stream`, connected to `host`, made what `security` asks: TLS at once, or after the
+/// protocol's STARTTLS.
+async fn connect_as(
+    stream: tokio::net::TcpStream,
+    host: &str,
+    security: Security,
+    tls: Arc<rustls::ClientConfig>,
+    waits: &Waits,
+) -> Result<Box<dyn Stream>, StreamError> {
+    let mut stream = stream;
+    match security {
+        Security::Plain => return Ok(Box::new(stream)),
+        Security::Tls => {}
+        Security::StartTls(upgrade) => {
+            tokio::time::timeout(waits.within(None), starttls::negotiate(&mut stream, upgrade))
+                .await
+                .map_err(|_| StreamError::TimedOut)??;
+        }
+    }
+    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+        .map_err(|e| StreamError::Tls(format!("{host} is not a name TLS can verify: {e}")))?;
+    let connector = tokio_rustls::TlsConnector::from(tls);
+    match tokio::time::timeout(waits.within(None), connector.connect(name, stream)).await {
+        Ok(Ok(stream)) => Ok(Box::new(stream)),
+        Ok(Err(error)) => Err(super::tls::handshake_error(host, &error)),
+        Err(_) => Err(StreamError::TimedOut),
+    }
+}
+
+fn io_error(error: &std::io::Error) -> StreamError {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::UnexpectedEof => {
+            StreamError::Closed
+        }
+        _ => StreamError::Other(error.to_string()),
+    }
+}
