@@ -17,7 +17,7 @@ use quarry_core::terminal::printable;
 use quarry_core::times::rfc3339;
 use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
-use quarry_runtime::PluginSet;
+use quarry_runtime::{FieldKind, PluginSet};
 use quarry_store::{Connector, ConnectorStatus, CredentialMode, NotedDoc, Store, now_ms};
 use quarry_sync::{ConnectorRequest, Syncer, add_connector, embed_all_pending, own_folders_inside};
 
@@ -573,6 +573,8 @@ async fn add(
     json: bool,
 ) -> anyhow::Result<()> {
     let plugins = load_plugins(paths)?;
+    let mut request = request;
+    from_working_folder(&plugins, &mut request)?;
     let connector = add_connector(store, &plugins, request).await?;
     if json {
         println!(
@@ -594,13 +596,39 @@ async fn add(
             own.display()
         );
     }
+    let streams = plugins
+        .get(&connector.plugin_id)
+        .is_some_and(|p| p.manifest().capabilities.streams);
     for host in &connector.grant.hosts {
-        println!("  It may reach {host} over HTTP.");
+        if streams {
+            println!("  It may reach {host}, encrypted (TLS checked by Quarry), or over HTTP.");
+        } else {
+            println!("  It may reach {host} over HTTP.");
+        }
     }
     println!(
         "A running server syncs it now; otherwise: quarry connector sync {:?} --wait",
         connector.name
     );
+    Ok(())
+}
+
+/// Makes the relative paths of a request's folder and certificate settings absolute, from the
+/// working folder, as a path on the command line means.
+fn from_working_folder(plugins: &PluginSet, request: &mut ConnectorRequest) -> anyhow::Result<()> {
+    let Some(plugin) = plugins.get(&request.plugin_id) else {
+        return Ok(());
+    };
+    for field in &plugin.manifest().config {
+        if !matches!(field.kind, FieldKind::Directory | FieldKind::Certificate) {
+            continue;
+        }
+        if let Some(value) = request.values.get_mut(&field.key) {
+            let absolute = std::path::absolute(value.as_str())
+                .with_context(|| format!("{}: cannot resolve {value:?}", field.key))?;
+            *value = absolute.to_string_lossy().into_owned();
+        }
+    }
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use quarry_store::{StoreError, SyncFailure};
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     /// The plugin failed or was stopped (the message names the plugin and the call).
-    #[error("{0}")]
+    #[error(transparent)]
     Plugin(#[from] RuntimeError),
     /// The connector's plugin is not installed.
     #[error("plugin {0:?} is not installed; install it or remove the connector")]
@@ -17,10 +17,10 @@ pub enum SyncError {
     #[error("{0}")]
     Invalid(String),
     /// The store failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
     /// The index failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Index(#[from] IndexError),
     /// The embedding model failed on this batch (the batch is retried at the next sync).
     #[error("embedding failed: {0}")]

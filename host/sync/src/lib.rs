@@ -19,6 +19,7 @@ mod originals;
 mod originals_queue;
 mod scan_text;
 mod scheduler;
+mod source_watch;
 mod store_changes;
 mod syncer;
 mod watch;

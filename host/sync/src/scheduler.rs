@@ -20,6 +20,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::disk_space::{DiskReserve, RESUME_FREE_BYTES};
+use crate::source_watch::SourceWatches;
 use crate::store_changes::StoreChanges;
 use crate::watch::{Changed, FolderWatcher, RESCAN_EVERY};
 use crate::{SyncError, Syncer};
@@ -57,6 +58,8 @@ pub struct Scheduler {
     /// When the next sync falls due by its schedule (milliseconds since the epoch), as the last
     /// look found.
     next_due_ms: Mutex<Option<i64>>,
+    /// Sources that tell of their changes (IMAP IDLE), watched while it runs.
+    sources: SourceWatches,
 }
 
 impl Scheduler {
@@ -75,6 +78,7 @@ impl Scheduler {
             waiting_for_space: Arc::default(),
             store_changes: None,
             next_due_ms: Mutex::default(),
+            sources: SourceWatches::default(),
         }
     }
 
@@ -266,6 +270,7 @@ impl Scheduler {
             .filter(|c| c.status != ConnectorStatus::Disabled)
             .collect();
         let unwatchable = self.update_watches(&connectors).await;
+        self.sources.keep(&self.syncer, &connectors, &self.stop);
         let now = now_ms();
         let mut next_due: Option<i64> = None;
         for connector in connectors {

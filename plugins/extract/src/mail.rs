@@ -3,7 +3,7 @@
 //! attachment whose format the folder connector reads is a page of its own, under its name. The
 //! subject is the title; sender, recipients, date and message id are metadata.
 
-use mail_parser::{Address, MessageParser, MimeHeaders};
+use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders};
 use quarry_sdk::{Content, Error};
 
 use crate::kinds::{self, Kind};
@@ -63,10 +63,27 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
     if let Some(id) = message.message_id() {
         content = content.with_meta("message_id", id);
     }
+    if let Some(thread) = thread_of(&message) {
+        content = content.with_meta("thread", thread);
+    }
     if !unread.is_empty() {
         content = content.with_meta("attachments_by_name_only", unread.join(", "));
     }
     Ok(content)
+}
+
+/// The thread a message belongs to: the Message-ID of its first ancestor (the first of its
+/// References, else its In-Reply-To), or its own for a message that starts one. Every message
+/// of a thread names the same one, whichever of them a reply quotes.
+fn thread_of(message: &mail_parser::Message<'_>) -> Option<String> {
+    let first = |value: &HeaderValue<'_>| match value {
+        HeaderValue::Text(id) => Some(id.to_string()),
+        HeaderValue::TextList(ids) => ids.first().map(ToString::to_string),
+        _ => None,
+    };
+    first(message.references())
+        .or_else(|| first(message.in_reply_to()))
+        .or_else(|| message.message_id().map(str::to_owned))
 }
 
 /// Addresses as a reader sees them: `Name <address>`, comma-separated.
@@ -119,6 +136,24 @@ mod tests {
             by_name.starts_with("note32.txt, ") && by_name.ends_with("note39.txt"),
             "{by_name}"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn replies_name_the_thread_they_belong_to() -> Result<(), Error> {
+        let thread = |mail: &str| -> Result<Option<String>, Error> {
+            Ok(to_content(mail.as_bytes())?
+                .metadata
+                .into_iter()
+                .find(|(k, _)| k == "thread")
+                .map(|(_, v)| v))
+        };
+        let start = "Message-ID: <root@x>\r\nSubject: plan\r\n\r\nbody\r\n";
+        let reply = "Message-ID: <r1@x>\r\nIn-Reply-To: <root@x>\r\nSubject: Re: plan\r\n\r\nok\r\n";
+        let deeper = "Message-ID: <r2@x>\r\nReferences: <root@x> <r1@x>\r\nIn-Reply-To: <r1@x>\r\nSubject: Re: plan\r\n\r\nyes\r\n";
+        for mail in [start, reply, deeper] {
+            assert_eq!(thread(mail)?.as_deref(), Some("root@x"), "{mail}");
+        }
         Ok(())
     }
 

@@ -22,14 +22,17 @@
 //! quarry_sdk::export_connector!(Notes);
 //! ```
 //!
-//! The WIT interface this implements is `quarry:connector@0.4.0` (`wit/connector@0.4.0` in the
+//! The WIT interface this implements is `quarry:connector@0.5.0` (`wit/connector@0.5.0` in the
 //! Quarry repository); its doc comments are the reference for every type here. A connector that
 //! can tell what changed at given paths implements [`Connector::list_changes`]; the default
 //! answers that it cannot, and the host lists everything instead. The host asks for the texts of
 //! small documents several at a time ([`Connector::fetch_contents`]); the default extracts each
 //! with [`Connector::fetch_content`], which is all most connectors need. A connector whose
 //! documents hold images of text (scans, screenshots) implements [`Connector::read_scans`],
-//! decoding each page's image itself and reading it with [`ocr::recognize_text`].
+//! decoding each page's image itself and reading it with [`ocr::recognize_text`]. A connector
+//! that speaks a protocol of its own opens [`net::Connection`]s (TLS done and verified by the
+//! host, to the hosts its grant allows), and one whose source can tell it of changes (IMAP
+//! IDLE) implements [`Connector::watch`].
 
 mod config;
 pub mod fs;
@@ -37,6 +40,7 @@ mod helpers;
 pub mod html;
 pub mod http;
 mod log;
+pub mod net;
 pub mod ocr;
 pub mod text;
 
@@ -44,7 +48,7 @@ pub mod text;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/connector@0.4.0",
+        path: "../../wit/connector@0.5.0",
         world: "connector",
         pub_export_macro: true,
         default_bindings_module: "quarry_sdk::bindings",
@@ -54,14 +58,14 @@ pub mod bindings {
 
 pub use bindings::quarry::connector::types::{
     Batch, ConnectorError as Error, Content, Coverage, DocMeta, DocRef, FileChunk, LogLevel,
-    ScannedPage,
+    ScannedPage, WatchOutcome,
 };
 pub use config::Config;
 pub use helpers::stable_id;
 pub use log::{log, progress};
 
 /// WIT version this SDK implements.
-pub const WIT_VERSION: &str = "0.4.0";
+pub const WIT_VERSION: &str = "0.5.0";
 
 /// A connector: builds itself from its configuration and answers the host's calls.
 ///
@@ -107,6 +111,14 @@ pub trait Connector: Sized {
         ))
     }
 
+    /// Waits, at most `max_wait_ms`, for the source to change after `checkpoint`; see `watch`
+    /// in the WIT. The default answers that this connector cannot watch: the host syncs it on
+    /// its schedule.
+    fn watch(&self, checkpoint: Option<String>, max_wait_ms: u32) -> Result<WatchOutcome, Error> {
+        let _ = (checkpoint, max_wait_ms);
+        Ok(WatchOutcome::Unsupported)
+    }
+
     /// Reads part of an original file. The default answers that this connector serves no files.
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
         let _ = (doc, offset, max_bytes);
@@ -125,7 +137,9 @@ pub trait Connector: Sized {
 /// Glue called by the code that [`export_connector!`] generates. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    use super::{Batch, Config, Connector, Content, DocRef, Error, FileChunk, ScannedPage};
+    use super::{
+        Batch, Config, Connector, Content, DocRef, Error, FileChunk, ScannedPage, WatchOutcome,
+    };
 
     use std::cell::OnceCell;
     use std::thread::LocalKey;
@@ -197,6 +211,14 @@ pub mod __private {
         with(slot, |c| c.read_scans(doc, pages))
     }
 
+    pub fn watch<C: Connector>(
+        slot: &'static Slot<C>,
+        checkpoint: Option<String>,
+        max_wait_ms: u32,
+    ) -> Result<WatchOutcome, Error> {
+        with(slot, |c| c.watch(checkpoint, max_wait_ms))
+    }
+
     pub fn validate_config<C: Connector>(config: Vec<(String, String)>) -> Result<(), Error> {
         C::new(Config::new(config))?.validate()
     }
@@ -245,6 +267,12 @@ macro_rules! export_connector {
                 pages: Vec<u32>,
             ) -> Result<Vec<$crate::ScannedPage>, $crate::Error> {
                 $crate::__private::read_scans(&__QUARRY_CONNECTOR, doc, pages)
+            }
+            fn watch(
+                checkpoint: Option<String>,
+                max_wait_ms: u32,
+            ) -> Result<$crate::WatchOutcome, $crate::Error> {
+                $crate::__private::watch(&__QUARRY_CONNECTOR, checkpoint, max_wait_ms)
             }
             fn validate_config(config: Vec<(String, String)>) -> Result<(), $crate::Error> {
                 $crate::__private::validate_config::<$connector>(config)

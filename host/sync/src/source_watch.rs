@@ -1,0 +1,206 @@
+//! Sources that tell of their own changes (WIT 0.5.0 `watch`: IMAP's IDLE): while the server
+//! runs, one thread per such connector calls its plugin's `watch` in a loop, each call waiting
+//! at most [`WAIT`], and asks for a sync as soon as one answers `changed`. A plugin that answers
+//! `unsupported` is not asked again until its connector changes or the server restarts; one
+//! that fails is asked again after a pause that grows to [`MOST_PAUSE`]. At most
+//! [`MAX_WATCHED`] connectors are watched this way (each holds a thread, a plugin instance and
+//! a connection); the others sync on their schedule.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use quarry_core::ConnectorId;
+use quarry_runtime::{Grant, Watched};
+use quarry_store::{Connector, ConnectorStatus, now_ms};
+
+use crate::Syncer;
+
+/// The longest one `watch` call waits (IMAP servers end an IDLE after 30 minutes at the
+/// earliest; a shorter wait also looks at the other folders more often).
+pub const WAIT: Duration = Duration::from_secs(20);
+/// The longest pause after failures before asking again.
+const MOST_PAUSE: Duration = Duration::from_secs(300);
+/// Connectors watched at once.
+pub const MAX_WATCHED: usize = 32;
+/// How long after asking for a sync the watcher waits for it before watching again.
+const SYNC_WAIT: Duration = Duration::from_secs(60);
+
+/// The watches, by connector, with the settings they were started with (one whose plugin
+/// cannot watch stays here, ended, so that it is not started again for the same settings).
+#[derive(Default)]
+pub(crate) struct SourceWatches {
+    running: Mutex<HashMap<ConnectorId, Running>>,
+}
+
+struct Running {
+    /// The connector as the watch started with it: a change of settings starts a new watch.
+    seen: (Vec<(String, String)>, Vec<String>),
+    cancel: Arc<AtomicBool>,
+}
+
+impl SourceWatches {
+    /// Watches the sources of `connectors` whose plugins can (WIT 0.5.0 and a connection
+    /// capability), and no others.
+    pub(crate) fn keep(&self, syncer: &Arc<Syncer>, connectors: &[Connector], stop: &Arc<AtomicBool>) {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let wanted: HashMap<&ConnectorId, &Connector> = connectors
+            .iter()
+            .filter(|c| c.status != ConnectorStatus::Disabled)
+            .filter(|c| {
+                syncer.plugins().get(&c.plugin_id).is_some_and(|p| {
+                    p.wit_version().watches() && p.manifest().capabilities.streams
+                })
+            })
+            .map(|c| (&c.id, c))
+            .collect();
+        running.retain(|id, watch| {
+            let keep = wanted
+                .get(id)
+                .is_some_and(|c| settings_of(c) == watch.seen);
+            if !keep {
+                watch.cancel.store(true, Ordering::Relaxed);
+            }
+            keep
+        });
+        for (id, connector) in wanted {
+            if running.contains_key(id) || running.len() >= MAX_WATCHED {
+                continue;
+            }
+            let cancel = Arc::new(AtomicBool::new(false));
+            let watch = Watch {
+                syncer: syncer.clone(),
+                id: id.clone(),
+                cancel: cancel.clone(),
+                stop: stop.clone(),
+            };
+            let started = std::thread::Builder::new()
+                .name(format!("watch {}", connector.name))
+                .spawn(move || watch.run());
+            if let Err(e) = started {
+                tracing::warn!(connector = %connector.name, "cannot watch its source: {e}");
+                continue;
+            }
+            running.insert(
+                id.clone(),
+                Running {
+                    seen: settings_of(connector),
+                    cancel,
+                },
+            );
+        }
+    }
+}
+
+/// What a watch restarts on: the connector's settings and grant.
+fn settings_of(connector: &Connector) -> (Vec<(String, String)>, Vec<String>) {
+    let settings = connector
+        .config
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (settings, connector.grant.hosts.clone())
+}
+
+/// One connector's watch.
+struct Watch {
+    syncer: Arc<Syncer>,
+    id: ConnectorId,
+    cancel: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Watch {
+    fn stopped(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
+    }
+
+    fn run(self) {
+        let mut pause = Duration::from_secs(5);
+        while !self.stopped() {
+            match self.once() {
+                Ok(Some(Watched::Changed)) => {
+                    pause = Duration::from_secs(5);
+                    self.sync_now();
+                }
+                Ok(Some(Watched::Quiet)) => pause = Duration::from_secs(5),
+                Ok(Some(Watched::Unsupported)) | Ok(None) => break,
+                Err(message) => {
+                    tracing::info!(connector = %self.id, "watching its source failed (again in {} s): {message}", pause.as_secs());
+                    self.sleep(pause);
+                    pause = (pause * 2).min(MOST_PAUSE);
+                }
+            }
+        }
+        // A watch that ended stays in the table, so it is not started again for the same
+        // settings.
+    }
+
+    /// One `watch` call; `None` when the connector or its plugin is gone.
+    fn once(&self) -> Result<Option<Watched>, String> {
+        let store = self.syncer.store();
+        let connector = match self.syncer.block(store.connector(&self.id)) {
+            Ok(Some(c)) if c.status != ConnectorStatus::Disabled => c,
+            Ok(_) => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        let Some(plugin) = self.syncer.plugins().get(&connector.plugin_id) else {
+            return Ok(None);
+        };
+        // Mid-listing, the checkpoint says where a listing stands, not what it saw: wait for
+        // the sync to finish it.
+        let checkpoint = (!connector.listing.more)
+            .then_some(connector.listing.checkpoint.as_deref())
+            .flatten();
+        let grant = Grant::from_stored(&connector.grant.dirs, &connector.grant.hosts);
+        let mut session = plugin
+            .session(&connector.config, &grant, None)
+            .map_err(|e| e.to_string())?;
+        let watched = session.watch(checkpoint, WAIT).map_err(|e| e.to_string());
+        let usage = crate::plugin_usage(&session.usage());
+        if let Err(e) = self.syncer.block(store.add_plugin_usage(&self.id, &usage)) {
+            tracing::debug!(connector = %self.id, "could not count a watch's usage: {e}");
+        }
+        watched.map(Some)
+    }
+
+    /// Asks for a sync, and waits (a while) for it to end, so that the next look compares
+    /// with what it listed.
+    fn sync_now(&self) {
+        let store = self.syncer.store();
+        let before = self
+            .syncer
+            .block(store.connector(&self.id))
+            .ok()
+            .flatten()
+            .and_then(|c| c.last_sync_ms);
+        if let Err(e) = self.syncer.block(store.request_sync(&self.id, now_ms())) {
+            tracing::warn!(connector = %self.id, "could not ask for a sync: {e}");
+            return;
+        }
+        let until = Instant::now() + SYNC_WAIT;
+        while Instant::now() < until && !self.stopped() {
+            std::thread::sleep(Duration::from_millis(100));
+            let synced = self
+                .syncer
+                .block(store.connector(&self.id))
+                .ok()
+                .flatten()
+                .is_none_or(|c| {
+                    c.last_sync_ms != before && c.schedule.sync_requested_ms.is_none()
+                        && c.status != ConnectorStatus::Syncing
+                });
+            if synced {
+                return;
+            }
+        }
+    }
+
+    fn sleep(&self, pause: Duration) {
+        let until = Instant::now() + pause;
+        while Instant::now() < until && !self.stopped() {
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}

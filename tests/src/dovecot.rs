@@ -1,0 +1,379 @@
+//! A real Dovecot (Debian's `dovecot-imapd`, which `make setup` installs) on loopback for the
+//! IMAP connector's tests: its own configuration, users and mail in a temporary folder, TLS by
+//! a certificate authority the harness makes with `openssl`, run as a user that is not root
+//! (`nobody` when the tests run as root) and stopped by its PID. [`MailClient`] puts mail there
+//! the way a mail client does, over IMAP (APPEND, CREATE, MOVE, EXPUNGE), on the listener in
+//! clear that Dovecot allows on loopback.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use crate::quarry::running_as_root;
+
+/// The mail user's name and password.
+pub const USER: &str = "alice";
+/// Its password.
+pub const PASSWORD: &str = "s3cret-app-password";
+
+/// A running Dovecot.
+pub struct Dovecot {
+    dir: TempDir,
+    /// The port that speaks IMAP in clear, with STARTTLS when TLS is on.
+    pub imap_port: u16,
+    /// The port of IMAP over TLS (when TLS is on).
+    pub imaps_port: u16,
+    tls: bool,
+    master: Option<Child>,
+}
+
+impl Dovecot {
+    /// A Dovecot with TLS (`imaps` and STARTTLS) from the harness's own CA.
+    pub fn start() -> Dovecot {
+        Dovecot::start_with(true)
+    }
+
+    /// A Dovecot without TLS at all: no `imaps` port, no STARTTLS.
+    pub fn start_plaintext() -> Dovecot {
+        Dovecot::start_with(false)
+    }
+
+    fn start_with(tls: bool) -> Dovecot {
+        assert!(
+            Path::new("/usr/sbin/dovecot").is_file(),
+            "Dovecot is not installed: run `make setup` (Debian's dovecot-imapd)"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("quarry-dovecot")
+            .tempdir()
+            .expect("a temporary folder");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        for sub in ["run", "state", "home"] {
+            std::fs::create_dir(dir.path().join(sub)).expect("mkdir");
+        }
+        if tls {
+            make_certificates(dir.path());
+        }
+        std::fs::write(
+            dir.path().join("users"),
+            format!("{USER}:{{PLAIN}}{PASSWORD}::::::\n"),
+        )
+        .expect("write users");
+        let mut dovecot = Dovecot {
+            dir,
+            imap_port: free_port(),
+            imaps_port: free_port(),
+            tls,
+            master: None,
+        };
+        std::fs::write(dovecot.dir.path().join("dovecot.conf"), dovecot.config())
+            .expect("write dovecot.conf");
+        if running_as_root() {
+            let chown = Command::new("chown")
+                .args(["-R", "nobody:nogroup"])
+                .arg(dovecot.dir.path())
+                .status()
+                .expect("chown runs");
+            assert!(chown.success(), "chown the Dovecot folder to nobody");
+        }
+        dovecot.run();
+        dovecot
+    }
+
+    /// The CA's certificate (PEM): what the connector's `ca_file` names.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// The connector's `server` setting for IMAP over TLS.
+    pub fn imaps_url(&self) -> String {
+        format!("imaps://127.0.0.1:{}", self.imaps_port)
+    }
+
+    /// The connector's `server` setting for IMAP with STARTTLS.
+    pub fn imap_url(&self) -> String {
+        format!("imap://127.0.0.1:{}", self.imap_port)
+    }
+
+    /// Dovecot's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("dovecot.log")).unwrap_or_default()
+    }
+
+    /// A client logged in as the mail user, over the listener in clear.
+    pub fn client(&self) -> MailClient {
+        MailClient::login(self.imap_port)
+    }
+
+    /// Kills Dovecot's master process at once (SIGKILL, by its PID): its processes end with it.
+    pub fn kill(&mut self) {
+        if let Some(mut master) = self.master.take() {
+            let _ = master.kill();
+            let _ = master.wait();
+        }
+        wait_until_closed(self.imap_port);
+    }
+
+    /// Starts Dovecot again after [`Dovecot::kill`], on the same ports and mail.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.run();
+    }
+
+    fn run(&mut self) {
+        let config = self.dir.path().join("dovecot.conf");
+        let mut command = if running_as_root() {
+            let mut setpriv = Command::new("setpriv");
+            setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/sbin/dovecot"]);
+            setpriv
+        } else {
+            Command::new("/usr/sbin/dovecot")
+        };
+        let master = command
+            .args(["-F", "-c"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dovecot starts");
+        self.master = Some(master);
+        let until = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", self.imap_port)).is_err() {
+            assert!(
+                Instant::now() < until,
+                "Dovecot did not listen within 20 s; its log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn config(&self) -> String {
+        let d = self.dir.path().display();
+        let (uid, gid, user, group) = if running_as_root() {
+            (65534, 65534, "nobody".to_owned(), "nogroup".to_owned())
+        } else {
+            let (uid, gid) = own_ids();
+            (uid, gid, whoami("-un"), whoami("-gn"))
+        };
+        let tls = if self.tls {
+            format!(
+                "ssl = yes\nssl_cert = <{d}/server.pem\nssl_key = <{d}/server.key\n\
+                 disable_plaintext_auth = yes\n"
+            )
+        } else {
+            "ssl = no\ndisable_plaintext_auth = no\n".to_owned()
+        };
+        let imaps = if self.tls {
+            format!(
+                "  inet_listener imaps {{\n    address = 127.0.0.1\n    port = {}\n    ssl = yes\n  }}\n",
+                self.imaps_port
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "base_dir = {d}/run\nstate_dir = {d}/state\nlog_path = {d}/dovecot.log\n\
+             protocols = imap\nlisten = 127.0.0.1\n{tls}auth_mechanisms = plain login\n\
+             passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%u {d}/users\n}}\n\
+             userdb {{\n  driver = static\n  args = uid={uid} gid={gid} home={d}/home/%u mail=maildir:{d}/home/%u/Maildir\n}}\n\
+             first_valid_uid = {uid}\nfirst_valid_gid = {gid}\n\
+             default_internal_user = {user}\ndefault_internal_group = {group}\ndefault_login_user = {user}\n\
+             service anvil {{\n  chroot =\n}}\n\
+             service imap-login {{\n  chroot =\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {}\n  }}\n{imaps}}}\n\
+             protocol imap {{\n  mail_max_userip_connections = 100\n}}\n",
+            self.imap_port
+        )
+    }
+}
+
+impl Drop for Dovecot {
+    fn drop(&mut self) {
+        if let Some(mut master) = self.master.take() {
+            let _ = master.kill();
+            let _ = master.wait();
+        }
+    }
+}
+
+/// A CA, and a certificate it signs for 127.0.0.1 and localhost, by `openssl`.
+fn make_certificates(dir: &Path) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs (`make setup` installs it)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    openssl(
+        &[&["req", "-x509"][..], &ec, &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Quarry Test CA"]].concat(),
+    );
+    openssl(&[&["req"][..], &ec, &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]].concat());
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("write server.ext");
+    openssl(&[
+        "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
+    ]);
+    for readable in ["ca.pem", "server.pem", "server.key"] {
+        std::fs::set_permissions(dir.join(readable), std::fs::Permissions::from_mode(0o644))
+            .expect("chmod");
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+fn wait_until_closed(port: u16) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_ok() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn own_ids() -> (u32, u32) {
+    let id = |flag: &str| whoami(flag).parse().expect("a numeric id");
+    (id("-u"), id("-g"))
+}
+
+fn whoami(flag: &str) -> String {
+    let out = Command::new("id").arg(flag).output().expect("id runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A mail client's session: what a test does to the mailbox, over IMAP.
+pub struct MailClient {
+    reader: BufReader<TcpStream>,
+    tag: u32,
+}
+
+impl MailClient {
+    fn login(port: u16) -> MailClient {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to Dovecot");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        let mut client = MailClient {
+            reader: BufReader::new(stream),
+            tag: 0,
+        };
+        client.line();
+        client.command(&format!("LOGIN {USER} \"{PASSWORD}\""));
+        client
+    }
+
+    /// Appends `message` (RFC 822 bytes) to `folder`; answers its UID.
+    pub fn append(&mut self, folder: &str, message: &[u8]) -> u32 {
+        self.tag += 1;
+        let tag = format!("T{}", self.tag);
+        let stream = self.reader.get_mut();
+        write!(stream, "{tag} APPEND \"{folder}\" {{{}+}}\r\n", message.len()).expect("write");
+        stream.write_all(message).expect("write");
+        stream.write_all(b"\r\n").expect("write");
+        let answer = self.finish(&tag);
+        answer
+            .split("[APPENDUID ")
+            .nth(1)
+            .and_then(|rest| rest.split([' ', ']']).nth(1))
+            .and_then(|uid| uid.parse().ok())
+            .unwrap_or_else(|| panic!("APPEND answered no UID: {answer}"))
+    }
+
+    /// Creates `folder`.
+    pub fn create(&mut self, folder: &str) {
+        self.command(&format!("CREATE \"{folder}\""));
+    }
+
+    /// Deletes `folder` and all it holds.
+    pub fn delete(&mut self, folder: &str) {
+        self.command(&format!("DELETE \"{folder}\""));
+    }
+
+    /// Copies message `uid` of `from` to `to`.
+    pub fn copy(&mut self, from: &str, uid: u32, to: &str) {
+        self.command(&format!("SELECT \"{from}\""));
+        self.command(&format!("UID COPY {uid} \"{to}\""));
+    }
+
+    /// Moves message `uid` of `from` to `to` (MOVE, RFC 6851).
+    pub fn move_to(&mut self, from: &str, uid: u32, to: &str) {
+        self.command(&format!("SELECT \"{from}\""));
+        self.command(&format!("UID MOVE {uid} \"{to}\""));
+    }
+
+    /// Deletes message `uid` of `folder` for good (flag and EXPUNGE).
+    pub fn expunge(&mut self, folder: &str, uid: u32) {
+        self.command(&format!("SELECT \"{folder}\""));
+        self.command(&format!("UID STORE {uid} +FLAGS (\\Deleted)"));
+        self.command(&format!("UID EXPUNGE {uid}"));
+    }
+
+    /// A folder's UIDVALIDITY.
+    pub fn uid_validity(&mut self, folder: &str) -> u32 {
+        let answer = self.command(&format!("STATUS \"{folder}\" (UIDVALIDITY)"));
+        answer
+            .split("UIDVALIDITY ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no UIDVALIDITY in {answer}"))
+    }
+
+    /// Runs a command that must succeed; answers everything the server said.
+    pub fn command(&mut self, command: &str) -> String {
+        self.tag += 1;
+        let tag = format!("T{}", self.tag);
+        write!(self.reader.get_mut(), "{tag} {command}\r\n").expect("write");
+        self.finish(&tag)
+    }
+
+    fn finish(&mut self, tag: &str) -> String {
+        let mut said = String::new();
+        loop {
+            let line = self.line();
+            said.push_str(&line);
+            if let Some(status) = line.strip_prefix(&format!("{tag} ")) {
+                assert!(status.starts_with("OK"), "Dovecot refused: {said}");
+                return said;
+            }
+        }
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("Dovecot answers");
+        // A literal in an answer: read its bytes too.
+        if let Some(size) = line
+            .trim_end()
+            .strip_suffix('}')
+            .and_then(|l| l.rsplit('{').next())
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            let mut bytes = vec![0; size];
+            self.reader.read_exact(&mut bytes).expect("literal");
+            line.push_str(&String::from_utf8_lossy(&bytes));
+            line.push_str(&self.line());
+        }
+        line
+    }
+}
