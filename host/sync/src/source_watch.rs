@@ -118,14 +118,24 @@ impl Watch {
 
     fn run(self) {
         let mut pause = Duration::from_secs(5);
+        // `changed` answered at once, time after time: a plugin whose every look sees a change
+        // (a sync that fails, a checkpoint it cannot compare) must not sync without pause.
+        let mut at_once = 0u32;
         while !self.stopped() {
+            let asked = Instant::now();
             match self.once() {
-                Ok(Some(Watched::Changed)) => {
-                    pause = Duration::from_secs(5);
+                Ok(Some((Watched::Changed, retry))) => {
                     self.sync_now();
+                    at_once = if asked.elapsed() < Duration::from_secs(1) { at_once + 1 } else { 0 };
+                    if retry || at_once >= 3 {
+                        self.sleep(pause);
+                        pause = (pause * 2).min(MOST_PAUSE);
+                    } else {
+                        pause = Duration::from_secs(5);
+                    }
                 }
-                Ok(Some(Watched::Quiet)) => pause = Duration::from_secs(5),
-                Ok(Some(Watched::Unsupported)) | Ok(None) => break,
+                Ok(Some((Watched::Quiet, _))) => pause = Duration::from_secs(5),
+                Ok(Some((Watched::Unsupported, _))) | Ok(None) => break,
                 Err(message) => {
                     tracing::info!(connector = %self.id, "watching its source failed (again in {} s): {message}", pause.as_secs());
                     self.sleep(pause);
@@ -137,8 +147,9 @@ impl Watch {
         // settings.
     }
 
-    /// One `watch` call; `None` when the connector or its plugin is gone.
-    fn once(&self) -> Result<Option<Watched>, String> {
+    /// One `watch` call, and whether it stands for a retry of a sync that failed or stopped
+    /// half-way; `None` when the connector or its plugin is gone.
+    fn once(&self) -> Result<Option<(Watched, bool)>, String> {
         let store = self.syncer.store();
         let connector = match self.syncer.block(store.connector(&self.id)) {
             Ok(Some(c)) if c.status != ConnectorStatus::Disabled => c,
@@ -157,12 +168,22 @@ impl Watch {
         let mut session = plugin
             .session(&connector.config, &grant, None)
             .map_err(|e| e.to_string())?;
-        let watched = session.watch(checkpoint, WAIT).map_err(|e| e.to_string());
+        // A sync that failed, or stopped half-way, is asked for again as soon as the source
+        // answers.
+        let unfinished = connector.status == ConnectorStatus::Error || connector.listing.more;
+        let wait = if unfinished { Duration::ZERO } else { WAIT };
+        let watched = session
+            .watch(checkpoint, wait)
+            .map(|w| match w {
+                Watched::Quiet if unfinished => Watched::Changed,
+                other => other,
+            })
+            .map_err(|e| e.to_string());
         let usage = crate::plugin_usage(&session.usage());
         if let Err(e) = self.syncer.block(store.add_plugin_usage(&self.id, &usage)) {
             tracing::debug!(connector = %self.id, "could not count a watch's usage: {e}");
         }
-        watched.map(Some)
+        watched.map(|w| Some((w, unfinished)))
     }
 
     /// Asks for a sync, and waits (a while) for it to end, so that the next look compares

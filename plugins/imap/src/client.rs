@@ -182,17 +182,21 @@ impl Imap {
         let examined = self.run(&[Part::raw("EXAMINE "), protocol::string(folder)])?;
         let mut state = FolderState::default();
         for response in &examined.untagged {
-            match (response.first(), response.get(1).and_then(Item::atom)) {
-                (Some(n), Some(word)) if word.eq_ignore_ascii_case("EXISTS") => {
-                    state.messages = n.number().and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+            let word = |i: usize| response.get(i).and_then(Item::atom);
+            if word(1).is_some_and(|w| w.eq_ignore_ascii_case("EXISTS")) {
+                state.messages = response[0]
+                    .number()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(0);
+            } else if word(0).is_some_and(|w| w.eq_ignore_ascii_case("OK"))
+                && let Some(code) = word(1)
+            {
+                if let Some(v) = code_number(code, "UIDVALIDITY") {
+                    state.uid_validity = v;
                 }
-                (_, Some(word)) if word.eq_ignore_ascii_case("OK") => {
-                    if let Some(code) = response.get(2).and_then(Item::atom) {
-                        code_number(code, "UIDVALIDITY").map(|v| state.uid_validity = v);
-                        code_number(code, "UIDNEXT").map(|v| state.uid_next = v);
-                    }
+                if let Some(v) = code_number(code, "UIDNEXT") {
+                    state.uid_next = v;
                 }
-                _ => {}
             }
         }
         self.selected = Some((folder.to_vec(), state));
@@ -267,10 +271,13 @@ impl Imap {
             }
             match self.read_response_within(u32::try_from(left).unwrap_or(u32::MAX)) {
                 Ok((response, _)) => {
-                    let word = response.get(1).and_then(Item::atom).map(str::to_ascii_uppercase);
-                    if matches!(word.as_deref(), Some("EXISTS" | "EXPUNGE" | "FETCH" | "RECENT"))
-                        || response.get(1).and_then(Item::atom).is_some_and(|w| w.eq_ignore_ascii_case("VANISHED"))
-                    {
+                    // `* 4 EXISTS`, `* 2 EXPUNGE`, `* 3 FETCH (FLAGS ...)`, `* VANISHED 7`.
+                    let news = response.iter().take(3).filter_map(Item::atom).any(|word| {
+                        ["EXISTS", "EXPUNGE", "FETCH", "VANISHED"]
+                            .iter()
+                            .any(|news| word.eq_ignore_ascii_case(news))
+                    });
+                    if news {
                         changed = true;
                         break;
                     }

@@ -191,6 +191,7 @@ impl Lister<'_> {
             }
         }
         let more = index < self.folders.len();
+        first_of_each(&mut upserts);
         let checkpoint = if more {
             Checkpoint::Full {
                 folder: index,
@@ -248,6 +249,7 @@ impl Lister<'_> {
                 },
             });
         }
+        first_of_each(&mut upserts);
         Ok(Some(Batch {
             upserts,
             deletes: Vec::new(),
@@ -292,6 +294,13 @@ impl Lister<'_> {
             })
             .collect())
     }
+}
+
+/// Keeps the first of the messages of one id (a message in several folders, by its
+/// Message-ID): the one of the folder listed first.
+fn first_of_each(upserts: &mut Vec<DocMeta>) {
+    let mut seen = std::collections::HashSet::new();
+    upserts.retain(|doc| seen.insert(doc.id.clone()));
 }
 
 #[cfg(test)]
