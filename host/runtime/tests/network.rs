@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use common::{load, runtime, settings};
 use quarry_runtime::{Grant, Limits, Refusal, RuntimeErrorKind};
+use quarry_tests::dovecot::Dovecot;
 use quarry_tests::web::{WebServer, rss};
 
 fn feed_server() -> WebServer {
@@ -251,4 +252,72 @@ fn a_plugin_waiting_on_a_body_that_never_comes_is_stopped_at_the_deadline() {
         took >= std::time::Duration::from_millis(1900) && took < std::time::Duration::from_secs(3),
         "stopped at the 2 s deadline: {took:?} ({err})"
     );
+}
+
+/// A hostile plugin's session whose `server` is Dovecot's TLS port, trusting its CA when
+/// `trust`, with `mode` and `port` (another loopback port, outside the grant).
+fn streams_session(
+    plugin: &quarry_runtime::Plugin,
+    dovecot: &Dovecot,
+    mode: &str,
+    trust: bool,
+) -> quarry_runtime::Session {
+    let server = format!("tls://127.0.0.1:{}", dovecot.imaps_port);
+    let other = dovecot.imap_port.to_string();
+    let ca = dovecot.ca_file().to_string_lossy().into_owned();
+    let mut pairs = vec![("mode", mode), ("server", &server), ("port", &other)];
+    if trust {
+        pairs.push(("ca", &ca));
+    }
+    let (values, grant) = settings(plugin, &pairs);
+    assert_eq!(grant.hosts, [format!("127.0.0.1:{}", dovecot.imaps_port)]);
+    plugin.session(&values, &grant, None).expect("session")
+}
+
+/// A guest reaches only its granted server, only through TLS the host verifies, with a bounded
+/// number of connections, each closed when the call that opened it ends.
+#[test]
+fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_during_its_call() {
+    let dovecot = Dovecot::start();
+    let runtime = runtime();
+    let plugin = load(&runtime, "hostile", Limits::default());
+    let report = |session: &mut quarry_runtime::Session| {
+        let probe = session.list_docs(None).expect("probe").upserts;
+        session
+            .fetch_content(&probe[0].id, &probe[0].locator)
+            .expect("the plugin reports its attempts")
+            .text
+    };
+    let mut trusting = streams_session(&plugin, &dovecot, "streams", true);
+    let trusted = report(&mut trusting);
+    let (imap, imaps) = (dovecot.imap_port, dovecot.imaps_port);
+    for expected in [
+        format!("DENIED tls 127.0.0.1:{imap}"),
+        format!("DENIED plain 127.0.0.1:{imaps}"),
+        format!("CONNECTED tls 127.0.0.1:{imaps}: * OK"),
+        "LIMIT connection 4".to_owned(),
+        "OPENED 4 at once".to_owned(),
+    ] {
+        assert!(trusted.contains(&expected), "{expected} in:\n{trusted}");
+    }
+    assert!(trusting.usage().network_bytes > 0, "bytes are counted");
+
+    // Without the CA, the certificate does not verify, and the guest cannot make it.
+    let mut doubting = streams_session(&plugin, &dovecot, "streams", false);
+    let doubted = report(&mut doubting);
+    assert!(
+        doubted.contains(&format!("TLS tls 127.0.0.1:{imaps}")) && doubted.contains("did not verify"),
+        "{doubted}"
+    );
+    assert!(!doubted.contains("CONNECTED"), "{doubted}");
+
+    // A connection kept in the instance is closed once its call ends.
+    let mut keeping = streams_session(&plugin, &dovecot, "keep", true);
+    let kept = keeping.list_docs(None).expect("keep").upserts;
+    assert_eq!(kept[0].meta.title, "KEPT");
+    let later = keeping
+        .fetch_content(&kept[0].id, &kept[0].locator)
+        .expect("a later call")
+        .text;
+    assert_eq!(later, "CLOSED ConnectionError::Closed");
 }

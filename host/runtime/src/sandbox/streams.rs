@@ -135,7 +135,7 @@ impl StreamGate {
         let tls = self.check(host, port, security)?;
         let Some(slot) = self.free_slot() else {
             return Err(StreamError::Limit(format!(
-                "at most {MAX_OPEN} streams may be open at once; close one first"
+                "at most {MAX_OPEN} connections may be open at once; close one first"
             )));
         };
         let waits = Waits {
@@ -264,7 +264,7 @@ impl StreamGate {
     ) -> Result<Arc<rustls::ClientConfig>, StreamError> {
         let Some(tls) = self.tls.clone() else {
             return Err(StreamError::Denied(
-                "this plugin's manifest does not ask for streams (capabilities.streams)".into(),
+                "this plugin's manifest does not ask for connections (capabilities.streams)".into(),
             ));
         };
         if !self.grant.allows(host, port) {
@@ -285,7 +285,7 @@ impl StreamGate {
         }
         if security == Security::Plain {
             return Err(StreamError::Denied(format!(
-                "{host}:{port}: a stream in clear was asked for, and Quarry opens streams only with TLS; use TLS or STARTTLS"
+                "{host}:{port}: a connection in clear was asked for, and Quarry opens connections only with TLS; use TLS or STARTTLS"
             )));
         }
         Ok(tls)

@@ -15,6 +15,10 @@
 //! - `echo-secret`: `list-docs` logs its `secret` setting and fails with it in its message.
 //! - `read-all`: `fetch-content` reads every entry of its folder, whatever its type (FIFOs,
 //!   sockets, devices, Quarry's own folders), and reports what happened to each.
+//! - `streams`: `fetch-content` asks the host for connections it may not have (another port,
+//!   in clear, too many) and one to its `server`, and reports what happened to each.
+//! - `keep`: `list-docs` opens a connection to its `server` and keeps it; `fetch-content`
+//!   then tries to read from it, in a later call.
 //!
 //! In any other mode it behaves: one document, with text.
 //!
@@ -28,6 +32,7 @@ use quarry_sdk::{Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, E
 
 mod escape;
 mod network;
+mod streams;
 
 struct Hostile {
     mode: String,
@@ -96,6 +101,11 @@ impl Connector for Hostile {
                 probe.title = format!("HTTP {}", response.status);
                 Ok(Batch::last(vec![probe], Coverage::Full))
             }
+            "keep" => {
+                let mut kept = doc("kept");
+                kept.title = streams::keep(&self.config);
+                Ok(Batch::last(vec![kept], Coverage::Full))
+            }
             "bad-ids" => {
                 let mut bad = doc("../../etc/passwd");
                 bad.locator = "x".repeat(10_000);
@@ -136,6 +146,8 @@ impl Connector for Hostile {
             "escape" => Ok(Content::text(escape::attempts(&self.config))),
             "read-all" => Ok(Content::text(escape::read_all(&self.config))),
             "network" => Ok(Content::text(network::attempts(&self.config))),
+            "streams" => Ok(Content::text(streams::attempts(&self.config))),
+            "keep" => Ok(Content::text(streams::use_kept())),
             _ => Ok(Content::text("hello")),
         }
     }
