@@ -18,9 +18,11 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # The install tests build the package (dpkg-dev's shlibdeps), verify its user unit (systemd),
 # render its manual page (man-db, groff-base, bsdextrautils' col) and use it as a new user
 # (passwd's useradd, procps' pkill). The OCR tests write JPEG 2000 scans with OpenJPEG's
-# opj_compress (libopenjp2-tools).
+# opj_compress (libopenjp2-tools). The IMAP connector's tests run a real Dovecot
+# (dovecot-imapd) with a CA openssl makes, and its benchmark runs mbsync (isync) beside it.
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
-  dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools)
+  dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools
+  dovecot-imapd openssl isync)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).

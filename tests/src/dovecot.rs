@@ -106,6 +106,12 @@ impl Dovecot {
         std::fs::read_to_string(self.dir.path().join("dovecot.log")).unwrap_or_default()
     }
 
+    /// Changes the mail user's password (Dovecot reads its users file again when it changes).
+    pub fn change_password(&self, password: &str) {
+        let users = self.dir.path().join("users");
+        std::fs::write(&users, format!("{USER}:{{PLAIN}}{password}::::::\n")).expect("write users");
+    }
+
     /// A client logged in as the mail user, over the listener in clear.
     pub fn client(&self) -> MailClient {
         MailClient::login(self.imap_port)
@@ -182,6 +188,7 @@ impl Dovecot {
         format!(
             "base_dir = {d}/run\nstate_dir = {d}/state\nlog_path = {d}/dovecot.log\n\
              protocols = imap\nlisten = 127.0.0.1\n{tls}auth_mechanisms = plain login\n\
+             mail_fsync = never\n\
              passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%u {d}/users\n}}\n\
              userdb {{\n  driver = static\n  args = uid={uid} gid={gid} home={d}/home/%u mail=maildir:{d}/home/%u/Maildir\n}}\n\
              first_valid_uid = {uid}\nfirst_valid_gid = {gid}\n\

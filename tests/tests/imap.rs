@@ -340,8 +340,47 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
         no_starttls.contains("did not switch to TLS") && no_starttls.contains("sends nothing in clear"),
         "{no_starttls}"
     );
-    for said in [&wrong_password, &unknown_ca, &no_starttls] {
+    // A password that stops working later is the connector's error, in its status and the log.
+    let mut q = q;
+    add_mail(&q, &dovecot, &dovecot.imaps_url());
+    q.start();
+    q.wait_synced();
+    dovecot.change_password("changed-on-the-server");
+    q.cli_ok(&["connector", "sync", "Mail"]);
+    q.wait_for("the sync to fail", |connectors| connectors[0]["status"] == "error");
+    let status = q.cli_ok(&["connector", "status", "Mail"]);
+    assert!(status.contains("refused the user name or password"), "{status}");
+    assert!(q.log().contains("refused the user name or password"), "{}", q.log());
+    for said in [&wrong_password, &unknown_ca, &no_starttls, &status, &q.log()] {
         assert!(!said.contains(PASSWORD), "the password was shown: {said}");
     }
     assert!(!clear.log().contains(PASSWORD), "the password reached the server in clear");
+}
+
+#[test]
+fn the_settings_page_adds_a_mailbox_saying_what_it_may_reach() {
+    let dovecot = Dovecot::start();
+    let mut client = dovecot.client();
+    client.append(
+        "INBOX",
+        &Mail::new("Bob <bob@example.org>", "Hello", "hello@example.org", "A first message.").bytes(),
+    );
+    let mut q = Quarry::new();
+    q.without_model();
+    q.start();
+    let server = dovecot.imaps_url();
+    let ca = dovecot.ca_file();
+    let answer = quarry_tests::browser::run_script(
+        "imap-connector.mjs",
+        &q,
+        &[
+            ("IMAP_SERVER", server.as_ref()),
+            ("IMAP_USER", USER.as_ref()),
+            ("IMAP_PASSWORD", PASSWORD.as_ref()),
+            ("IMAP_CA", ca.as_os_str()),
+        ],
+    );
+    assert!(answer["asks"].as_array().is_some_and(|a| !a.is_empty()), "{answer}");
+    quarry_tests::browser::assert_screenshots("imap", &["form", "added"]);
+    assert!(!q.log().contains(PASSWORD), "the password reached the log");
 }

@@ -118,12 +118,12 @@ fn author(lang: &str, name: &str, id: &str, words: &str) {
 
     let dir_arg = dir.to_string_lossy().into_owned();
     let check = q.cli_ok(&["plugin", "check", &dir_arg, "--set", &setting]);
-    // Rust connectors start from the SDK's 0.4.0 (with list-changes, fetch-contents and
-    // read-scans), the others from 0.1.0.
+    // Rust connectors start from the SDK's 0.5.0 (with list-changes, fetch-contents,
+    // read-scans and watch), the others from 0.1.0.
     let (wit, functions) = if lang == "rust" {
         (
-            "quarry:connector@0.4.0",
-            "list-docs, list-changes, fetch-content, fetch-contents, read-file, read-scans, validate-config",
+            "quarry:connector@0.5.0",
+            "list-docs, list-changes, fetch-content, fetch-contents, read-file, read-scans, watch, validate-config",
         )
     } else {
         (

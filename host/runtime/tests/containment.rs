@@ -273,10 +273,10 @@ fn broken_plugin_folders_are_refused_with_the_reason() {
         (
             variant(
                 "wrong-wit",
-                &manifest.replace("wit = \"0.4.0\"", "wit = \"0.9.0\""),
+                &manifest.replace("wit = \"0.5.0\"", "wit = \"0.9.0\""),
                 true,
             ),
-            "wit = \"0.9.0\" is not a version this host supports (0.1.0, 0.2.0, 0.3.0, 0.4.0)",
+            "wit = \"0.9.0\" is not a version this host supports (0.1.0, 0.2.0, 0.3.0, 0.4.0, 0.5.0)",
         ),
     ];
     for (dir, expected) in cases {
@@ -312,7 +312,7 @@ fn a_component_of_another_wit_version_is_refused_naming_both() {
     let message = err.to_string();
     assert!(
         message.contains("built against quarry:connector@0.99.0")
-            && message.contains("this host runs quarry:connector@0.1.0, @0.2.0, @0.3.0, @0.4.0"),
+            && message.contains("this host runs quarry:connector@0.1.0, @0.2.0, @0.3.0, @0.4.0, @0.5.0"),
         "{message}"
     );
 }

@@ -470,8 +470,8 @@ fn the_built_folder_component_shows_the_connector_world() {
     );
     let wit = String::from_utf8_lossy(&output.stdout);
     for line in [
-        "import quarry:connector/host@0.4.0;",
-        "export quarry:connector/source@0.4.0;",
+        "import quarry:connector/host@0.5.0;",
+        "export quarry:connector/source@0.5.0;",
     ] {
         assert!(wit.contains(line), "missing {line} in:\n{wit}");
     }

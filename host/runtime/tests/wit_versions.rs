@@ -1,6 +1,6 @@
 //! Versions of `quarry:connector`, with real components: 0.1.0 (the Python mbox connector),
-//! 0.2.0 (`testing/older-notes`, on that version's own bindings) and 0.4.0 (the folder
-//! connector, on the SDK) all list and give their texts; 0.4.0 (as 0.3.0, whose calls it
+//! 0.2.0 (`testing/older-notes`, on that version's own bindings) and 0.5.0 (the folder
+//! connector, on the SDK) all list and give their texts; 0.5.0 (as 0.3.0, whose calls it
 //! compiles from the same code) gives many small texts in one call, and a document that cannot
 //! be read in such a call fails alone.
 
@@ -38,7 +38,7 @@ fn components_of_every_supported_version_list_and_give_their_texts() {
         // One document at a time: 0.2.0 has no fetch-contents.
         ("older-notes", "0.2.0", &notes, Some(10)),
         // Ten small documents in one call.
-        ("folder", "0.4.0", &notes, Some(1)),
+        ("folder", "0.5.0", &notes, Some(1)),
     ] {
         let plugin = load(&runtime, id, Limits::default());
         assert_eq!(plugin.wit_version().as_str(), version, "{id}");
@@ -90,7 +90,7 @@ fn hostile_doc(locator: &str) -> SourceDoc {
 fn a_document_that_breaks_a_call_for_several_fails_alone() {
     let runtime = runtime();
     let plugin = load(&runtime, "hostile", quick_limits());
-    assert_eq!(plugin.wit_version(), quarry_runtime::WitVersion::V0_4_0);
+    assert_eq!(plugin.wit_version(), quarry_runtime::WitVersion::V0_5_0);
     let (values, grant) = settings(&plugin, &[("mode", "ok")]);
     let mut session = plugin.session(&values, &grant, None).expect("session");
 

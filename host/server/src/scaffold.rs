@@ -57,14 +57,14 @@ macro_rules! sdk {
     };
 }
 
-/// The WIT a scaffold is built against: the Rust SDK's (0.4.0: change hints, texts fetched
-/// several at a time, scans read by the host's OCR); Python and JavaScript connectors start from 0.1.0, whose four functions
+/// The WIT a scaffold is built against: the Rust SDK's (0.5.0: change hints, texts fetched
+/// several at a time, scans read by the host's OCR, connections and watching); Python and JavaScript connectors start from 0.1.0, whose four functions
 /// are all they must implement.
 fn wit(lang: Lang) -> File {
     match lang {
         Lang::Rust => file(
-            "wit/connector@0.4.0/connector.wit",
-            include_str!("../../../wit/connector@0.4.0/connector.wit"),
+            "wit/connector@0.5.0/connector.wit",
+            include_str!("../../../wit/connector@0.5.0/connector.wit"),
         ),
         Lang::Python | Lang::Js => file(
             "wit/connector@0.1.0/connector.wit",
@@ -107,6 +107,7 @@ fn files(lang: Lang) -> Vec<File> {
             sdk!("html.rs"),
             sdk!("http.rs"),
             sdk!("log.rs"),
+            sdk!("net.rs"),
             sdk!("ocr.rs"),
             sdk!("text.rs"),
         ]),
@@ -147,7 +148,7 @@ fn words(lang: Lang) -> Words {
     match lang {
         Lang::Rust => Words {
             language: "Rust",
-            wit: "0.4.0",
+            wit: "0.5.0",
             source: "src/lib.rs",
             edit: "it indexes the `.txt` and `.md` files of a granted folder; `list_docs` says what exists, `fetch_content` gives a document's text.",
             needs: "once: `rustup target add wasm32-wasip2`; without rustup's target, Quarry's `scripts/wasm-cargo.sh` builds with Debian's rustc-web, then copy the component from `target/wasm32-wasip2/release/`",

@@ -158,6 +158,30 @@ mod tests {
     }
 
     #[test]
+    fn deep_nesting_and_ten_thousand_parts_are_read_within_bounds() -> Result<(), Error> {
+        // A message bomb: multiparts nested 2,000 deep, then 10,000 parts of text.
+        let mut mail = String::from("From: a@example.org\r\nSubject: bomb\r\nMIME-Version: 1.0\r\n");
+        for depth in 0..2_000 {
+            mail.push_str(&format!(
+                "Content-Type: multipart/mixed; boundary=\"b{depth}\"\r\n\r\n--b{depth}\r\n"
+            ));
+        }
+        mail.push_str("Content-Type: multipart/mixed; boundary=\"p\"\r\n\r\n");
+        for part in 0..10_000 {
+            mail.push_str(&format!(
+                "--p\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"p{part}.txt\"\r\n\r\nword{part}\r\n"
+            ));
+        }
+        mail.push_str("--p--\r\n");
+        let started = std::time::Instant::now();
+        let content = to_content(mail.as_bytes())?;
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert!(content.page_starts.len() <= 1 + MAX_ATTACHMENTS, "{}", content.page_starts.len());
+        assert!(content.text.len() < 1 << 20, "{}", content.text.len());
+        Ok(())
+    }
+
+    #[test]
     fn text_without_headers_is_not_a_mail() {
         assert!(to_content(b"").is_err());
     }
