@@ -31,7 +31,14 @@ fn main() {
     let rate = |seconds: f64| messages as f64 / seconds;
     println!(
         "{:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>11} {:>11}",
-        "messages", "mbsync s", "mbsync msg/s", "quarry s", "quarry msg/s", "ratio", "append p50", "append max"
+        "messages",
+        "mbsync s",
+        "mbsync msg/s",
+        "quarry s",
+        "quarry msg/s",
+        "ratio",
+        "append p50",
+        "append max"
     );
     println!(
         "{:>9} {:>10.1} {:>12.0} {:>10.1} {:>12.0} {:>7.2}x {:>9.0}ms {:>9.0}ms",
@@ -71,7 +78,10 @@ fn fill(dovecot: &Dovecot, messages: usize) {
         );
         client.append(folder, &mail.bytes());
     }
-    eprintln!("appended {messages} messages in {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "appended {messages} messages in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 /// Seconds mbsync takes to fetch every folder to a fresh Maildir.
@@ -143,7 +153,10 @@ fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>) {
         {
             break;
         }
-        assert!(Instant::now() < until, "the first sync did not end: {connectors:?}");
+        assert!(
+            Instant::now() < until,
+            "the first sync did not end: {connectors:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -153,16 +166,28 @@ fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>) {
         let word = format!("appendedword{n}");
         client.append(
             "INBOX",
-            &Mail::new("New <new@example.org>", "New mail", &format!("append-{n}@example.org"), &word).bytes(),
+            &Mail::new(
+                "New <new@example.org>",
+                "New mail",
+                &format!("append-{n}@example.org"),
+                &word,
+            )
+            .bytes(),
         );
         let appended = Instant::now();
         loop {
-            let found = q.search_ok(&key, json!({"query": word, "semantic_search": false, "limit": 1}));
+            let found = q.search_ok(
+                &key,
+                json!({"query": word, "semantic_search": false, "limit": 1}),
+            );
             if found["total"] == 1 {
                 latencies.push(appended.elapsed());
                 break;
             }
-            assert!(appended.elapsed() < Duration::from_secs(60), "{word} was never found");
+            assert!(
+                appended.elapsed() < Duration::from_secs(60),
+                "{word} was never found"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -136,7 +136,12 @@ impl Dovecot {
         let config = self.dir.path().join("dovecot.conf");
         let mut command = if running_as_root() {
             let mut setpriv = Command::new("setpriv");
-            setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/sbin/dovecot"]);
+            setpriv.args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/sbin/dovecot",
+            ]);
             setpriv
         } else {
             Command::new("/usr/sbin/dovecot")
@@ -224,19 +229,66 @@ fn make_certificates(dir: &Path) {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
     openssl(
-        &[&["req", "-x509"][..], &ec, &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Quarry Test CA"]].concat(),
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=Quarry Test CA",
+            ],
+        ]
+        .concat(),
     );
-    openssl(&[&["req"][..], &ec, &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]].concat());
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        ]
+        .concat(),
+    );
     std::fs::write(
         dir.join("server.ext"),
         "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
     )
     .expect("write server.ext");
     openssl(&[
-        "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
     ]);
     for readable in ["ca.pem", "server.pem", "server.key"] {
         std::fs::set_permissions(dir.join(readable), std::fs::Permissions::from_mode(0o644))
@@ -294,7 +346,12 @@ impl MailClient {
         self.tag += 1;
         let tag = format!("T{}", self.tag);
         let stream = self.reader.get_mut();
-        write!(stream, "{tag} APPEND \"{folder}\" {{{}+}}\r\n", message.len()).expect("write");
+        write!(
+            stream,
+            "{tag} APPEND \"{folder}\" {{{}+}}\r\n",
+            message.len()
+        )
+        .expect("write");
         stream.write_all(message).expect("write");
         stream.write_all(b"\r\n").expect("write");
         let answer = self.finish(&tag);

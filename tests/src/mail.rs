@@ -89,8 +89,10 @@ impl Mail {
         match &self.body {
             Body::Single(kind, encoding, body) => {
                 out.extend_from_slice(
-                    format!("Content-Type: {kind}\r\nContent-Transfer-Encoding: {encoding}\r\n\r\n")
-                        .as_bytes(),
+                    format!(
+                        "Content-Type: {kind}\r\nContent-Transfer-Encoding: {encoding}\r\n\r\n"
+                    )
+                    .as_bytes(),
                 );
                 out.extend_from_slice(body);
             }

@@ -54,7 +54,13 @@ fn first(q: &Quarry, key: &str, query: &str) -> Value {
 }
 
 /// Waits (up to `limit`) until `query` finds exactly `expected` titles; answers how long it took.
-fn wait_for_titles(q: &Quarry, key: &str, query: &str, expected: &[&str], limit: Duration) -> Duration {
+fn wait_for_titles(
+    q: &Quarry,
+    key: &str,
+    query: &str,
+    expected: &[&str],
+    limit: Duration,
+) -> Duration {
     let started = Instant::now();
     loop {
         let found = titles(q, key, query);
@@ -103,10 +109,27 @@ fn fill_mailbox(dovecot: &Dovecot) {
             "",
         )
         .html_only("<html><body><p>次回の会議は<b>水曜日</b>です。</p></body></html>"),
-        Mail::new("Jean <jean@example.org>", "Grüße aus Köln", "latin1@example.org", "")
-            .body_in("iso-8859-1", "Die Domplatte ist heute voller Straßenmusiker.".chars().map(|c| c as u8).collect::<Vec<_>>().as_slice()),
-        Mail::new("Shop <shop@example.org>", "Your order", "html@example.org", "")
-            .html_only("<html><body><p>The <b>saffron</b> order ships on Monday.</p></body></html>"),
+        Mail::new(
+            "Jean <jean@example.org>",
+            "Grüße aus Köln",
+            "latin1@example.org",
+            "",
+        )
+        .body_in(
+            "iso-8859-1",
+            "Die Domplatte ist heute voller Straßenmusiker."
+                .chars()
+                .map(|c| c as u8)
+                .collect::<Vec<_>>()
+                .as_slice(),
+        ),
+        Mail::new(
+            "Shop <shop@example.org>",
+            "Your order",
+            "html@example.org",
+            "",
+        )
+        .html_only("<html><body><p>The <b>saffron</b> order ships on Monday.</p></body></html>"),
         Mail::new(
             "Zeppelin Works <zw@example.org>",
             "Documents for the hangar",
@@ -116,12 +139,20 @@ fn fill_mailbox(dovecot: &Dovecot) {
         .attach(
             "€-report.pdf",
             "application/pdf",
-            &pdf("Report", &[&["The zeppelin hangar inspection passed."]], true),
+            &pdf(
+                "Report",
+                &[&["The zeppelin hangar inspection passed."]],
+                true,
+            ),
         )
         .attach(
             "census.docx",
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-            &docx("Census", &["The quokka census counted forty animals."], "A note."),
+            &docx(
+                "Census",
+                &["The quokka census counted forty animals."],
+                "A note.",
+            ),
         ),
     ];
     for message in &messages {
@@ -137,7 +168,13 @@ fn fill_mailbox(dovecot: &Dovecot) {
     client.copy("Work", uid, "INBOX");
     client.append(
         "Work",
-        &Mail::new("Eve <eve@example.org>", "Budget", "budget@example.org", "The obsidian budget line is closed.").bytes(),
+        &Mail::new(
+            "Eve <eve@example.org>",
+            "Budget",
+            "budget@example.org",
+            "The obsidian budget line is closed.",
+        )
+        .bytes(),
     );
 }
 
@@ -171,16 +208,27 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
 
     // A thread's messages name their thread; the folder and a mail client's link are there.
     let reply = first(&q, &key, "marzipan");
-    let connector = reply["connector_id"].as_str().expect("connector").to_owned();
+    let connector = reply["connector_id"]
+        .as_str()
+        .expect("connector")
+        .to_owned();
     let doc = reply["doc_id"].as_str().expect("doc").to_owned();
     let read = q
-        .request("GET", &format!("/api/v1/connectors/{connector}/docs/{doc}"), Some(&key), None)
+        .request(
+            "GET",
+            &format!("/api/v1/connectors/{connector}/docs/{doc}"),
+            Some(&key),
+            None,
+        )
         .json();
     assert_eq!(read["metadata"]["thread"], "plan-1@example.org", "{read}");
     assert_eq!(read["metadata"]["folder"], "INBOX", "{read}");
     let url = read["url"].as_str().unwrap_or_default();
     assert!(
-        url.starts_with(&format!("imap://{USER}@127.0.0.1:{}/INBOX;UIDVALIDITY=", dovecot.imaps_port)),
+        url.starts_with(&format!(
+            "imap://{USER}@127.0.0.1:{}/INBOX;UIDVALIDITY=",
+            dovecot.imaps_port
+        )),
         "{url}"
     );
     // The file is the raw message.
@@ -191,13 +239,23 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
         None,
     );
     assert_eq!(file.status, 200, "{}", file.text());
-    assert!(file.text().contains("Message-ID: <plan-2@example.org>"), "{}", file.text());
+    assert!(
+        file.text().contains("Message-ID: <plan-2@example.org>"),
+        "{}",
+        file.text()
+    );
 
     // New mail within seconds.
     let mut client = dovecot.client();
     client.append(
         "INBOX",
-        &Mail::new("Ann <ann@example.org>", "Rings", "new@example.org", "Saturn's rings glitter tonight.").bytes(),
+        &Mail::new(
+            "Ann <ann@example.org>",
+            "Rings",
+            "new@example.org",
+            "Saturn's rings glitter tonight.",
+        )
+        .bytes(),
     );
     let took = wait_for_titles(&q, &key, "glitter", &["Rings"], Duration::from_secs(5));
     eprintln!("appended mail was searchable after {took:?}");
@@ -213,12 +271,20 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
         let moved = first(&q, &key, "saffron");
         let doc = moved["doc_id"].as_str().unwrap_or_default().to_owned();
         let read = q
-            .request("GET", &format!("/api/v1/connectors/{connector}/docs/{doc}"), Some(&key), None)
+            .request(
+                "GET",
+                &format!("/api/v1/connectors/{connector}/docs/{doc}"),
+                Some(&key),
+                None,
+            )
             .json();
         if read["metadata"]["folder"] == "Archive" {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "the move was not reflected: {read}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the move was not reflected: {read}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(titles(&q, &key, "saffron"), ["Your order"]);
@@ -229,11 +295,23 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
     client.create("Work");
     client.append(
         "Work",
-        &Mail::new("Legal <legal@example.org>", "Vendor contract", "vendor@example.org", "The tungsten supplier signs the contract next week.").bytes(),
+        &Mail::new(
+            "Legal <legal@example.org>",
+            "Vendor contract",
+            "vendor@example.org",
+            "The tungsten supplier signs the contract next week.",
+        )
+        .bytes(),
     );
     client.append(
         "Work",
-        &Mail::new("Kim <kim@example.org>", "Kiln", "kiln@example.org", "The pottery kiln reaches cone ten.").bytes(),
+        &Mail::new(
+            "Kim <kim@example.org>",
+            "Kiln",
+            "kiln@example.org",
+            "The pottery kiln reaches cone ten.",
+        )
+        .bytes(),
     );
     assert_ne!(client.uid_validity("Work"), validity);
     wait_for_titles(&q, &key, "pottery", &["Kiln"], Duration::from_secs(30));
@@ -242,7 +320,9 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
     // The password is in no answer, page or log.
     let listed = q.cli_ok(&["connector", "list", "--json"]);
     let status = q.cli_ok(&["connector", "status", "Mail"]);
-    let connectors = q.request("GET", "/api/v1/connectors", Some(&key), None).text();
+    let connectors = q
+        .request("GET", "/api/v1/connectors", Some(&key), None)
+        .text();
     for (what, text) in [
         ("the server log", q.log()),
         ("connector list", listed),
@@ -280,20 +360,31 @@ fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
         if count > 0 {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "no document arrived: {}", q.log());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no document arrived: {}",
+            q.log()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     dovecot.kill();
     std::thread::sleep(Duration::from_secs(2));
     dovecot.restart();
     q.wait_for("every message indexed", |connectors| {
-        connectors[0]["doc_count"].as_u64() == Some(COUNT as u64) && connectors[0]["status"] == "idle"
+        connectors[0]["doc_count"].as_u64() == Some(COUNT as u64)
+            && connectors[0]["status"] == "idle"
     });
     let key = q.integration("agent", "all", &[]);
     for n in [0, 1, COUNT / 2, COUNT - 1] {
-        assert_eq!(titles(&q, &key, &format!("kw{n:05}")), [format!("Message {n}")]);
+        assert_eq!(
+            titles(&q, &key, &format!("kw{n:05}")),
+            [format!("Message {n}")]
+        );
     }
-    let all = q.search_ok(&key, json!({"query": "codeword", "semantic_search": false, "limit": 1}));
+    let all = q.search_ok(
+        &key,
+        json!({"query": "codeword", "semantic_search": false, "limit": 1}),
+    );
     assert_eq!(all["total"], COUNT as u64, "{all}");
 }
 
@@ -317,7 +408,10 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
             format!("password={password}"),
         ];
         if ca {
-            args.extend(["--set".into(), format!("ca_file={}", dovecot.ca_file().display())]);
+            args.extend([
+                "--set".into(),
+                format!("ca_file={}", dovecot.ca_file().display()),
+            ]);
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = q.cli(&args);
@@ -326,7 +420,8 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
     };
     let wrong_password = add(&dovecot.imaps_url(), "not-the-password", true);
     assert!(
-        wrong_password.contains("refused the user name or password") && wrong_password.contains("app password"),
+        wrong_password.contains("refused the user name or password")
+            && wrong_password.contains("app password"),
         "{wrong_password}"
     );
     let unknown_ca = add(&dovecot.imaps_url(), PASSWORD, false);
@@ -337,7 +432,8 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
     let clear = Dovecot::start_plaintext();
     let no_starttls = add(&clear.imap_url(), PASSWORD, false);
     assert!(
-        no_starttls.contains("did not switch to TLS") && no_starttls.contains("sends nothing in clear"),
+        no_starttls.contains("did not switch to TLS")
+            && no_starttls.contains("sends nothing in clear"),
         "{no_starttls}"
     );
     // A password that stops working later is the connector's error, in its status and the log.
@@ -347,14 +443,32 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
     q.wait_synced();
     dovecot.change_password("changed-on-the-server");
     q.cli_ok(&["connector", "sync", "Mail"]);
-    q.wait_for("the sync to fail", |connectors| connectors[0]["status"] == "error");
+    q.wait_for("the sync to fail", |connectors| {
+        connectors[0]["status"] == "error"
+    });
     let status = q.cli_ok(&["connector", "status", "Mail"]);
-    assert!(status.contains("refused the user name or password"), "{status}");
-    assert!(q.log().contains("refused the user name or password"), "{}", q.log());
-    for said in [&wrong_password, &unknown_ca, &no_starttls, &status, &q.log()] {
+    assert!(
+        status.contains("refused the user name or password"),
+        "{status}"
+    );
+    assert!(
+        q.log().contains("refused the user name or password"),
+        "{}",
+        q.log()
+    );
+    for said in [
+        &wrong_password,
+        &unknown_ca,
+        &no_starttls,
+        &status,
+        &q.log(),
+    ] {
         assert!(!said.contains(PASSWORD), "the password was shown: {said}");
     }
-    assert!(!clear.log().contains(PASSWORD), "the password reached the server in clear");
+    assert!(
+        !clear.log().contains(PASSWORD),
+        "the password reached the server in clear"
+    );
 }
 
 #[test]
@@ -363,7 +477,13 @@ fn the_settings_page_adds_a_mailbox_saying_what_it_may_reach() {
     let mut client = dovecot.client();
     client.append(
         "INBOX",
-        &Mail::new("Bob <bob@example.org>", "Hello", "hello@example.org", "A first message.").bytes(),
+        &Mail::new(
+            "Bob <bob@example.org>",
+            "Hello",
+            "hello@example.org",
+            "A first message.",
+        )
+        .bytes(),
     );
     let mut q = Quarry::new();
     q.without_model();
@@ -380,7 +500,10 @@ fn the_settings_page_adds_a_mailbox_saying_what_it_may_reach() {
             ("IMAP_CA", ca.as_os_str()),
         ],
     );
-    assert!(answer["asks"].as_array().is_some_and(|a| !a.is_empty()), "{answer}");
+    assert!(
+        answer["asks"].as_array().is_some_and(|a| !a.is_empty()),
+        "{answer}"
+    );
     quarry_tests::browser::assert_screenshots("imap", &["form", "added"]);
     assert!(!q.log().contains(PASSWORD), "the password reached the log");
 }

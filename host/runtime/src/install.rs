@@ -118,8 +118,15 @@ impl Plugin {
             asks.push("No access to your files".to_owned());
         }
         let quoted = |f: &crate::ConfigField| format!("\u{201c}{}\u{201d}", f.display_name());
-        let urls = manifest.config.iter().filter(|f| f.kind == crate::FieldKind::Url);
-        let web: Vec<String> = urls.clone().filter(|f| !f.is_stream_url()).map(quoted).collect();
+        let urls = manifest
+            .config
+            .iter()
+            .filter(|f| f.kind == crate::FieldKind::Url);
+        let web: Vec<String> = urls
+            .clone()
+            .filter(|f| !f.is_stream_url())
+            .map(quoted)
+            .collect();
         if !web.is_empty() {
             asks.push(format!(
                 "Connect over HTTP to the host of the address you give as {} (no other host)",

@@ -183,7 +183,8 @@ impl Plugin {
         grant: &Grant,
         progress: Option<ProgressFn>,
     ) -> Result<Session, RuntimeError> {
-        let config_error = |message| RuntimeError::of(self.id(), RuntimeErrorKind::Config { message });
+        let config_error =
+            |message| RuntimeError::of(self.id(), RuntimeErrorKind::Config { message });
         let setup = resolve(&self.inner.manifest, values, grant, &self.inner.protected)
             .map_err(config_error)?;
         let tls = if setup.streams && self.inner.version.watches() {

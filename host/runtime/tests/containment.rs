@@ -312,7 +312,8 @@ fn a_component_of_another_wit_version_is_refused_naming_both() {
     let message = err.to_string();
     assert!(
         message.contains("built against quarry:connector@0.99.0")
-            && message.contains("this host runs quarry:connector@0.1.0, @0.2.0, @0.3.0, @0.4.0, @0.5.0"),
+            && message
+                .contains("this host runs quarry:connector@0.1.0, @0.2.0, @0.3.0, @0.4.0, @0.5.0"),
         "{message}"
     );
 }

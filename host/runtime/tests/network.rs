@@ -306,7 +306,8 @@ fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_during_its_
     let mut doubting = streams_session(&plugin, &dovecot, "streams", false);
     let doubted = report(&mut doubting);
     assert!(
-        doubted.contains(&format!("TLS tls 127.0.0.1:{imaps}")) && doubted.contains("did not verify"),
+        doubted.contains(&format!("TLS tls 127.0.0.1:{imaps}"))
+            && doubted.contains("did not verify"),
         "{doubted}"
     );
     assert!(!doubted.contains("CONNECTED"), "{doubted}");

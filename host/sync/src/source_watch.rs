@@ -43,22 +43,26 @@ struct Running {
 impl SourceWatches {
     /// Watches the sources of `connectors` whose plugins can (WIT 0.5.0 and a connection
     /// capability), and no others.
-    pub(crate) fn keep(&self, syncer: &Arc<Syncer>, connectors: &[Connector], stop: &Arc<AtomicBool>) {
+    pub(crate) fn keep(
+        &self,
+        syncer: &Arc<Syncer>,
+        connectors: &[Connector],
+        stop: &Arc<AtomicBool>,
+    ) {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         let wanted: HashMap<&ConnectorId, &Connector> = connectors
             .iter()
             .filter(|c| c.status != ConnectorStatus::Disabled)
             .filter(|c| {
-                syncer.plugins().get(&c.plugin_id).is_some_and(|p| {
-                    p.wit_version().watches() && p.manifest().capabilities.streams
-                })
+                syncer
+                    .plugins()
+                    .get(&c.plugin_id)
+                    .is_some_and(|p| p.wit_version().watches() && p.manifest().capabilities.streams)
             })
             .map(|c| (&c.id, c))
             .collect();
         running.retain(|id, watch| {
-            let keep = wanted
-                .get(id)
-                .is_some_and(|c| settings_of(c) == watch.seen);
+            let keep = wanted.get(id).is_some_and(|c| settings_of(c) == watch.seen);
             if !keep {
                 watch.cancel.store(true, Ordering::Relaxed);
             }
@@ -126,7 +130,11 @@ impl Watch {
             match self.once() {
                 Ok(Some((Watched::Changed, retry))) => {
                     self.sync_now();
-                    at_once = if asked.elapsed() < Duration::from_secs(1) { at_once + 1 } else { 0 };
+                    at_once = if asked.elapsed() < Duration::from_secs(1) {
+                        at_once + 1
+                    } else {
+                        0
+                    };
                     if retry || at_once >= 3 {
                         self.sleep(pause);
                         pause = (pause * 2).min(MOST_PAUSE);
@@ -209,7 +217,8 @@ impl Watch {
                 .ok()
                 .flatten()
                 .is_none_or(|c| {
-                    c.last_sync_ms != before && c.schedule.sync_requested_ms.is_none()
+                    c.last_sync_ms != before
+                        && c.schedule.sync_requested_ms.is_none()
                         && c.status != ConnectorStatus::Syncing
                 });
             if synced {

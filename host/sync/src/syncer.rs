@@ -705,7 +705,10 @@ impl Syncer {
         })
     }
 
-    pub(crate) fn block<T, E>(&self, future: impl Future<Output = Result<T, E>>) -> Result<T, SyncError>
+    pub(crate) fn block<T, E>(
+        &self,
+        future: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, SyncError>
     where
         SyncError: From<E>,
     {

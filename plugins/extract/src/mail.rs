@@ -149,7 +149,8 @@ mod tests {
                 .map(|(_, v)| v))
         };
         let start = "Message-ID: <root@x>\r\nSubject: plan\r\n\r\nbody\r\n";
-        let reply = "Message-ID: <r1@x>\r\nIn-Reply-To: <root@x>\r\nSubject: Re: plan\r\n\r\nok\r\n";
+        let reply =
+            "Message-ID: <r1@x>\r\nIn-Reply-To: <root@x>\r\nSubject: Re: plan\r\n\r\nok\r\n";
         let deeper = "Message-ID: <r2@x>\r\nReferences: <root@x> <r1@x>\r\nIn-Reply-To: <r1@x>\r\nSubject: Re: plan\r\n\r\nyes\r\n";
         for mail in [start, reply, deeper] {
             assert_eq!(thread(mail)?.as_deref(), Some("root@x"), "{mail}");
@@ -160,7 +161,8 @@ mod tests {
     #[test]
     fn deep_nesting_and_ten_thousand_parts_are_read_within_bounds() -> Result<(), Error> {
         // A message bomb: multiparts nested 2,000 deep, then 10,000 parts of text.
-        let mut mail = String::from("From: a@example.org\r\nSubject: bomb\r\nMIME-Version: 1.0\r\n");
+        let mut mail =
+            String::from("From: a@example.org\r\nSubject: bomb\r\nMIME-Version: 1.0\r\n");
         for depth in 0..2_000 {
             mail.push_str(&format!(
                 "Content-Type: multipart/mixed; boundary=\"b{depth}\"\r\n\r\n--b{depth}\r\n"
@@ -176,7 +178,11 @@ mod tests {
         let started = std::time::Instant::now();
         let content = to_content(mail.as_bytes())?;
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
-        assert!(content.page_starts.len() <= 1 + MAX_ATTACHMENTS, "{}", content.page_starts.len());
+        assert!(
+            content.page_starts.len() <= 1 + MAX_ATTACHMENTS,
+            "{}",
+            content.page_starts.len()
+        );
         assert!(content.text.len() < 1 << 20, "{}", content.text.len());
         Ok(())
     }

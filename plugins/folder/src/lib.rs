@@ -19,8 +19,8 @@ use quarry_sdk::{
     Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, FileChunk, ScannedPage,
 };
 
-use quarry_extract::{self as extract, Kind, kinds};
 use crate::walk::{FileEntry, Filters};
+use quarry_extract::{self as extract, Kind, kinds};
 
 /// Files listed per `list-docs` call.
 const BATCH_SIZE: usize = 1024;

@@ -64,7 +64,12 @@ pub struct Imap {
 impl Imap {
     /// Connects to `server`, logs in as `user` and learns the capabilities. Literals up to
     /// `max_literal` bytes are read.
-    pub fn login(server: &Server, user: &str, password: &str, max_literal: usize) -> Result<Imap, Error> {
+    pub fn login(
+        server: &Server,
+        user: &str,
+        password: &str,
+        max_literal: usize,
+    ) -> Result<Imap, Error> {
         let security = match server.tls {
             Tls::Implicit => Security::Tls,
             Tls::StartTls => Security::StarttlsImap,
@@ -120,7 +125,9 @@ impl Imap {
 
     /// Whether the server has capability `name`.
     pub fn has(&self, name: &str) -> bool {
-        self.capabilities.iter().any(|c| c.eq_ignore_ascii_case(name))
+        self.capabilities
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(name))
     }
 
     /// Every folder, as `LIST "" "*"` tells.
@@ -129,7 +136,11 @@ impl Imap {
         Ok(listed
             .untagged
             .iter()
-            .filter(|r| r.first().and_then(Item::atom).is_some_and(|a| a.eq_ignore_ascii_case("LIST")))
+            .filter(|r| {
+                r.first()
+                    .and_then(Item::atom)
+                    .is_some_and(|a| a.eq_ignore_ascii_case("LIST"))
+            })
             .filter_map(|r| folder_of(r))
             .collect())
     }
@@ -140,7 +151,11 @@ impl Imap {
         Ok(listed
             .untagged
             .iter()
-            .filter(|r| r.first().and_then(Item::atom).is_some_and(|a| a.eq_ignore_ascii_case("LSUB")))
+            .filter(|r| {
+                r.first()
+                    .and_then(Item::atom)
+                    .is_some_and(|a| a.eq_ignore_ascii_case("LSUB"))
+            })
             .filter_map(|r| folder_of(r).map(|f| f.name))
             .collect())
     }
@@ -156,7 +171,9 @@ impl Imap {
         for response in &status.untagged {
             if let Some(pairs) = response.get(2).and_then(Item::list) {
                 for pair in pairs.chunks(2) {
-                    let (Some(key), Some(value)) = (pair[0].atom(), pair.get(1).and_then(Item::number)) else {
+                    let (Some(key), Some(value)) =
+                        (pair[0].atom(), pair.get(1).and_then(Item::number))
+                    else {
                         continue;
                     };
                     let value = u32::try_from(value).unwrap_or(u32::MAX);
@@ -209,7 +226,11 @@ impl Imap {
         let mut uids: Vec<u32> = found
             .untagged
             .iter()
-            .filter(|r| r.first().and_then(Item::atom).is_some_and(|a| a.eq_ignore_ascii_case("SEARCH")))
+            .filter(|r| {
+                r.first()
+                    .and_then(Item::atom)
+                    .is_some_and(|a| a.eq_ignore_ascii_case("SEARCH"))
+            })
             .flat_map(|r| r[1..].iter().filter_map(Item::number))
             .filter_map(|n| u32::try_from(n).ok())
             // `n:*` always includes the last message, even when its UID is below `n`.
@@ -229,7 +250,11 @@ impl Imap {
         Ok(found
             .untagged
             .iter()
-            .filter(|r| r.first().and_then(Item::atom).is_some_and(|a| a.eq_ignore_ascii_case("SEARCH")))
+            .filter(|r| {
+                r.first()
+                    .and_then(Item::atom)
+                    .is_some_and(|a| a.eq_ignore_ascii_case("SEARCH"))
+            })
             .flat_map(|r| r[1..].iter().filter_map(Item::number))
             .filter_map(|n| u32::try_from(n).ok())
             .collect())
@@ -244,7 +269,11 @@ impl Imap {
         Ok(fetched
             .untagged
             .into_iter()
-            .filter(|r| r.get(1).and_then(Item::atom).is_some_and(|a| a.eq_ignore_ascii_case("FETCH")))
+            .filter(|r| {
+                r.get(1)
+                    .and_then(Item::atom)
+                    .is_some_and(|a| a.eq_ignore_ascii_case("FETCH"))
+            })
             .filter_map(|mut r| match r.pop() {
                 Some(Item::List(attributes)) => Some(attributes),
                 _ => None,
@@ -260,7 +289,10 @@ impl Imap {
         self.send(format!("{tag} IDLE\r\n").as_bytes())?;
         let (go, _) = self.read_response()?;
         if go.first().and_then(Item::atom) != Some("+") {
-            return Err(Error::Unavailable(format!("the server refused IDLE: {}", describe(&go))));
+            return Err(Error::Unavailable(format!(
+                "the server refused IDLE: {}",
+                describe(&go)
+            )));
         }
         let until = Instant::now() + Duration::from_millis(u64::from(max_wait_ms));
         let mut changed = false;
@@ -301,8 +333,17 @@ impl Imap {
         Ok(answer
             .untagged
             .iter()
-            .filter(|r| r.first().and_then(Item::atom).is_some_and(|a| a.eq_ignore_ascii_case("CAPABILITY")))
-            .flat_map(|r| r[1..].iter().filter_map(Item::atom).map(str::to_ascii_uppercase))
+            .filter(|r| {
+                r.first()
+                    .and_then(Item::atom)
+                    .is_some_and(|a| a.eq_ignore_ascii_case("CAPABILITY"))
+            })
+            .flat_map(|r| {
+                r[1..]
+                    .iter()
+                    .filter_map(Item::atom)
+                    .map(str::to_ascii_uppercase)
+            })
             .collect())
     }
 
@@ -322,7 +363,10 @@ impl Imap {
             match part {
                 Part::Text(text) => line.extend_from_slice(text),
                 Part::Literal(bytes) => {
-                    line.extend_from_slice(format!("{{{}{}}}\r\n", bytes.len(), if plus { "+" } else { "" }).as_bytes());
+                    line.extend_from_slice(
+                        format!("{{{}{}}}\r\n", bytes.len(), if plus { "+" } else { "" })
+                            .as_bytes(),
+                    );
                     self.send(&line).map_err(Refusal::Failed)?;
                     line.clear();
                     if !plus {
@@ -352,7 +396,11 @@ impl Imap {
                             "the server sent more than {MAX_UNTAGGED} responses to one command"
                         ))));
                     }
-                    if response.get(1).and_then(Item::atom).is_some_and(|w| w.eq_ignore_ascii_case("BYE")) {
+                    if response
+                        .get(1)
+                        .and_then(Item::atom)
+                        .is_some_and(|w| w.eq_ignore_ascii_case("BYE"))
+                    {
                         return Err(Refusal::Failed(Error::Unavailable(format!(
                             "the server closed the session: {}",
                             describe(&response)
@@ -362,7 +410,11 @@ impl Imap {
                     untagged.push(response);
                 }
                 Some(t) if t == tag => {
-                    let status = response.get(1).and_then(Item::atom).unwrap_or("").to_ascii_uppercase();
+                    let status = response
+                        .get(1)
+                        .and_then(Item::atom)
+                        .unwrap_or("")
+                        .to_ascii_uppercase();
                     let text = describe(&response[2.min(response.len())..]);
                     return match status.as_str() {
                         "OK" => Ok(Response { untagged }),
@@ -383,13 +435,14 @@ impl Imap {
     }
 
     fn read_response(&mut self) -> Result<(Vec<Item>, usize), Error> {
-        self.read_response_within(READ_TIMEOUT_MS).map_err(|e| match e {
-            Wait::TimedOut => Error::Unavailable(format!(
-                "the server sent nothing for {} s",
-                READ_TIMEOUT_MS / 1000
-            )),
-            Wait::Failed(e) => e,
-        })
+        self.read_response_within(READ_TIMEOUT_MS)
+            .map_err(|e| match e {
+                Wait::TimedOut => Error::Unavailable(format!(
+                    "the server sent nothing for {} s",
+                    READ_TIMEOUT_MS / 1000
+                )),
+                Wait::Failed(e) => e,
+            })
     }
 
     /// One whole response, its literals read into it: its items and its size in bytes.
@@ -419,7 +472,9 @@ impl Imap {
         }
         let mut literals = literals.into_iter();
         let items = protocol::parse(&line, &mut literals).map_err(|e| {
-            Wait::Failed(Error::Unavailable(format!("the server's answer does not parse: {e}")))
+            Wait::Failed(Error::Unavailable(format!(
+                "the server's answer does not parse: {e}"
+            )))
         })?;
         Ok((items, size))
     }
@@ -428,7 +483,10 @@ impl Imap {
     fn read_line(&mut self, timeout_ms: u32) -> Result<Vec<u8>, Wait> {
         let mut searched = 0;
         loop {
-            if let Some(at) = self.pending[searched..].windows(2).position(|w| w == b"\r\n") {
+            if let Some(at) = self.pending[searched..]
+                .windows(2)
+                .position(|w| w == b"\r\n")
+            {
                 let end = searched + at;
                 let line = self.pending[..end].to_vec();
                 self.pending.drain(..end + 2);
@@ -498,7 +556,8 @@ impl Refusal {
 fn code_number(code: &str, name: &str) -> Option<u32> {
     let inner = code.strip_prefix('[')?.strip_suffix(']')?;
     let (key, value) = inner.split_once(' ')?;
-    key.eq_ignore_ascii_case(name).then(|| value.trim().parse().ok())?
+    key.eq_ignore_ascii_case(name)
+        .then(|| value.trim().parse().ok())?
 }
 
 /// The size of the literal a line ends with (`{123}` or `{123+}`).
@@ -545,7 +604,11 @@ fn folder_of(response: &[Item]) -> Option<Folder> {
         .collect();
     let name = response.get(3)?.bytes()?.to_vec();
     let display = crate::utf7::decode(&name);
-    Some(Folder { name, display, flags })
+    Some(Folder {
+        name,
+        display,
+        flags,
+    })
 }
 
 /// A response in words, for an error message (its atoms and strings, cut short).

@@ -32,7 +32,14 @@ impl Chosen {
 }
 
 /// Names of folders left out by default (the last part of the name, without regard to case).
-const LEFT_OUT: [&str; 6] = ["trash", "junk", "spam", "deleted items", "deleted messages", "bulk mail"];
+const LEFT_OUT: [&str; 6] = [
+    "trash",
+    "junk",
+    "spam",
+    "deleted items",
+    "deleted messages",
+    "bulk mail",
+];
 
 /// The folders to read, INBOX first and the rest by name. `named` is the `folders` setting
 /// (comma-separated names as people see them), empty for the default.
@@ -40,25 +47,38 @@ pub fn choose(imap: &mut Imap, named: &[String]) -> Result<Vec<Chosen>, Error> {
     let all: Vec<Folder> = imap
         .list()?
         .into_iter()
-        .filter(|f| !f.flags.iter().any(|flag| flag == "\\noselect" || flag == "\\nonexistent"))
+        .filter(|f| {
+            !f.flags
+                .iter()
+                .any(|flag| flag == "\\noselect" || flag == "\\nonexistent")
+        })
         .collect();
     let mut chosen: Vec<&Folder> = if !named.is_empty() {
         let mut picked = Vec::new();
         for name in named {
             let folder = all
                 .iter()
-                .find(|f| f.display == *name || f.display.eq_ignore_ascii_case(name) && f.display.eq_ignore_ascii_case("INBOX"))
+                .find(|f| {
+                    f.display == *name
+                        || f.display.eq_ignore_ascii_case(name)
+                            && f.display.eq_ignore_ascii_case("INBOX")
+                })
                 .ok_or_else(|| {
                     Error::InvalidConfig(format!(
                         "`folders` names {name:?}, which the server does not have (it has: {})",
-                        all.iter().map(|f| f.display.as_str()).collect::<Vec<_>>().join(", ")
+                        all.iter()
+                            .map(|f| f.display.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ))
                 })?;
             picked.push(folder);
         }
         picked
     } else if imap.has("X-GM-EXT-1")
-        && let Some(everything) = all.iter().find(|f| f.flags.iter().any(|flag| flag == "\\all"))
+        && let Some(everything) = all
+            .iter()
+            .find(|f| f.flags.iter().any(|flag| flag == "\\all"))
     {
         vec![everything]
     } else {

@@ -20,7 +20,7 @@ mod utf7;
 use std::time::{Duration, Instant};
 
 use quarry_sdk::{
-    Batch, Config, Connector, Content, DocRef, Error, FileChunk, WatchOutcome, log, LogLevel,
+    Batch, Config, Connector, Content, DocRef, Error, FileChunk, LogLevel, WatchOutcome, log,
 };
 
 use crate::client::Imap;
@@ -133,7 +133,11 @@ impl Connector for Mail {
             imap.examine(&first.name)?;
             let left = until.saturating_duration_since(Instant::now());
             let changed = imap.idle(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))?;
-            if changed { WatchOutcome::Changed } else { WatchOutcome::Quiet }
+            if changed {
+                WatchOutcome::Changed
+            } else {
+                WatchOutcome::Quiet
+            }
         } else {
             self.poll(&mut imap, &lister, checkpoint.seen(), until)?
         };
@@ -175,7 +179,11 @@ impl Mail {
     /// Message-ID is found.
     fn content(&self, imap: &mut Imap, folders: &[Chosen], doc: &DocRef) -> Result<Content, Error> {
         let address = self.find(imap, folders, &Address::parse(&doc.locator)?)?;
-        let labels = if imap.has("X-GM-EXT-1") { " X-GM-LABELS" } else { "" };
+        let labels = if imap.has("X-GM-EXT-1") {
+            " X-GM-LABELS"
+        } else {
+            ""
+        };
         let fetched = imap.fetch(&[address.uid], &format!("BODY.PEEK[]{labels}"))?;
         let attributes = fetched.first().ok_or_else(|| gone(doc))?;
         let bytes = message::section(attributes, "BODY[")
@@ -200,7 +208,12 @@ impl Mail {
 
     /// Where the message of `address` is now: there, if its folder has the same UIDVALIDITY
     /// and still holds its UID; else the first folder holding its Message-ID.
-    fn find(&self, imap: &mut Imap, folders: &[Chosen], address: &Address) -> Result<Address, Error> {
+    fn find(
+        &self,
+        imap: &mut Imap,
+        folders: &[Chosen],
+        address: &Address,
+    ) -> Result<Address, Error> {
         if let Ok(state) = imap.examine(&address.folder)
             && state.uid_validity == address.uid_validity
             && imap.uids_from(address.uid)?.first() == Some(&address.uid)
@@ -235,7 +248,10 @@ impl Mail {
         until: Instant,
     ) -> Result<WatchOutcome, Error> {
         let Some(seen) = seen else {
-            log(LogLevel::Debug, "the server has no IDLE and nothing is listed yet");
+            log(
+                LogLevel::Debug,
+                "the server has no IDLE and nothing is listed yet",
+            );
             return Ok(WatchOutcome::Quiet);
         };
         while Instant::now() + POLL < until {

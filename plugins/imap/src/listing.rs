@@ -97,7 +97,12 @@ impl Checkpoint {
         if text.len() > MAX_CHECKPOINT {
             // Too many folders to remember: the next listing is a full one again.
             return match self {
-                Checkpoint::Full { folder, after, validity, .. } => {
+                Checkpoint::Full {
+                    folder,
+                    after,
+                    validity,
+                    ..
+                } => {
                     format!("F {folder} {after} {validity} ")
                 }
                 _ => "C !".to_owned(),

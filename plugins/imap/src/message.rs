@@ -61,7 +61,11 @@ impl Address {
 pub fn attribute<'a>(attributes: &'a [Item], name: &str) -> Option<&'a Item> {
     attributes
         .chunks(2)
-        .find(|pair| pair[0].atom().is_some_and(|key| key.eq_ignore_ascii_case(name)))
+        .find(|pair| {
+            pair[0]
+                .atom()
+                .is_some_and(|key| key.eq_ignore_ascii_case(name))
+        })
         .and_then(|pair| pair.get(1))
 }
 
@@ -191,10 +195,7 @@ fn internal_date_ms(text: &str) -> Option<i64> {
     const MONTHS: [&str; 12] = [
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ];
-    let month = MONTHS
-        .iter()
-        .position(|m| month.eq_ignore_ascii_case(m))? as i64
-        + 1;
+    let month = MONTHS.iter().position(|m| month.eq_ignore_ascii_case(m))? as i64 + 1;
     let (sign, digits) = match zone.as_bytes().first()? {
         b'+' => (1, &zone[1..]),
         b'-' => (-1, &zone[1..]),
@@ -228,7 +229,10 @@ mod tests {
             internal_date_ms("17-Jul-1996 02:44:25 -0700"),
             Some(837_596_665_000)
         );
-        assert_eq!(internal_date_ms(" 2-Feb-2026 10:00:00 +0100"), Some(1_770_022_800_000));
+        assert_eq!(
+            internal_date_ms(" 2-Feb-2026 10:00:00 +0100"),
+            Some(1_770_022_800_000)
+        );
         assert_eq!(internal_date_ms("garbage"), None);
     }
 

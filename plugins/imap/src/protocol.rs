@@ -46,7 +46,8 @@ impl Item {
 
     /// The text of a string or an atom (lossy for bytes that are not UTF-8).
     pub fn text(&self) -> Option<String> {
-        self.bytes().map(|b| String::from_utf8_lossy(b).into_owned())
+        self.bytes()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
     /// The items of a list.
@@ -253,7 +254,10 @@ mod tests {
 
     #[test]
     fn list_responses_and_response_codes() {
-        let items = parse_all(r#"* LIST (\HasNoChildren \Trash) "/" "Deleted \"old\"""#, vec![]);
+        let items = parse_all(
+            r#"* LIST (\HasNoChildren \Trash) "/" "Deleted \"old\"""#,
+            vec![],
+        );
         assert_eq!(items[2].list().map(<[Item]>::len), Some(2));
         assert_eq!(items[4].text().as_deref(), Some("Deleted \"old\""));
         let items = parse_all("* OK [UIDVALIDITY 3857529045] UIDs valid", vec![]);

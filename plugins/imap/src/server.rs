@@ -77,7 +77,8 @@ impl Server {
 
 fn strip_scheme<'a>(value: &'a str, scheme: &str) -> Option<&'a str> {
     let head = value.get(..scheme.len())?;
-    head.eq_ignore_ascii_case(scheme).then(|| &value[scheme.len()..])
+    head.eq_ignore_ascii_case(scheme)
+        .then(|| &value[scheme.len()..])
 }
 
 impl fmt::Display for Server {
@@ -98,14 +99,28 @@ mod tests {
     fn servers_parse_with_their_default_ports() -> Result<(), Error> {
         assert_eq!(
             Server::parse("imaps://mail.example.com")?,
-            Server { host: "mail.example.com".into(), port: 993, tls: Tls::Implicit }
+            Server {
+                host: "mail.example.com".into(),
+                port: 993,
+                tls: Tls::Implicit
+            }
         );
         assert_eq!(
             Server::parse("IMAP://127.0.0.1:1143/")?,
-            Server { host: "127.0.0.1".into(), port: 1143, tls: Tls::StartTls }
+            Server {
+                host: "127.0.0.1".into(),
+                port: 1143,
+                tls: Tls::StartTls
+            }
         );
         assert_eq!(Server::parse("imaps://[::1]:9993")?.url_host(), "[::1]");
-        for bad in ["https://x", "imaps://", "imaps://u@h", "imaps://h:x", "mail.example.com"] {
+        for bad in [
+            "https://x",
+            "imaps://",
+            "imaps://u@h",
+            "imaps://h:x",
+            "mail.example.com",
+        ] {
             assert!(Server::parse(bad).is_err(), "{bad}");
         }
         Ok(())

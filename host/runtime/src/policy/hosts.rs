@@ -88,7 +88,7 @@ pub(crate) fn entry_for_url(url: &str, schemes: &[String]) -> Result<String, Str
         .parse()
         .map_err(|_| format!("must be a URL like {example}, got {url:?}"))?;
     let scheme = uri.scheme_str().unwrap_or_default().to_ascii_lowercase();
-    if !schemes.iter().any(|s| *s == scheme) {
+    if !schemes.contains(&scheme) {
         return Err(format!("must start with {}, got {url:?}", written()));
     }
     let authority = uri
@@ -169,7 +169,9 @@ mod tests {
         );
         let refused = super::entry_for_url("https://mail.example.com", &mail);
         assert!(
-            refused.as_ref().is_err_and(|e| e.contains("imaps:// or imap://")),
+            refused
+                .as_ref()
+                .is_err_and(|e| e.contains("imaps:// or imap://")),
             "{refused:?}"
         );
         let tls = ["tls".to_owned()];

@@ -233,7 +233,10 @@ async fn open_stream(
 
 /// Connects to the first of `addresses` that answers, within `limit` in all: each address gets
 /// an equal share of what is left, so one that never answers does not use up the others' time.
-pub(crate) async fn connect(addresses: &[SocketAddr], limit: Duration) -> Result<TcpStream, HttpError> {
+pub(crate) async fn connect(
+    addresses: &[SocketAddr],
+    limit: Duration,
+) -> Result<TcpStream, HttpError> {
     let until = Instant::now() + limit;
     let mut last = HttpError::ConnectionTimeout;
     for (tried, address) in addresses.iter().enumerate() {
@@ -249,7 +252,10 @@ pub(crate) async fn connect(addresses: &[SocketAddr], limit: Duration) -> Result
 }
 
 /// A connection, plain or TLS.
-pub(crate) trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+pub(crate) trait Stream:
+    tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static
+{
+}
 impl<T> Stream for T where T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
 
 /// TLS client settings: the web's root certificates (webpki-roots), nothing from the machine.

@@ -166,9 +166,7 @@ impl StreamGate {
                 return Err(StreamError::Denied(message));
             }
             Err(Refused::Failed(error)) => {
-                return Err(StreamError::Unreachable(format!(
-                    "{host}:{port}: {error}"
-                )));
+                return Err(StreamError::Unreachable(format!("{host}:{port}: {error}")));
             }
         };
         self.open[slot] = Some(stream);
@@ -193,9 +191,8 @@ impl StreamGate {
         let wait = timeout.min(self.deadline.left());
         let connection = self.connection(stream)?;
         let mut buffer = vec![0u8; max_bytes.min(64 << 10) as usize];
-        let read = in_tokio(async {
-            tokio::time::timeout(wait, connection.read(&mut buffer)).await
-        });
+        let read =
+            in_tokio(async { tokio::time::timeout(wait, connection.read(&mut buffer)).await });
         match read {
             Err(_) => Err(StreamError::TimedOut),
             Ok(Ok(n)) => {
@@ -337,9 +334,12 @@ async fn connect_as(
         Security::Plain => return Ok(Box::new(stream)),
         Security::Tls => {}
         Security::StartTls(upgrade) => {
-            tokio::time::timeout(waits.within(None), starttls::negotiate(&mut stream, upgrade))
-                .await
-                .map_err(|_| StreamError::TimedOut)??;
+            tokio::time::timeout(
+                waits.within(None),
+                starttls::negotiate(&mut stream, upgrade),
+            )
+            .await
+            .map_err(|_| StreamError::TimedOut)??;
         }
     }
     let name = rustls::pki_types::ServerName::try_from(host.to_owned())

@@ -25,7 +25,9 @@ static SYSTEM_ROOTS: LazyLock<Vec<CertificateDer<'static>>> = LazyLock::new(|| {
 
 /// The client settings of a connector whose `certificate` settings name `files`. The error
 /// names the file and what is wrong with it.
-pub(crate) fn client_config(files: &[impl AsRef<Path>]) -> Result<Arc<rustls::ClientConfig>, String> {
+pub(crate) fn client_config(
+    files: &[impl AsRef<Path>],
+) -> Result<Arc<rustls::ClientConfig>, String> {
     let mut roots = rustls::RootCertStore::empty();
     let (added, _) = roots.add_parsable_certificates(SYSTEM_ROOTS.iter().cloned());
     if added == 0 {
@@ -35,7 +37,10 @@ pub(crate) fn client_config(files: &[impl AsRef<Path>]) -> Result<Arc<rustls::Cl
         let file = file.as_ref();
         for certificate in read_certificates(file)? {
             roots.add(certificate).map_err(|e| {
-                format!("{}: a certificate there cannot be trusted: {e}", file.display())
+                format!(
+                    "{}: a certificate there cannot be trusted: {e}",
+                    file.display()
+                )
             })?;
         }
     }

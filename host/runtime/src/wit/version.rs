@@ -150,6 +150,9 @@ mod tests {
             );
         }
         assert_eq!(WitVersion::parse("0.9.0"), None);
-        assert_eq!(WitVersion::all_joined(", "), "0.1.0, 0.2.0, 0.3.0, 0.4.0, 0.5.0");
+        assert_eq!(
+            WitVersion::all_joined(", "),
+            "0.1.0, 0.2.0, 0.3.0, 0.4.0, 0.5.0"
+        );
     }
 }

@@ -37,9 +37,18 @@ pub fn attempts(config: &Config) -> String {
         report.push_str(&line);
         report.push('\n');
     };
-    note(&format!("tls {host}:{other}"), Connection::open(&host, other, Security::Tls));
-    note(&format!("plain {host}:{port}"), Connection::open(&host, port, Security::Plain));
-    note(&format!("tls {host}:{port}"), Connection::open(&host, port, Security::Tls));
+    note(
+        &format!("tls {host}:{other}"),
+        Connection::open(&host, other, Security::Tls),
+    );
+    note(
+        &format!("plain {host}:{port}"),
+        Connection::open(&host, port, Security::Plain),
+    );
+    note(
+        &format!("tls {host}:{port}"),
+        Connection::open(&host, port, Security::Tls),
+    );
     let mut open = Vec::new();
     for n in 0..5 {
         match Connection::open(&host, port, Security::Tls) {

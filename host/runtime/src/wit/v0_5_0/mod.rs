@@ -24,8 +24,8 @@ use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch};
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
-pub(super) use self::bindings::{Connector, ConnectorPre};
 use self::bindings::quarry::connector::types::WatchOutcome;
+pub(super) use self::bindings::{Connector, ConnectorPre};
 use self::calls::{answer, checked, doc_ref};
 use super::source::{Answer, CallError, Source, Watched, changes_only};
 use crate::limits::Limits;

@@ -6,7 +6,9 @@ use std::time::Duration;
 use wasmtime::component::Resource;
 
 use super::bindings::quarry::connector::network;
-use super::bindings::quarry::connector::types::{Security as WitSecurity, ConnectionError as WitError};
+use super::bindings::quarry::connector::types::{
+    ConnectionError as WitError, Security as WitSecurity,
+};
 use crate::sandbox::instance::HostState;
 use crate::sandbox::starttls::Upgrade;
 use crate::sandbox::streams::{OpenStream, Security, StreamError};
@@ -46,11 +48,7 @@ impl network::HostConnection for HostState {
         gate.read(stream, max_bytes, timeout).map_err(wit_error)
     }
 
-    fn write(
-        &mut self,
-        stream: Resource<OpenStream>,
-        data: Vec<u8>,
-    ) -> Result<(), WitError> {
+    fn write(&mut self, stream: Resource<OpenStream>, data: Vec<u8>) -> Result<(), WitError> {
         let (table, gate) = self.streams();
         let stream = table.get(&stream).map_err(|_| WitError::Closed)?;
         gate.write(stream, &data).map_err(wit_error)
