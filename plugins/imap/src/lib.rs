@@ -10,6 +10,7 @@
 //! message by partial FETCH.
 
 mod client;
+mod fetch;
 mod folders;
 mod listing;
 mod message;
@@ -75,7 +76,7 @@ impl Connector for Mail {
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
         let mut imap = self.login()?;
         let folders = folders::choose(&mut imap, &self.named)?;
-        let content = self.content(&mut imap, &folders, &doc)?;
+        let content = fetch::content(&mut imap, &folders, &doc)?;
         imap.logout();
         Ok(content)
     }
@@ -88,10 +89,7 @@ impl Connector for Mail {
             Ok(session) => session,
             Err(e) => return docs.iter().map(|_| Err(e.clone())).collect(),
         };
-        let contents = docs
-            .iter()
-            .map(|doc| self.content(&mut imap, &folders, doc))
-            .collect();
+        let contents = fetch::contents(&mut imap, &folders, &docs);
         imap.logout();
         contents
     }
@@ -99,10 +97,10 @@ impl Connector for Mail {
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
         let mut imap = self.login()?;
         let folders = folders::choose(&mut imap, &self.named)?;
-        let address = self.find(&mut imap, &folders, &Address::parse(&doc.locator)?)?;
+        let address = fetch::find(&mut imap, &folders, &Address::parse(&doc.locator)?)?;
         let items = format!("RFC822.SIZE BODY.PEEK[]<{offset}.{max_bytes}>");
         let fetched = imap.fetch(&[address.uid], &items)?;
-        let attributes = fetched.first().ok_or_else(|| gone(&doc))?;
+        let attributes = fetched.first().ok_or_else(|| fetch::gone(&doc))?;
         let total_size = message::attribute(attributes, "RFC822.SIZE")
             .and_then(Item::number)
             .unwrap_or(0);
@@ -175,70 +173,6 @@ impl Mail {
         }
     }
 
-    /// The text of `doc`, fetched where its locator says or, if it moved, where its
-    /// Message-ID is found.
-    fn content(&self, imap: &mut Imap, folders: &[Chosen], doc: &DocRef) -> Result<Content, Error> {
-        let address = self.find(imap, folders, &Address::parse(&doc.locator)?)?;
-        let labels = if imap.has("X-GM-EXT-1") {
-            " X-GM-LABELS"
-        } else {
-            ""
-        };
-        let fetched = imap.fetch(&[address.uid], &format!("BODY.PEEK[]{labels}"))?;
-        let attributes = fetched.first().ok_or_else(|| gone(doc))?;
-        let bytes = message::section(attributes, "BODY[")
-            .and_then(Item::bytes)
-            .ok_or_else(|| gone(doc))?;
-        let labels = message::attribute(attributes, "X-GM-LABELS")
-            .and_then(Item::list)
-            .map(|labels| {
-                labels
-                    .iter()
-                    .filter_map(Item::text)
-                    .map(|l| utf7::decode(l.as_bytes()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            });
-        let folder = folders
-            .iter()
-            .find(|f| f.name == address.folder)
-            .map_or_else(|| utf7::decode(&address.folder), |f| f.display.clone());
-        message::content(bytes, &folder, labels)
-    }
-
-    /// Where the message of `address` is now: there, if its folder has the same UIDVALIDITY
-    /// and still holds its UID; else the first folder holding its Message-ID.
-    fn find(
-        &self,
-        imap: &mut Imap,
-        folders: &[Chosen],
-        address: &Address,
-    ) -> Result<Address, Error> {
-        if let Ok(state) = imap.examine(&address.folder)
-            && state.uid_validity == address.uid_validity
-            && imap.uids_from(address.uid)?.first() == Some(&address.uid)
-        {
-            return Ok(address.clone());
-        }
-        if !address.message_id.is_empty() {
-            for folder in folders {
-                let state = imap.examine(&folder.name)?;
-                if let Some(&uid) = imap.search_message_id(&address.message_id)?.first() {
-                    return Ok(Address {
-                        uid_validity: state.uid_validity,
-                        uid,
-                        message_id: address.message_id.clone(),
-                        folder: folder.name.clone(),
-                    });
-                }
-            }
-        }
-        Err(Error::NotFound(format!(
-            "the message is no longer in {}",
-            utf7::decode(&address.folder)
-        )))
-    }
-
     /// Watching without IDLE: each folder's STATUS every [`POLL`] until `until`.
     fn poll(
         &self,
@@ -262,10 +196,6 @@ impl Mail {
         }
         Ok(WatchOutcome::Quiet)
     }
-}
-
-fn gone(doc: &DocRef) -> Error {
-    Error::NotFound(format!("message {} is no longer on the server", doc.id))
 }
 
 quarry_sdk::export_connector!(Mail);
