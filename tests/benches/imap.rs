@@ -48,8 +48,8 @@ fn main() {
         quarry,
         rate(quarry),
         rate(quarry) / rate(mbsync),
-        percentile_ms(&latencies, 50.0),
-        percentile_ms(&latencies, 100.0),
+        percentile_ms(&latencies, 0.5),
+        percentile_ms(&latencies, 1.0),
     );
     println!(
         "ratio: Quarry's messages/s (fetched over TLS, text extracted, indexed, searchable) over\n\
@@ -93,8 +93,8 @@ fn mbsync_seconds(dovecot: &Dovecot) -> f64 {
     std::fs::write(
         &config,
         format!(
-            "IMAPAccount bench\nHost 127.0.0.1\nPort {}\nUser {USER}\nPass {PASSWORD}\n\
-             TLSType IMAPS\nCertificateFile {}\n\n\
+            "IMAPAccount bench\nHost localhost\nPort {}\nUser {USER}\nPass {PASSWORD}\n\
+             SSLType IMAPS\nCertificateFile {}\n\n\
              IMAPStore far\nAccount bench\n\n\
              MaildirStore near\nPath {}/\nInbox {}/INBOX\nSubFolders Verbatim\n\n\
              Channel bench\nFar :far:\nNear :near:\nPatterns *\nCreate Near\nSync Pull\nSyncState *\n",

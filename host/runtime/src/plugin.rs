@@ -531,7 +531,6 @@ impl Session {
         let result = f(&live.instance, &mut live.store);
         self.usage.cpu += thread_cpu_time().saturating_sub(cpu_before);
         let state = live.store.data_mut();
-        state.end_call();
         self.refused_own.extend(state.files.take_refused_own());
         self.usage.network_bytes += state.streams.take_bytes();
         let mut refused = state.gate.take_refused();

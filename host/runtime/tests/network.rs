@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use common::{load, runtime, settings};
 use quarry_runtime::{Grant, Limits, Refusal, RuntimeErrorKind};
@@ -275,9 +276,9 @@ fn streams_session(
 }
 
 /// A guest reaches only its granted server, only through TLS the host verifies, with a bounded
-/// number of connections, each closed when the call that opened it ends.
+/// number of connections, each closed when unused for 30 s or when its instance ends.
 #[test]
-fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_during_its_call() {
+fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_while_used() {
     let dovecot = Dovecot::start();
     let runtime = runtime();
     let plugin = load(&runtime, "hostile", Limits::default());
@@ -312,7 +313,8 @@ fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_during_its_
     );
     assert!(!doubted.contains("CONNECTED"), "{doubted}");
 
-    // A connection kept in the instance is closed once its call ends.
+    // A connection lives with its instance: a later call may use it, until it has gone unused
+    // for 30 s; and it is closed when the instance ends.
     let mut keeping = streams_session(&plugin, &dovecot, "keep", true);
     let kept = keeping.list_docs(None).expect("keep").upserts;
     assert_eq!(kept[0].meta.title, "KEPT");
@@ -320,5 +322,25 @@ fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_during_its_
         .fetch_content(&kept[0].id, &kept[0].locator)
         .expect("a later call")
         .text;
-    assert_eq!(later, "CLOSED ConnectionError::Closed");
+    assert!(later.starts_with("READ "), "{later}");
+    std::thread::sleep(Duration::from_secs(31));
+    let idle = keeping
+        .fetch_content(&kept[0].id, &kept[0].locator)
+        .expect("a call after 31 s")
+        .text;
+    assert_eq!(idle, "CLOSED ConnectionError::Closed");
+    let disconnects = || dovecot.log().matches("Disconnected").count();
+    let before = disconnects();
+    let mut ended = streams_session(&plugin, &dovecot, "keep", true);
+    assert_eq!(ended.list_docs(None).expect("keep").upserts[0].meta.title, "KEPT");
+    drop(ended);
+    let started = Instant::now();
+    while disconnects() == before {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the connection outlived its instance:\n{}",
+            dovecot.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -122,19 +122,19 @@ impl Watch {
 
     fn run(self) {
         let mut pause = Duration::from_secs(5);
-        // `changed` answered at once, time after time: a plugin whose every look sees a change
-        // (a sync that fails, a checkpoint it cannot compare) must not sync without pause.
+        // `changed` answered at once, time after time, with syncs that list nothing new: a
+        // plugin whose every look sees a change (a checkpoint it cannot compare) must not sync
+        // without pause. A source that keeps changing moves the checkpoint each time.
         let mut at_once = 0u32;
         while !self.stopped() {
             let asked = Instant::now();
             match self.once() {
                 Ok(Some((Watched::Changed, retry))) => {
+                    let before = self.checkpoint();
                     self.sync_now();
-                    at_once = if asked.elapsed() < Duration::from_secs(1) {
-                        at_once + 1
-                    } else {
-                        0
-                    };
+                    let idle =
+                        asked.elapsed() < Duration::from_secs(1) && self.checkpoint() == before;
+                    at_once = if idle { at_once + 1 } else { 0 };
                     if retry || at_once >= 3 {
                         self.sleep(pause);
                         pause = (pause * 2).min(MOST_PAUSE);
@@ -225,6 +225,15 @@ impl Watch {
                 return;
             }
         }
+    }
+
+    /// The connector's checkpoint now (`None` when it cannot be read).
+    fn checkpoint(&self) -> Option<String> {
+        self.syncer
+            .block(self.syncer.store().connector(&self.id))
+            .ok()
+            .flatten()
+            .and_then(|c| c.listing.checkpoint)
     }
 
     fn sleep(&self, pause: Duration) {

@@ -23,6 +23,8 @@ const MAX_UNTAGGED: usize = 200_000;
 pub struct Response {
     /// The untagged responses (`* ...`), without the `*`.
     pub untagged: Vec<Vec<Item>>,
+    /// The tagged OK's response code (`[CAPABILITY ...]`), if it has one.
+    pub code: Option<String>,
 }
 
 /// What the server told about a folder when it was opened.
@@ -59,6 +61,10 @@ pub struct Imap {
     max_literal: usize,
     /// The folder opened by EXAMINE, with its state.
     selected: Option<(Vec<u8>, FolderState)>,
+    /// Whether that state was read during this call (a kept session's is from an earlier one).
+    fresh: bool,
+    /// The connection failed (closed, timed out, garbled): the session cannot go on.
+    broken: bool,
 }
 
 impl Imap {
@@ -83,9 +89,16 @@ impl Imap {
             capabilities: Vec::new(),
             max_literal,
             selected: None,
+            fresh: false,
+            broken: false,
         };
+        let mut told = None;
         if server.tls == Tls::Implicit {
             let (greeting, _) = imap.read_response()?;
+            told = greeting
+                .get(2)
+                .and_then(Item::atom)
+                .and_then(capabilities_in);
             match greeting.get(1).and_then(Item::atom) {
                 Some(status) if status.eq_ignore_ascii_case("OK") => {}
                 Some(status) if status.eq_ignore_ascii_case("PREAUTH") => {}
@@ -98,7 +111,10 @@ impl Imap {
                 }
             }
         }
-        imap.capabilities = imap.capability()?;
+        imap.capabilities = match told {
+            Some(told) => told,
+            None => imap.capability()?,
+        };
         if imap.has("LOGINDISABLED") {
             return Err(Error::InvalidConfig(format!(
                 "{server}: the server does not accept a password on this connection (LOGINDISABLED)"
@@ -110,17 +126,32 @@ impl Imap {
             Part::raw(" "),
             protocol::string(password.as_bytes()),
         ]);
-        match login {
-            Ok(_) => {}
+        let told = match login {
+            Ok(answer) => answer.code.as_deref().and_then(capabilities_in),
             Err(Refusal::No(said) | Refusal::Bad(said)) => {
                 return Err(Error::InvalidConfig(format!(
                     "{server}: the server refused the user name or password (it said {said:?}); check `username` and `password` (Gmail, Fastmail, iCloud and Outlook need an app password)"
                 )));
             }
             Err(Refusal::Failed(e)) => return Err(e),
-        }
-        imap.capabilities = imap.capability()?;
+        };
+        // Servers tell their capabilities after login in the answer; else they are asked.
+        imap.capabilities = match told {
+            Some(told) => told,
+            None => imap.capability()?,
+        };
         Ok(imap)
+    }
+
+    /// Whether the connection failed: a new session is needed.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Starts a new call of the host on a session kept from an earlier one: the open folder's
+    /// state is looked at again (mail may have come meanwhile).
+    pub fn new_call(&mut self) {
+        self.fresh = false;
     }
 
     /// Whether the server has capability `name`.
@@ -189,10 +220,21 @@ impl Imap {
         Ok(state)
     }
 
-    /// Opens `folder` read-only (EXAMINE), unless it is open already, and tells its state.
+    /// Opens `folder` to read messages by UID, unless it is open already (its UIDVALIDITY
+    /// stays while it is), and tells its state as it was when opened.
+    pub fn open(&mut self, folder: &[u8]) -> Result<FolderState, Error> {
+        match &self.selected {
+            Some((open, state)) if open == folder => Ok(*state),
+            _ => self.examine(folder),
+        }
+    }
+
+    /// Opens `folder` read-only (EXAMINE), unless this call opened it already, and tells its
+    /// state now.
     pub fn examine(&mut self, folder: &[u8]) -> Result<FolderState, Error> {
         if let Some((open, state)) = &self.selected
             && open == folder
+            && self.fresh
         {
             return Ok(*state);
         }
@@ -217,6 +259,7 @@ impl Imap {
             }
         }
         self.selected = Some((folder.to_vec(), state));
+        self.fresh = true;
         Ok(state)
     }
 
@@ -315,17 +358,15 @@ impl Imap {
                     }
                 }
                 Err(Wait::TimedOut) => break,
-                Err(Wait::Failed(e)) => return Err(e),
+                Err(Wait::Failed(e)) => {
+                    self.broken = true;
+                    return Err(e);
+                }
             }
         }
         self.send(b"DONE\r\n")?;
         self.finish(&tag).map_err(Refusal::into_error)?;
         Ok(changed)
-    }
-
-    /// Logs out, politely; errors do not matter any more.
-    pub fn logout(mut self) {
-        let _ = self.command(&[Part::raw("LOGOUT")]);
     }
 
     fn capability(&mut self) -> Result<Vec<String>, Error> {
@@ -401,6 +442,7 @@ impl Imap {
                         .and_then(Item::atom)
                         .is_some_and(|w| w.eq_ignore_ascii_case("BYE"))
                     {
+                        self.broken = true;
                         return Err(Refusal::Failed(Error::Unavailable(format!(
                             "the server closed the session: {}",
                             describe(&response)
@@ -417,7 +459,10 @@ impl Imap {
                         .to_ascii_uppercase();
                     let text = describe(&response[2.min(response.len())..]);
                     return match status.as_str() {
-                        "OK" => Ok(Response { untagged }),
+                        "OK" => Ok(Response {
+                            untagged,
+                            code: response.get(2).and_then(Item::atom).map(str::to_owned),
+                        }),
                         "NO" => Err(Refusal::No(text)),
                         _ => Err(Refusal::Bad(text)),
                     };
@@ -429,20 +474,22 @@ impl Imap {
     }
 
     fn send(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.connection
-            .write_all(bytes)
-            .map_err(|e| Error::Unavailable(format!("the connection to the server failed: {e}")))
+        let sent = self.connection.write_all(bytes);
+        self.broken |= sent.is_err();
+        sent.map_err(|e| Error::Unavailable(format!("the connection to the server failed: {e}")))
     }
 
     fn read_response(&mut self) -> Result<(Vec<Item>, usize), Error> {
-        self.read_response_within(READ_TIMEOUT_MS)
-            .map_err(|e| match e {
-                Wait::TimedOut => Error::Unavailable(format!(
-                    "the server sent nothing for {} s",
-                    READ_TIMEOUT_MS / 1000
-                )),
-                Wait::Failed(e) => e,
-            })
+        let read = self.read_response_within(READ_TIMEOUT_MS);
+        // A response not read whole leaves the session out of step with the server.
+        self.broken |= read.is_err();
+        read.map_err(|e| match e {
+            Wait::TimedOut => Error::Unavailable(format!(
+                "the server sent nothing for {} s",
+                READ_TIMEOUT_MS / 1000
+            )),
+            Wait::Failed(e) => e,
+        })
     }
 
     /// One whole response, its literals read into it: its items and its size in bytes.
@@ -550,6 +597,17 @@ impl Refusal {
             Refusal::Failed(e) => e,
         }
     }
+}
+
+/// The capabilities a response code lists (`[CAPABILITY IMAP4rev1 IDLE ...]`), upper-cased.
+fn capabilities_in(code: &str) -> Option<Vec<String>> {
+    let inner = code.strip_prefix('[')?.strip_suffix(']')?;
+    let (key, list) = inner.split_once(' ')?;
+    key.eq_ignore_ascii_case("CAPABILITY").then(|| {
+        list.split_whitespace()
+            .map(str::to_ascii_uppercase)
+            .collect()
+    })
 }
 
 /// The number in response code `code` (`[UIDNEXT 42]`) named `name`.

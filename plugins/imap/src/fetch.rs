@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use quarry_sdk::{Content, DocRef, Error};
 
 use crate::client::Imap;
-use crate::folders::Chosen;
 use crate::message::{self, Address};
 use crate::protocol::Item;
 use crate::utf7;
@@ -20,11 +19,7 @@ type Found = Vec<(usize, Result<Content, Error>)>;
 
 /// The texts of `docs`, in order: the messages of one folder in one FETCH, and any that is
 /// not where its locator says (moved, or its folder renumbered) on its own.
-pub fn contents(
-    imap: &mut Imap,
-    folders: &[Chosen],
-    docs: &[DocRef],
-) -> Vec<Result<Content, Error>> {
+pub fn contents(imap: &mut Imap, named: &[String], docs: &[DocRef]) -> Vec<Result<Content, Error>> {
     let mut answers: Vec<Option<Result<Content, Error>>> = docs.iter().map(|_| None).collect();
     let mut by_folder = ByFolder::new();
     for (at, doc) in docs.iter().enumerate() {
@@ -37,7 +32,7 @@ pub fn contents(
         }
     }
     for ((folder, validity), wanted) in by_folder {
-        if let Ok(found) = fetch_together(imap, folders, &folder, validity, &wanted) {
+        if let Ok(found) = fetch_together(imap, &folder, validity, &wanted) {
             for (at, content) in found {
                 answers[at] = Some(content);
             }
@@ -46,7 +41,7 @@ pub fn contents(
     answers
         .into_iter()
         .zip(docs)
-        .map(|(answer, doc)| answer.unwrap_or_else(|| content(imap, folders, doc)))
+        .map(|(answer, doc)| answer.unwrap_or_else(|| content(imap, named, doc)))
         .collect()
 }
 
@@ -54,12 +49,11 @@ pub fn contents(
 /// each one found, with its text.
 fn fetch_together(
     imap: &mut Imap,
-    folders: &[Chosen],
     folder: &[u8],
     validity: u32,
     wanted: &[(usize, u32)],
 ) -> Result<Found, Error> {
-    if imap.examine(folder)?.uid_validity != validity {
+    if imap.open(folder)?.uid_validity != validity {
         return Ok(Vec::new());
     }
     let mut uids: Vec<u32> = wanted.iter().map(|(_, uid)| *uid).collect();
@@ -72,7 +66,7 @@ fn fetch_together(
             by_uid.insert(uid, attributes);
         }
     }
-    let display = display_of(folders, folder);
+    let display = utf7::decode(folder);
     Ok(wanted
         .iter()
         .filter_map(|(at, uid)| {
@@ -83,32 +77,57 @@ fn fetch_together(
 }
 
 /// The text of `doc`, fetched where its locator says or, if it moved, where its Message-ID is.
-pub fn content(imap: &mut Imap, folders: &[Chosen], doc: &DocRef) -> Result<Content, Error> {
-    let address = find(imap, folders, &Address::parse(&doc.locator)?)?;
+pub fn content(imap: &mut Imap, named: &[String], doc: &DocRef) -> Result<Content, Error> {
+    let address = Address::parse(&doc.locator)?;
     let items = body_items(imap);
-    let fetched = imap.fetch(&[address.uid], &items)?;
-    let attributes = fetched.first().ok_or_else(|| gone(doc))?;
-    text_of(attributes, &display_of(folders, &address.folder))
+    let (found, attributes) = fetch_one(imap, named, &address, &items)?;
+    text_of(&attributes, &utf7::decode(&found.folder))
 }
 
-/// Where the message of `address` is now: there, if its folder has the same UIDVALIDITY and
-/// still holds its UID; else the first folder holding its Message-ID.
-pub fn find(imap: &mut Imap, folders: &[Chosen], address: &Address) -> Result<Address, Error> {
-    if let Ok(state) = imap.examine(&address.folder)
+/// `items` of the message at `address` (a FETCH of its UID), or, if it is no longer there,
+/// of the message with its Message-ID in the connector's folders (`named`, or the default
+/// ones); with where it was found.
+pub fn fetch_one(
+    imap: &mut Imap,
+    named: &[String],
+    address: &Address,
+    items: &str,
+) -> Result<(Address, Vec<Item>), Error> {
+    if let Ok(state) = imap.open(&address.folder)
         && state.uid_validity == address.uid_validity
-        && imap.uids_from(address.uid)?.first() == Some(&address.uid)
+        && let Some(attributes) = fetch_uid(imap, address.uid, items)?
     {
-        return Ok(address.clone());
+        return Ok((address.clone(), attributes));
     }
+    let moved = moved(imap, named, address)?;
+    let attributes = fetch_uid(imap, moved.uid, items)?.ok_or_else(|| {
+        Error::NotFound(format!(
+            "the message is no longer in {}",
+            utf7::decode(&moved.folder)
+        ))
+    })?;
+    Ok((moved, attributes))
+}
+
+/// The FETCH attributes of message `uid` of the open folder, if it has it.
+fn fetch_uid(imap: &mut Imap, uid: u32, items: &str) -> Result<Option<Vec<Item>>, Error> {
+    Ok(imap.fetch(&[uid], items)?.into_iter().find(|attributes| {
+        message::attribute(attributes, "UID").and_then(Item::number) == Some(u64::from(uid))
+    }))
+}
+
+/// Where the message of `address`, gone from its place, is now: the first of the connector's
+/// folders holding its Message-ID.
+fn moved(imap: &mut Imap, named: &[String], address: &Address) -> Result<Address, Error> {
     if !address.message_id.is_empty() {
-        for folder in folders {
+        for folder in crate::folders::choose(imap, named)? {
             let state = imap.examine(&folder.name)?;
             if let Some(&uid) = imap.search_message_id(&address.message_id)?.first() {
                 return Ok(Address {
                     uid_validity: state.uid_validity,
                     uid,
                     message_id: address.message_id.clone(),
-                    folder: folder.name.clone(),
+                    folder: folder.name,
                 });
             }
         }
@@ -117,11 +136,6 @@ pub fn find(imap: &mut Imap, folders: &[Chosen], address: &Address) -> Result<Ad
         "the message is no longer in {}",
         utf7::decode(&address.folder)
     )))
-}
-
-/// A message that is no longer on the server.
-pub fn gone(doc: &DocRef) -> Error {
-    Error::NotFound(format!("message {} is no longer on the server", doc.id))
 }
 
 /// What to fetch of a message for its text: its UID, its bytes, and Gmail's labels.
@@ -149,12 +163,4 @@ fn text_of(attributes: &[Item], folder: &str) -> Result<Content, Error> {
                 .join(", ")
         });
     message::content(bytes, folder, labels)
-}
-
-/// The name people see of the folder the server calls `name`.
-fn display_of(folders: &[Chosen], name: &[u8]) -> String {
-    folders
-        .iter()
-        .find(|f| f.name == name)
-        .map_or_else(|| utf7::decode(name), |f| f.display.clone())
 }

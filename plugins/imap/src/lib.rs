@@ -18,6 +18,7 @@ mod protocol;
 mod server;
 mod utf7;
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use quarry_sdk::{
@@ -43,6 +44,10 @@ struct Mail {
     named: Vec<String>,
     /// Messages larger than this are listed without their text.
     max_message_bytes: u64,
+    /// The session of an earlier call of this instance, kept: the host keeps a connection for
+    /// the instance's later calls (30 s at most unused), so a sync logs in once, not once a
+    /// message.
+    kept: RefCell<Option<Imap>>,
 }
 
 impl Connector for Mail {
@@ -60,103 +65,85 @@ impl Connector for Mail {
                 .filter(|f| !f.is_empty())
                 .collect(),
             max_message_bytes: max_mb.saturating_mul(1 << 20),
+            kept: RefCell::new(None),
         })
     }
 
     fn list_docs(&self, checkpoint: Option<String>) -> Result<Batch, Error> {
-        let mut imap = self.login()?;
-        let folders = folders::choose(&mut imap, &self.named)?;
-        let batch = self
-            .lister(&folders)
-            .next(&mut imap, Checkpoint::parse(checkpoint.as_deref()))?;
-        imap.logout();
-        Ok(batch)
+        let checkpoint = Checkpoint::parse(checkpoint.as_deref());
+        self.with_imap(|imap| {
+            let folders = folders::choose(imap, &self.named)?;
+            self.lister(&folders).next(imap, checkpoint.clone())
+        })
     }
 
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
-        let mut imap = self.login()?;
-        let folders = folders::choose(&mut imap, &self.named)?;
-        let content = fetch::content(&mut imap, &folders, &doc)?;
-        imap.logout();
-        Ok(content)
+        self.with_imap(|imap| fetch::content(imap, &self.named, &doc))
     }
 
     fn fetch_contents(&self, docs: Vec<DocRef>) -> Vec<Result<Content, Error>> {
-        let session = self
-            .login()
-            .and_then(|mut imap| folders::choose(&mut imap, &self.named).map(|f| (imap, f)));
-        let (mut imap, folders) = match session {
-            Ok(session) => session,
-            Err(e) => return docs.iter().map(|_| Err(e.clone())).collect(),
-        };
-        let contents = fetch::contents(&mut imap, &folders, &docs);
-        imap.logout();
-        contents
+        self.with_imap(|imap| Ok(fetch::contents(imap, &self.named, &docs)))
+            .unwrap_or_else(|e| docs.iter().map(|_| Err(e.clone())).collect())
     }
 
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
-        let mut imap = self.login()?;
-        let folders = folders::choose(&mut imap, &self.named)?;
-        let address = fetch::find(&mut imap, &folders, &Address::parse(&doc.locator)?)?;
-        let items = format!("RFC822.SIZE BODY.PEEK[]<{offset}.{max_bytes}>");
-        let fetched = imap.fetch(&[address.uid], &items)?;
-        let attributes = fetched.first().ok_or_else(|| fetch::gone(&doc))?;
-        let total_size = message::attribute(attributes, "RFC822.SIZE")
+        let items = format!("UID RFC822.SIZE BODY.PEEK[]<{offset}.{max_bytes}>");
+        let address = Address::parse(&doc.locator)?;
+        let (_, attributes) =
+            self.with_imap(|imap| fetch::fetch_one(imap, &self.named, &address, &items))?;
+        let total_size = message::attribute(&attributes, "RFC822.SIZE")
             .and_then(Item::number)
             .unwrap_or(0);
-        let data = message::section(attributes, "BODY[")
+        let data = message::section(&attributes, "BODY[")
             .and_then(Item::bytes)
             .unwrap_or_default()
             .to_vec();
-        imap.logout();
         Ok(FileChunk { data, total_size })
     }
 
     fn watch(&self, checkpoint: Option<String>, max_wait_ms: u32) -> Result<WatchOutcome, Error> {
         let until = Instant::now() + Duration::from_millis(u64::from(max_wait_ms));
-        let mut imap = self.login()?;
-        let folders = folders::choose(&mut imap, &self.named)?;
         let checkpoint = Checkpoint::parse(checkpoint.as_deref());
-        let lister = self.lister(&folders);
-        if let Some(seen) = checkpoint.seen()
-            && lister.changed_since(&mut imap, seen)?
-        {
-            return Ok(WatchOutcome::Changed);
-        }
-        let Some(first) = folders.first() else {
-            return Ok(WatchOutcome::Unsupported);
-        };
-        let outcome = if imap.has("IDLE") {
-            // IDLE tells of the first folder (INBOX); the others are looked at before each wait.
-            imap.examine(&first.name)?;
-            let left = until.saturating_duration_since(Instant::now());
-            let changed = imap.idle(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))?;
-            if changed {
-                WatchOutcome::Changed
-            } else {
-                WatchOutcome::Quiet
-            }
-        } else {
-            self.poll(&mut imap, &lister, checkpoint.seen(), until)?
-        };
-        imap.logout();
-        Ok(outcome)
+        self.with_imap(|imap| self.watch_on(imap, &checkpoint, until))
     }
 
     fn validate(&self) -> Result<(), Error> {
-        let mut imap = self.login()?;
-        let folders = folders::choose(&mut imap, &self.named)?;
-        if folders.is_empty() {
-            return Err(Error::InvalidConfig(
-                "the server has no folder to read (`folders` names the ones to read)".into(),
-            ));
-        }
-        imap.logout();
-        Ok(())
+        self.with_imap(|imap| {
+            if folders::choose(imap, &self.named)?.is_empty() {
+                return Err(Error::InvalidConfig(
+                    "the server has no folder to read (`folders` names the ones to read)".into(),
+                ));
+            }
+            Ok(())
+        })
     }
 }
 
 impl Mail {
+    /// Runs `work` on the session kept from an earlier call, or on a new one; a kept session
+    /// whose connection turns out to be gone (the host closes idle ones, servers time out) is
+    /// replaced once. The session is kept for the next call unless its connection failed.
+    fn with_imap<T>(
+        &self,
+        mut work: impl FnMut(&mut Imap) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let kept = self.kept.borrow_mut().take();
+        if let Some(mut imap) = kept {
+            imap.new_call();
+            let done = work(&mut imap);
+            if !imap.is_broken() {
+                *self.kept.borrow_mut() = Some(imap);
+                return done;
+            }
+        }
+        let mut imap = self.login()?;
+        let done = work(&mut imap);
+        if !imap.is_broken() {
+            *self.kept.borrow_mut() = Some(imap);
+        }
+        done
+    }
+
     fn login(&self) -> Result<Imap, Error> {
         let max_literal = usize::try_from(self.max_message_bytes)
             .unwrap_or(usize::MAX)
@@ -171,6 +158,38 @@ impl Mail {
             user: &self.user,
             max_text_bytes: self.max_message_bytes,
         }
+    }
+
+    /// Whether the mailbox changed after `checkpoint`: each folder's STATUS first, then IDLE
+    /// on the first (INBOX) until `until`.
+    fn watch_on(
+        &self,
+        imap: &mut Imap,
+        checkpoint: &Checkpoint,
+        until: Instant,
+    ) -> Result<WatchOutcome, Error> {
+        let folders = folders::choose(imap, &self.named)?;
+        let lister = self.lister(&folders);
+        if let Some(seen) = checkpoint.seen()
+            && lister.changed_since(imap, seen)?
+        {
+            return Ok(WatchOutcome::Changed);
+        }
+        let Some(first) = folders.first() else {
+            return Ok(WatchOutcome::Unsupported);
+        };
+        if !imap.has("IDLE") {
+            return self.poll(imap, &lister, checkpoint.seen(), until);
+        }
+        // IDLE tells of the first folder (INBOX); the others are looked at before each wait.
+        imap.examine(&first.name)?;
+        let left = until.saturating_duration_since(Instant::now());
+        let changed = imap.idle(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))?;
+        Ok(if changed {
+            WatchOutcome::Changed
+        } else {
+            WatchOutcome::Quiet
+        })
     }
 
     /// Watching without IDLE: each folder's STATUS every [`POLL`] until `until`.

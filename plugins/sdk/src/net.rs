@@ -3,7 +3,9 @@
 //! server's certificate; a connection reaches only a host and port of the connector's grant
 //! (the host of a `url` setting whose manifest field names the scheme, such as
 //! `imaps://mail.example.com`), and only when the manifest says `capabilities.streams = true`.
-//! Every connection is closed when the call that opened it ends.
+//! A connection may serve later calls of the same instance (keep it in the connector); the
+//! host closes it when the instance ends or once it has gone unused for 30 s, after which it
+//! answers `closed`.
 //!
 //! ```ignore
 //! use quarry_sdk::net::{Connection, Security};

@@ -82,11 +82,6 @@ impl HostState {
         self.ocr.set_deadline(self.deadline);
     }
 
-    /// Ends the running call: the streams it opened are closed.
-    pub(crate) fn end_call(&mut self) {
-        self.streams.end_call();
-    }
-
     /// The streams slice and the resource table that holds the plugin's handles.
     pub(crate) fn streams(&mut self) -> (&mut ResourceTable, &mut StreamGate) {
         (&mut self.table, &mut self.streams)

@@ -4,11 +4,13 @@
 //! and does the TLS itself (`tls.rs`): the plugin sees only the clear bytes of a verified
 //! connection. STARTTLS is the host's too (`starttls.rs`), so no byte of the plugin's crosses
 //! the network in clear. Bounds: at most [`MAX_OPEN`] streams at once, every wait within the
-//! call's deadline, at most [`MAX_IO_BYTES`] a read or write, and every stream closed when the
-//! call ends.
+//! call's deadline, at most [`MAX_IO_BYTES`] a read or write; a stream lives with its instance
+//! (a later call of the same instance may use it: a sync does not log in again for every
+//! message) and is closed when the instance ends (a session's end, a trap) or once it has not
+//! been used for [`MAX_IDLE`].
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wasmtime_wasi::runtime::in_tokio;
@@ -24,6 +26,8 @@ use crate::policy::secrets::Secrets;
 pub(crate) const MAX_OPEN: usize = 4;
 /// Most bytes one read answers or one write takes.
 pub(crate) const MAX_IO_BYTES: u32 = 1 << 20;
+/// A stream unused this long is closed when the next call begins.
+pub(crate) const MAX_IDLE: Duration = Duration::from_secs(30);
 
 /// How a plugin asks a stream to be protected (the WIT's `security`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,12 +59,19 @@ pub(crate) enum StreamError {
     Other(String),
 }
 
-/// The handle a plugin holds for a stream: a slot of its instance's gate, valid during the call
-/// that opened it.
+/// The handle a plugin holds for a stream: a slot of its instance's gate, and the stream's
+/// number (a slot is used again for later streams; an old handle does not reach them).
 #[derive(Debug)]
 pub struct OpenStream {
     slot: usize,
-    call: u64,
+    number: u64,
+}
+
+/// An open stream in its slot.
+struct Open {
+    number: u64,
+    stream: Box<dyn Stream>,
+    last_used: Instant,
 }
 
 /// The streams of one plugin instance: what it may reach, and what it has open.
@@ -71,9 +82,9 @@ pub(crate) struct StreamGate {
     /// The TLS settings, when the manifest asks for streams (`capabilities.streams`).
     tls: Option<Arc<rustls::ClientConfig>>,
     deadline: CallDeadline,
-    /// The current call's number: a handle of an earlier call is closed.
-    call: u64,
-    open: Vec<Option<Box<dyn Stream>>>,
+    /// The number of the last stream opened.
+    opened: u64,
+    open: Vec<Option<Open>>,
     /// Bytes read and written since [`StreamGate::take_bytes`].
     bytes: u64,
     /// Refusals of the current call, for its error.
@@ -94,7 +105,7 @@ impl StreamGate {
             granted: granted.to_vec(),
             tls,
             deadline: CallDeadline::default(),
-            call: 0,
+            opened: 0,
             open: Vec::new(),
             bytes: 0,
             refused: Vec::new(),
@@ -102,15 +113,15 @@ impl StreamGate {
         }
     }
 
-    /// Starts a call: its streams wait no longer than `deadline`.
+    /// Starts a call: its streams wait no longer than `deadline`, and those unused for
+    /// [`MAX_IDLE`] are closed.
     pub(crate) fn begin_call(&mut self, deadline: CallDeadline) {
         self.deadline = deadline;
-    }
-
-    /// Ends a call: every stream it opened is closed, and its handles answer `closed`.
-    pub(crate) fn end_call(&mut self) {
-        self.open.clear();
-        self.call += 1;
+        for slot in &mut self.open {
+            if slot.as_ref().is_some_and(|open| open.last_used.elapsed() >= MAX_IDLE) {
+                *slot = None;
+            }
+        }
     }
 
     /// Bytes read and written since the last time this was asked.
@@ -169,10 +180,15 @@ impl StreamGate {
                 return Err(StreamError::Unreachable(format!("{host}:{port}: {error}")));
             }
         };
-        self.open[slot] = Some(stream);
+        self.opened += 1;
+        self.open[slot] = Some(Open {
+            number: self.opened,
+            stream,
+            last_used: Instant::now(),
+        });
         Ok(OpenStream {
             slot,
-            call: self.call,
+            number: self.opened,
         })
     }
 
@@ -245,8 +261,8 @@ impl StreamGate {
 
     /// Closes `stream` (the plugin dropped its handle).
     pub(crate) fn close(&mut self, stream: &OpenStream) {
-        if stream.call == self.call
-            && let Some(slot) = self.open.get_mut(stream.slot)
+        if let Some(slot) = self.open.get_mut(stream.slot)
+            && slot.as_ref().is_some_and(|open| open.number == stream.number)
         {
             *slot = None;
         }
@@ -299,13 +315,14 @@ impl StreamGate {
     }
 
     fn connection(&mut self, stream: &OpenStream) -> Result<&mut Box<dyn Stream>, StreamError> {
-        if stream.call != self.call {
-            return Err(StreamError::Closed);
-        }
-        self.open
+        let open = self
+            .open
             .get_mut(stream.slot)
             .and_then(Option::as_mut)
-            .ok_or(StreamError::Closed)
+            .filter(|open| open.number == stream.number)
+            .ok_or(StreamError::Closed)?;
+        open.last_used = Instant::now();
+        Ok(&mut open.stream)
     }
 
     fn note(&mut self, refusal: Refusal) {
@@ -330,6 +347,11 @@ async fn connect_as(
     waits: &Waits,
 ) -> Result<Box<dyn Stream>, StreamError> {
     let mut stream = stream;
+    // A protocol of commands and answers: each write is a whole command, sent at once (Nagle's
+    // wait for more would hold every small command back behind the server's delayed ACK).
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!("TCP_NODELAY on a plugin's connection: {e}");
+    }
     match security {
         Security::Plain => return Ok(Box::new(stream)),
         Security::Tls => {}
