@@ -8,18 +8,24 @@ use quarry_sdk::{Content, DocRef, Error};
 use crate::client::Imap;
 use crate::message::{self, Address};
 use crate::protocol::Item;
+use crate::recent::Recent;
 use crate::utf7;
 
 /// Messages asked for (their position among the documents, and their UID), by folder and
 /// UIDVALIDITY.
 type ByFolder = BTreeMap<(Vec<u8>, u32), Vec<(usize, u32)>>;
 
-/// Texts found, by their position among the documents asked for.
-type Found = Vec<(usize, Result<Content, Error>)>;
+/// Texts found, by their position among the documents asked for, with the raw messages.
+type Found = Vec<(usize, Result<Content, Error>, Vec<u8>)>;
 
 /// The texts of `docs`, in order: the messages of one folder in one FETCH, and any that is
 /// not where its locator says (moved, or its folder renumbered) on its own.
-pub fn contents(imap: &mut Imap, named: &[String], docs: &[DocRef]) -> Vec<Result<Content, Error>> {
+pub fn contents(
+    imap: &mut Imap,
+    named: &[String],
+    docs: &[DocRef],
+    recent: &mut Recent,
+) -> Vec<Result<Content, Error>> {
     let mut answers: Vec<Option<Result<Content, Error>>> = docs.iter().map(|_| None).collect();
     let mut by_folder = ByFolder::new();
     for (at, doc) in docs.iter().enumerate() {
@@ -33,7 +39,8 @@ pub fn contents(imap: &mut Imap, named: &[String], docs: &[DocRef]) -> Vec<Resul
     }
     for ((folder, validity), wanted) in by_folder {
         if let Ok(found) = fetch_together(imap, &folder, validity, &wanted) {
-            for (at, content) in found {
+            for (at, content, bytes) in found {
+                recent.keep(&docs[at].locator, &bytes);
                 answers[at] = Some(content);
             }
         }
@@ -41,7 +48,7 @@ pub fn contents(imap: &mut Imap, named: &[String], docs: &[DocRef]) -> Vec<Resul
     answers
         .into_iter()
         .zip(docs)
-        .map(|(answer, doc)| answer.unwrap_or_else(|| content(imap, named, doc)))
+        .map(|(answer, doc)| answer.unwrap_or_else(|| content(imap, named, doc, recent)))
         .collect()
 }
 
@@ -71,16 +78,23 @@ fn fetch_together(
         .iter()
         .filter_map(|(at, uid)| {
             let attributes = by_uid.get(&u64::from(*uid))?;
-            Some((*at, text_of(attributes, &display)))
+            let bytes = raw(attributes).to_vec();
+            Some((*at, text_of(attributes, &display), bytes))
         })
         .collect())
 }
 
 /// The text of `doc`, fetched where its locator says or, if it moved, where its Message-ID is.
-pub fn content(imap: &mut Imap, named: &[String], doc: &DocRef) -> Result<Content, Error> {
+pub fn content(
+    imap: &mut Imap,
+    named: &[String],
+    doc: &DocRef,
+    recent: &mut Recent,
+) -> Result<Content, Error> {
     let address = Address::parse(&doc.locator)?;
     let items = body_items(imap);
     let (found, attributes) = fetch_one(imap, named, &address, &items)?;
+    recent.keep(&doc.locator, raw(&attributes));
     text_of(&attributes, &utf7::decode(&found.folder))
 }
 
@@ -145,6 +159,13 @@ fn body_items(imap: &Imap) -> String {
     } else {
         "UID BODY.PEEK[]".to_owned()
     }
+}
+
+/// The raw message of a FETCH's attributes (empty when the server left it out).
+fn raw(attributes: &[Item]) -> &[u8] {
+    message::section(attributes, "BODY[")
+        .and_then(Item::bytes)
+        .unwrap_or_default()
 }
 
 /// The text of a fetched message of the folder people call `folder`.

@@ -15,6 +15,7 @@ mod folders;
 mod listing;
 mod message;
 mod protocol;
+mod recent;
 mod server;
 mod utf7;
 
@@ -30,6 +31,7 @@ use crate::folders::Chosen;
 use crate::listing::{Checkpoint, Lister};
 use crate::message::Address;
 use crate::protocol::Item;
+use crate::recent::Recent;
 use crate::server::Server;
 
 /// How often a server without IDLE is asked for news while watching.
@@ -48,6 +50,8 @@ struct Mail {
     /// the instance's later calls (30 s at most unused), so a sync logs in once, not once a
     /// message.
     kept: RefCell<Option<Imap>>,
+    /// The raw messages fetched lately, which answer `read-file` without the server.
+    recent: RefCell<Recent>,
 }
 
 impl Connector for Mail {
@@ -66,6 +70,7 @@ impl Connector for Mail {
                 .collect(),
             max_message_bytes: max_mb.saturating_mul(1 << 20),
             kept: RefCell::new(None),
+            recent: RefCell::default(),
         })
     }
 
@@ -78,15 +83,27 @@ impl Connector for Mail {
     }
 
     fn fetch_content(&self, doc: DocRef) -> Result<Content, Error> {
-        self.with_imap(|imap| fetch::content(imap, &self.named, &doc))
+        self.with_imap(|imap| {
+            fetch::content(imap, &self.named, &doc, &mut self.recent.borrow_mut())
+        })
     }
 
     fn fetch_contents(&self, docs: Vec<DocRef>) -> Vec<Result<Content, Error>> {
-        self.with_imap(|imap| Ok(fetch::contents(imap, &self.named, &docs)))
-            .unwrap_or_else(|e| docs.iter().map(|_| Err(e.clone())).collect())
+        self.with_imap(|imap| {
+            Ok(fetch::contents(
+                imap,
+                &self.named,
+                &docs,
+                &mut self.recent.borrow_mut(),
+            ))
+        })
+        .unwrap_or_else(|e| docs.iter().map(|_| Err(e.clone())).collect())
     }
 
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {
+        if let Some(chunk) = self.recent.borrow().chunk(&doc.locator, offset, max_bytes) {
+            return Ok(chunk);
+        }
         let items = format!("UID RFC822.SIZE BODY.PEEK[]<{offset}.{max_bytes}>");
         let address = Address::parse(&doc.locator)?;
         let (_, attributes) =
