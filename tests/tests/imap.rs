@@ -338,7 +338,7 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
 fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
     let mut dovecot = Dovecot::start();
     let mut client = dovecot.client();
-    const COUNT: usize = 1200;
+    const COUNT: usize = 4000;
     for n in 0..COUNT {
         let message = Mail::new(
             "Load <load@example.org>",
@@ -353,12 +353,12 @@ fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
     q.without_model();
     add_mail(&q, &dovecot, &dovecot.imap_url());
     q.start();
-    // Kill the server once the first batches are in, then bring it back.
+    // Kill the server once the first batch is in, then bring it back.
     let started = Instant::now();
-    loop {
+    let at_kill = loop {
         let count = q.connectors()[0]["doc_count"].as_u64().unwrap_or(0);
         if count > 0 {
-            break;
+            break count;
         }
         assert!(
             started.elapsed() < Duration::from_secs(60),
@@ -366,8 +366,9 @@ fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
             q.log()
         );
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
     dovecot.kill();
+    assert!(at_kill < COUNT as u64, "the sync ended before the server was killed");
     std::thread::sleep(Duration::from_secs(2));
     dovecot.restart();
     q.wait_for("every message indexed", |connectors| {
