@@ -126,6 +126,36 @@ impl Dovecot {
         wait_until_closed(self.imap_port);
     }
 
+    /// Stops every Dovecot process where it stands (SIGSTOP): connections stay open and nothing
+    /// answers, as with a server that hangs. [`Dovecot::resume`] lets them go on.
+    pub fn stall(&self) {
+        self.signal_all("STOP");
+    }
+
+    /// Lets the processes [`Dovecot::stall`] stopped go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal_all("CONT");
+    }
+
+    /// Sends `signal` to the master process and every process below it, by PID.
+    fn signal_all(&self, signal: &str) {
+        let Some(master) = self.master.as_ref().map(Child::id) else {
+            return;
+        };
+        let mut pids = vec![master];
+        let mut at = 0;
+        while at < pids.len() {
+            pids.extend(children_of(pids[at]));
+            at += 1;
+        }
+        for pid in pids {
+            let _ = Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+
     /// Starts Dovecot again after [`Dovecot::kill`], on the same ports and mail.
     pub fn restart(&mut self) {
         self.kill();
@@ -294,6 +324,27 @@ fn make_certificates(dir: &Path) {
         std::fs::set_permissions(dir.join(readable), std::fs::Permissions::from_mode(0o644))
             .expect("chmod");
     }
+}
+
+/// The PIDs whose parent is `pid` (from `/proc/<pid>/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|candidate| {
+            std::fs::read_to_string(format!("/proc/{candidate}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // `pid (comm) state ppid ...`: comm may hold spaces, so read after its `)`.
+                    let after = stat.rsplit_once(')')?.1;
+                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
 }
 
 fn free_port() -> u16 {

@@ -368,7 +368,10 @@ fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
         std::thread::sleep(Duration::from_millis(20));
     };
     dovecot.kill();
-    assert!(at_kill < COUNT as u64, "the sync ended before the server was killed");
+    assert!(
+        at_kill < COUNT as u64,
+        "the sync ended before the server was killed"
+    );
     std::thread::sleep(Duration::from_secs(2));
     dovecot.restart();
     q.wait_for("every message indexed", |connectors| {
@@ -507,4 +510,78 @@ fn the_settings_page_adds_a_mailbox_saying_what_it_may_reach() {
     );
     quarry_tests::browser::assert_screenshots("imap", &["form", "added"]);
     assert!(!q.log().contains(PASSWORD), "the password reached the log");
+}
+
+#[test]
+fn a_hanging_server_and_a_fifty_megabyte_message_cost_only_themselves() {
+    let dovecot = Dovecot::start();
+    let mut client = dovecot.client();
+    for n in 0..20 {
+        client.append(
+            "INBOX",
+            &Mail::new(
+                "Ann <ann@example.org>",
+                &format!("Note {n}"),
+                &format!("note-{n}@example.org"),
+                &format!("steady{n} words"),
+            )
+            .bytes(),
+        );
+    }
+    // A 50 MB message: a 36 MiB text attachment, in base64.
+    let huge = Mail::new(
+        "Export <export@example.org>",
+        "Huge export",
+        "huge@example.org",
+        "The export is attached.",
+    )
+    .attach(
+        "export.csv",
+        "text/csv",
+        &b"id,name\n1,tungsten\n".repeat(36 << 20 >> 4)[..36 << 20],
+    );
+    let huge = huge.bytes();
+    assert!(huge.len() > 48_000_000, "{}", huge.len());
+    client.append("INBOX", &huge);
+    drop(client);
+
+    let mut q = Quarry::new();
+    q.without_model();
+    add_mail(&q, &dovecot, &dovecot.imaps_url());
+    q.start();
+    q.wait_for("the first sync", |c| {
+        c[0]["status"] == "idle" && c[0]["doc_count"] == 21
+    });
+    let key = q.integration("agent", "all", &[]);
+    assert_eq!(titles(&q, &key, "huge export"), ["Huge export"]);
+    assert_eq!(titles(&q, &key, "steady7"), ["Note 7"]);
+
+    // A server that hangs: the sync fails within its bounds, naming it, and nothing is lost.
+    dovecot.stall();
+    q.cli_ok(&["connector", "sync", "Mail"]);
+    q.wait_for("the sync to give up on a server that hangs", |c| {
+        c[0]["status"] == "error"
+    });
+    let status = q.cli_ok(&["connector", "status", "Mail"]);
+    assert!(
+        status.contains("sent nothing") || status.contains("did not answer in time"),
+        "{status}"
+    );
+    dovecot.resume();
+    let mut client = dovecot.client();
+    client.append(
+        "INBOX",
+        &Mail::new(
+            "Ann <ann@example.org>",
+            "Back",
+            "back@example.org",
+            "The server answers again.",
+        )
+        .bytes(),
+    );
+    q.wait_for("the connector to recover", |c| {
+        c[0]["status"] == "idle" && c[0]["doc_count"] == 22
+    });
+    assert_eq!(titles(&q, &key, "answers again"), ["Back"]);
+    assert_eq!(titles(&q, &key, "steady7"), ["Note 7"]);
 }

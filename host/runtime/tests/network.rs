@@ -332,7 +332,10 @@ fn a_guest_gets_connections_only_to_its_grant_only_verified_and_only_while_used(
     let disconnects = || dovecot.log().matches("Disconnected").count();
     let before = disconnects();
     let mut ended = streams_session(&plugin, &dovecot, "keep", true);
-    assert_eq!(ended.list_docs(None).expect("keep").upserts[0].meta.title, "KEPT");
+    assert_eq!(
+        ended.list_docs(None).expect("keep").upserts[0].meta.title,
+        "KEPT"
+    );
     drop(ended);
     let started = Instant::now();
     while disconnects() == before {

@@ -476,7 +476,12 @@ impl Imap {
     fn send(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let sent = self.connection.write_all(bytes);
         self.broken |= sent.is_err();
-        sent.map_err(|e| Error::Unavailable(format!("the connection to the server failed: {e}")))
+        sent.map_err(|e| {
+            Error::Unavailable(format!(
+                "the connection to the server failed: {}",
+                in_words(&e)
+            ))
+        })
     }
 
     fn read_response(&mut self) -> Result<(Vec<Item>, usize), Error> {
@@ -567,7 +572,8 @@ impl Imap {
             }
             Err(ConnectionError::TimedOut) => Err(Wait::TimedOut),
             Err(e) => Err(Wait::Failed(Error::Unavailable(format!(
-                "the connection to the server failed: {e}"
+                "the connection to the server failed: {}",
+                in_words(&e)
             )))),
         }
     }
@@ -694,7 +700,22 @@ fn connection_error(server: &Server, error: ConnectionError) -> Error {
             }
         )),
         ConnectionError::Denied(m) => Error::InvalidConfig(format!("{server}: {m}")),
-        other => Error::Unavailable(format!("{server}: {other}")),
+        other => Error::Unavailable(format!("{server}: {}", in_words(&other))),
+    }
+}
+
+/// A connection's failure in words.
+fn in_words(error: &ConnectionError) -> String {
+    match error {
+        ConnectionError::Denied(m)
+        | ConnectionError::Unreachable(m)
+        | ConnectionError::Tls(m)
+        | ConnectionError::Limit(m)
+        | ConnectionError::Other(m) => m.clone(),
+        ConnectionError::TimedOut => {
+            "the server did not answer in time (it may be down or overloaded)".to_owned()
+        }
+        ConnectionError::Closed => "the server closed the connection".to_owned(),
     }
 }
 

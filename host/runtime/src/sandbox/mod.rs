@@ -7,6 +7,7 @@
 //! Each area keeps its own slice of the state, and a shadow sees only its slice (the manner of
 //! wasmtime-wasi's `WasiFilesystemCtx` and its view).
 
+pub(crate) mod connection_error;
 pub(crate) mod files;
 pub(crate) mod http;
 pub(crate) mod instance;

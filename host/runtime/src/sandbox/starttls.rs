@@ -5,7 +5,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::streams::StreamError;
+use super::connection_error::StreamError;
 
 /// Longest line of the exchange in clear.
 const MAX_LINE: usize = 8 << 10;

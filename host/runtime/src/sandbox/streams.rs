@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wasmtime_wasi::runtime::in_tokio;
 
+use super::connection_error::StreamError;
 use super::outbound::{self, Reach, Refused, Stream, Waits};
 use super::starttls::{self, Upgrade};
 use crate::error::Refusal;
@@ -38,25 +39,6 @@ pub(crate) enum Security {
     StartTls(Upgrade),
     /// Never encrypted.
     Plain,
-}
-
-/// Why a stream could not be opened, read or written (the WIT's `stream-error`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StreamError {
-    /// Not allowed; says what was refused and what is granted.
-    Denied(String),
-    /// The server could not be reached.
-    Unreachable(String),
-    /// TLS failed, or the server refused STARTTLS.
-    Tls(String),
-    /// Nothing arrived within the wait.
-    TimedOut,
-    /// The stream is closed.
-    Closed,
-    /// Too many streams, or too much asked at once.
-    Limit(String),
-    /// Another error of the connection.
-    Other(String),
 }
 
 /// The handle a plugin holds for a stream: a slot of its instance's gate, and the stream's
@@ -118,7 +100,10 @@ impl StreamGate {
     pub(crate) fn begin_call(&mut self, deadline: CallDeadline) {
         self.deadline = deadline;
         for slot in &mut self.open {
-            if slot.as_ref().is_some_and(|open| open.last_used.elapsed() >= MAX_IDLE) {
+            if slot
+                .as_ref()
+                .is_some_and(|open| open.last_used.elapsed() >= MAX_IDLE)
+            {
                 *slot = None;
             }
         }
@@ -262,7 +247,9 @@ impl StreamGate {
     /// Closes `stream` (the plugin dropped its handle).
     pub(crate) fn close(&mut self, stream: &OpenStream) {
         if let Some(slot) = self.open.get_mut(stream.slot)
-            && slot.as_ref().is_some_and(|open| open.number == stream.number)
+            && slot
+                .as_ref()
+                .is_some_and(|open| open.number == stream.number)
         {
             *slot = None;
         }

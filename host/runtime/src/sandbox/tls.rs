@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use super::streams::StreamError;
+use super::connection_error::StreamError;
 
 /// Most bytes of a certificate file a connector names.
 const MAX_CERTIFICATE_FILE: u64 = 1 << 20;

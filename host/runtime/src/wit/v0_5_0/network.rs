@@ -9,9 +9,10 @@ use super::bindings::quarry::connector::network;
 use super::bindings::quarry::connector::types::{
     ConnectionError as WitError, Security as WitSecurity,
 };
+use crate::sandbox::connection_error::StreamError;
 use crate::sandbox::instance::HostState;
 use crate::sandbox::starttls::Upgrade;
-use crate::sandbox::streams::{OpenStream, Security, StreamError};
+use crate::sandbox::streams::{OpenStream, Security};
 
 impl network::Host for HostState {
     fn connect(
