@@ -106,10 +106,18 @@ impl Dovecot {
         std::fs::read_to_string(self.dir.path().join("dovecot.log")).unwrap_or_default()
     }
 
-    /// Changes the mail user's password (Dovecot reads its users file again when it changes).
+    /// Changes the mail user's password. Dovecot reads its users file again when the file's
+    /// modification time changes, in whole seconds: the time is set two seconds on, so that a
+    /// change in the second the file was written is seen too.
     pub fn change_password(&self, password: &str) {
         let users = self.dir.path().join("users");
         std::fs::write(&users, format!("{USER}:{{PLAIN}}{password}::::::\n")).expect("write users");
+        let later = std::time::SystemTime::now() + Duration::from_secs(2);
+        std::fs::File::options()
+            .write(true)
+            .open(&users)
+            .and_then(|file| file.set_modified(later))
+            .expect("set the users file's time");
     }
 
     /// A client logged in as the mail user, over the listener in clear.

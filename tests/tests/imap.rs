@@ -53,6 +53,22 @@ fn first(q: &Quarry, key: &str, query: &str) -> Value {
     q.keyword_search(key, query, 5)["results"][0].clone()
 }
 
+/// The document answer of the first result of `query`.
+fn read_first(q: &Quarry, key: &str, query: &str) -> Value {
+    let hit = first(q, key, query);
+    let (connector, doc) = (
+        hit["connector_id"].as_str().unwrap_or_default(),
+        hit["doc_id"].as_str().unwrap_or_default(),
+    );
+    q.request(
+        "GET",
+        &format!("/api/v1/connectors/{connector}/docs/{doc}"),
+        Some(key),
+        None,
+    )
+    .json()
+}
+
 /// Waits (up to `limit`) until `query` finds exactly `expected` titles; answers how long it took.
 fn wait_for_titles(
     q: &Quarry,
@@ -213,14 +229,7 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
         .expect("connector")
         .to_owned();
     let doc = reply["doc_id"].as_str().expect("doc").to_owned();
-    let read = q
-        .request(
-            "GET",
-            &format!("/api/v1/connectors/{connector}/docs/{doc}"),
-            Some(&key),
-            None,
-        )
-        .json();
+    let read = read_first(&q, &key, "marzipan");
     assert_eq!(read["metadata"]["thread"], "plan-1@example.org", "{read}");
     assert_eq!(read["metadata"]["folder"], "INBOX", "{read}");
     let url = read["url"].as_str().unwrap_or_default();
@@ -268,16 +277,7 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
     client.move_to("INBOX", 6, "Archive");
     let started = Instant::now();
     loop {
-        let moved = first(&q, &key, "saffron");
-        let doc = moved["doc_id"].as_str().unwrap_or_default().to_owned();
-        let read = q
-            .request(
-                "GET",
-                &format!("/api/v1/connectors/{connector}/docs/{doc}"),
-                Some(&key),
-                None,
-            )
-            .json();
+        let read = read_first(&q, &key, "saffron");
         if read["metadata"]["folder"] == "Archive" {
             break;
         }

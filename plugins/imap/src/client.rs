@@ -27,6 +27,24 @@ pub struct Response {
     pub code: Option<String>,
 }
 
+impl Response {
+    /// The untagged responses named `name` (`LIST`, `SEARCH`, `CAPABILITY`).
+    fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Vec<Item>> + 'a {
+        self.untagged.iter().filter(move |r| {
+            r.first()
+                .and_then(Item::atom)
+                .is_some_and(|a| a.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// The UIDs of its SEARCH responses.
+    fn searched(&self) -> impl Iterator<Item = u32> + '_ {
+        self.named("SEARCH")
+            .flat_map(|r| r[1..].iter().filter_map(Item::number))
+            .filter_map(|n| u32::try_from(n).ok())
+    }
+}
+
 /// What the server told about a folder when it was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FolderState {
@@ -164,29 +182,14 @@ impl Imap {
     /// Every folder, as `LIST "" "*"` tells.
     pub fn list(&mut self) -> Result<Vec<Folder>, Error> {
         let listed = self.run(&[Part::raw("LIST \"\" \"*\"")])?;
-        Ok(listed
-            .untagged
-            .iter()
-            .filter(|r| {
-                r.first()
-                    .and_then(Item::atom)
-                    .is_some_and(|a| a.eq_ignore_ascii_case("LIST"))
-            })
-            .filter_map(|r| folder_of(r))
-            .collect())
+        Ok(listed.named("LIST").filter_map(|r| folder_of(r)).collect())
     }
 
     /// The subscribed folders' names, as `LSUB "" "*"` tells.
     pub fn subscribed(&mut self) -> Result<Vec<Vec<u8>>, Error> {
         let listed = self.run(&[Part::raw("LSUB \"\" \"*\"")])?;
         Ok(listed
-            .untagged
-            .iter()
-            .filter(|r| {
-                r.first()
-                    .and_then(Item::atom)
-                    .is_some_and(|a| a.eq_ignore_ascii_case("LSUB"))
-            })
+            .named("LSUB")
             .filter_map(|r| folder_of(r).map(|f| f.name))
             .collect())
     }
@@ -267,15 +270,7 @@ impl Imap {
     pub fn uids_from(&mut self, from: u32) -> Result<Vec<u32>, Error> {
         let found = self.run(&[Part::raw(&format!("UID SEARCH UID {}:*", from.max(1)))])?;
         let mut uids: Vec<u32> = found
-            .untagged
-            .iter()
-            .filter(|r| {
-                r.first()
-                    .and_then(Item::atom)
-                    .is_some_and(|a| a.eq_ignore_ascii_case("SEARCH"))
-            })
-            .flat_map(|r| r[1..].iter().filter_map(Item::number))
-            .filter_map(|n| u32::try_from(n).ok())
+            .searched()
             // `n:*` always includes the last message, even when its UID is below `n`.
             .filter(|&uid| uid >= from)
             .collect();
@@ -290,17 +285,7 @@ impl Imap {
             Part::raw("UID SEARCH HEADER Message-ID "),
             protocol::string(message_id.as_bytes()),
         ])?;
-        Ok(found
-            .untagged
-            .iter()
-            .filter(|r| {
-                r.first()
-                    .and_then(Item::atom)
-                    .is_some_and(|a| a.eq_ignore_ascii_case("SEARCH"))
-            })
-            .flat_map(|r| r[1..].iter().filter_map(Item::number))
-            .filter_map(|n| u32::try_from(n).ok())
-            .collect())
+        Ok(found.searched().collect())
     }
 
     /// `items` of the messages `uids` of the open folder: each FETCH response's attributes.
@@ -372,13 +357,7 @@ impl Imap {
     fn capability(&mut self) -> Result<Vec<String>, Error> {
         let answer = self.run(&[Part::raw("CAPABILITY")])?;
         Ok(answer
-            .untagged
-            .iter()
-            .filter(|r| {
-                r.first()
-                    .and_then(Item::atom)
-                    .is_some_and(|a| a.eq_ignore_ascii_case("CAPABILITY"))
-            })
+            .named("CAPABILITY")
             .flat_map(|r| {
                 r[1..]
                     .iter()

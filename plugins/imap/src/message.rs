@@ -182,40 +182,13 @@ fn percent(text: &str) -> String {
     out
 }
 
-/// INTERNALDATE (`17-Jul-1996 02:44:25 -0700`) in milliseconds since the epoch.
+/// INTERNALDATE (`17-Jul-1996 02:44:25 -0700`) in milliseconds since the epoch: with its
+/// date's dashes as spaces it is an RFC 5322 date, which mail-parser reads.
 fn internal_date_ms(text: &str) -> Option<i64> {
-    let mut parts = text.trim().split([' ', '-', ':']).filter(|p| !p.is_empty());
-    let day: i64 = parts.next()?.parse().ok()?;
-    let month = parts.next()?;
-    let year: i64 = parts.next()?.parse().ok()?;
-    let hour: i64 = parts.next()?.parse().ok()?;
-    let minute: i64 = parts.next()?.parse().ok()?;
-    let second: i64 = parts.next()?.parse().ok()?;
-    let zone = text.trim().rsplit(' ').next()?;
-    const MONTHS: [&str; 12] = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
-    let month = MONTHS.iter().position(|m| month.eq_ignore_ascii_case(m))? as i64 + 1;
-    let (sign, digits) = match zone.as_bytes().first()? {
-        b'+' => (1, &zone[1..]),
-        b'-' => (-1, &zone[1..]),
-        _ => return None,
-    };
-    let offset: i64 = digits.parse().ok()?;
-    let offset_s = sign * ((offset / 100) * 3600 + (offset % 100) * 60);
-    let days = days_from_civil(year, month, day);
-    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) - offset_s) * 1000)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let (date, time) = text.trim().split_once(' ')?;
+    let header = format!("Date: {} {time}\r\n\r\n", date.replace('-', " "));
+    let parsed = MessageParser::default().parse_headers(header.as_bytes())?;
+    Some(parsed.date()?.to_timestamp() * 1000)
 }
 
 #[cfg(test)]
