@@ -129,22 +129,8 @@ fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>) {
     q.start();
     let key = q.integration("bench", "all", &[]);
     let started = Instant::now();
-    q.cli_ok(&[
-        "connector",
-        "add",
-        "plugin",
-        "imap",
-        "--name",
-        "Mail",
-        "--set",
-        &format!("server={}", dovecot.imaps_url()),
-        "--set",
-        &format!("username={USER}"),
-        "--set",
-        &format!("password={PASSWORD}"),
-        "--set",
-        &format!("ca_file={}", dovecot.ca_file().display()),
-    ]);
+    let args = dovecot.connector_add_args(&dovecot.imaps_url());
+    q.cli_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let until = Instant::now() + Duration::from_secs(3600);
     loop {
         let connectors = q.connectors();

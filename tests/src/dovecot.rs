@@ -101,6 +101,24 @@ impl Dovecot {
         format!("imap://127.0.0.1:{}", self.imap_port)
     }
 
+    /// The arguments of `quarry connector add` for an IMAP connector "Mail" of the mail user on
+    /// `server` (one of this Dovecot's URLs), trusting its CA: the form the outside
+    /// check uses.
+    pub fn connector_add_args(&self, server: &str) -> Vec<String> {
+        let mut args: Vec<String> = ["connector", "add", "plugin", "imap", "--name", "Mail"]
+            .map(str::to_owned)
+            .to_vec();
+        for setting in [
+            format!("server={server}"),
+            format!("username={USER}"),
+            format!("password={PASSWORD}"),
+            format!("ca_file={}", self.ca_file().display()),
+        ] {
+            args.extend(["--set".to_owned(), setting]);
+        }
+        args
+    }
+
     /// Dovecot's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("dovecot.log")).unwrap_or_default()

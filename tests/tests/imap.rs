@@ -16,25 +16,10 @@ use serde_json::{Value, json};
 
 /// Adds the connector the way the outside check does, and returns its id.
 fn add_mail(q: &Quarry, dovecot: &Dovecot, server: &str) -> String {
-    let ca = dovecot.ca_file();
-    let out = q.cli_ok(&[
-        "connector",
-        "add",
-        "plugin",
-        "imap",
-        "--name",
-        "Mail",
-        "--set",
-        &format!("server={server}"),
-        "--set",
-        &format!("username={USER}"),
-        "--set",
-        &format!("password={PASSWORD}"),
-        "--set",
-        &format!("ca_file={}", ca.display()),
-        "--json",
-    ]);
-    let added: Value = serde_json::from_str(&out).expect("JSON");
+    let mut args = dovecot.connector_add_args(server);
+    args.push("--json".to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let added: Value = serde_json::from_str(&q.cli_ok(&args)).expect("JSON");
     added["connector_id"].as_str().expect("an id").to_owned()
 }
 
