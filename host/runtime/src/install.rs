@@ -175,8 +175,8 @@ impl Plugin {
             .filter(|f| f.kind == crate::FieldKind::Password)
         {
             asks.push(format!(
-                "Receive the secret you give as \u{201c}{}\u{201d} (only this plugin gets it; it is never logged or shown again)",
-                secret.display_name()
+                "Receive the secret you give as {} (only this plugin gets it; it is never logged or shown again)",
+                quoted(secret)
             ));
         }
         let limits = self.limits();
