@@ -498,6 +498,11 @@ function renderPluginFields() {
       input = el("select", { id, dataset: { key: field.key } },
         el("option", { value: "" }, `default (${field.default || "false"})`),
         el("option", { value: "true" }, "yes"), el("option", { value: "false" }, "no"));
+    } else if (field.type === "plaintext-consent") {
+      // The user's consent to connections in clear: no unless chosen, and said plainly.
+      input = el("select", { id, dataset: { key: field.key } },
+        el("option", { value: "" }, "no: encrypted connections only"),
+        el("option", { value: "true" }, "yes: connect unencrypted (password and data readable on the network)"));
     } else {
       input = el("input", {
         id, dataset: { key: field.key }, autocomplete: "off", spellcheck: "false",

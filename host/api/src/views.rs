@@ -713,7 +713,8 @@ pub struct SettingView {
     pub key: String,
     /// Its label.
     pub label: String,
-    /// `text`, `password`, `number`, `bool`, `directory`, `url` or `certificate`.
+    /// `text`, `password`, `number`, `bool`, `directory`, `url`, `certificate` or
+    /// `plaintext-consent`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// For a `url` setting, the schemes it takes (`https`, `imaps`...); empty for others.
@@ -750,6 +751,7 @@ impl PluginView {
                         FieldKind::Directory => "directory",
                         FieldKind::Url => "url",
                         FieldKind::Certificate => "certificate",
+                        FieldKind::PlaintextConsent => "plaintext-consent",
                     },
                     schemes: if f.kind == FieldKind::Url {
                         f.schemes()

@@ -133,9 +133,13 @@ impl Plugin {
                 web.join(" or ")
             ));
         }
+        let clear = match manifest.plaintext_consent() {
+            Some(consent) => format!("in clear only if you set {} to true", quoted(consent)),
+            None => "never in clear".to_owned(),
+        };
         for field in urls.filter(|f| f.is_stream_url()) {
             asks.push(format!(
-                "Connect to the server you give as {} ({}), encrypted by TLS that Quarry checks (STARTTLS where the address says so; never in clear), and to no other server",
+                "Connect to the server you give as {} ({}), encrypted by TLS that Quarry checks (STARTTLS where the address says so; {clear}), and to no other server",
                 quoted(field),
                 field
                     .schemes()

@@ -128,6 +128,11 @@ pub enum FieldKind {
     /// connector's TLS, besides the system's (a private CA). The host reads it; the plugin
     /// gets only its path and cannot read the file.
     Certificate,
+    /// `true` or `false`, `false` unless the user sets it: the user's consent to connections in
+    /// clear (no TLS) to the servers of the plugin's stream `url` fields. Without it the host
+    /// refuses every connection in clear. A manifest cannot make `true` the default.
+    #[serde(rename = "plaintext-consent")]
+    PlaintextConsent,
 }
 
 /// Capabilities beyond reading `directory` fields.
@@ -230,7 +235,29 @@ impl Manifest {
         for host in &self.capabilities.network {
             check_host_entry(host).map_err(|e| format!("capabilities.network: {e}"))?;
         }
+        let consents = self
+            .config
+            .iter()
+            .filter(|f| f.kind == FieldKind::PlaintextConsent)
+            .count();
+        if consents > 1 {
+            return Err("only one config field may be of type plaintext-consent".into());
+        }
+        if consents == 1 && !self.capabilities.streams {
+            return Err(
+                "a plaintext-consent field allows connections in clear, which needs capabilities.streams = true"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+
+    /// The field whose value is the user's consent to connections in clear, if the plugin
+    /// asks for one.
+    pub fn plaintext_consent(&self) -> Option<&ConfigField> {
+        self.config
+            .iter()
+            .find(|f| f.kind == FieldKind::PlaintextConsent)
     }
 }
 
@@ -270,6 +297,12 @@ impl ConfigField {
                     self.key
                 ));
             }
+            if self.kind == FieldKind::PlaintextConsent && default != "false" {
+                return Err(format!(
+                    "config key {:?}: a plaintext-consent field's default must be \"false\" (only the user can consent)",
+                    self.key
+                ));
+            }
             self.check_value(default)
                 .map_err(|e| format!("config key {:?}: default {e}", self.key))?;
         }
@@ -282,7 +315,9 @@ impl ConfigField {
             FieldKind::Number if value.trim().parse::<u64>().is_err() => {
                 Err(format!("must be a whole number, got {value:?}"))
             }
-            FieldKind::Bool if value != "true" && value != "false" => {
+            FieldKind::Bool | FieldKind::PlaintextConsent
+                if value != "true" && value != "false" =>
+            {
                 Err(format!("must be true or false, got {value:?}"))
             }
             FieldKind::Directory if !Path::new(value).is_absolute() => {
@@ -395,5 +430,37 @@ mod tests {
         ))
         .expect("hosts are a capability a plugin may ask for");
         assert_eq!(asks.capabilities.network.len(), 2);
+    }
+
+    #[test]
+    fn only_the_user_can_consent_to_connections_in_clear() {
+        let consent = "[[config]]\nkey = \"allow_plaintext\"\ntype = \"plaintext-consent\"\n";
+        let with_streams = format!("{GOOD}\n{consent}\n[capabilities]\nstreams = true");
+        let manifest = Manifest::parse(&with_streams).expect("a consent a plugin may ask for");
+        assert_eq!(
+            manifest.plaintext_consent().map(|f| f.key.as_str()),
+            Some("allow_plaintext")
+        );
+        let cases = [
+            (format!("{GOOD}\n{consent}"), "capabilities.streams"),
+            (
+                with_streams.replace(
+                    "type = \"plaintext-consent\"",
+                    "type = \"plaintext-consent\"\ndefault = \"true\"",
+                ),
+                "only the user can consent",
+            ),
+            (
+                format!(
+                    "{GOOD}\n{consent}{}\n[capabilities]\nstreams = true",
+                    consent.replace("allow_", "also_")
+                ),
+                "only one",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = Manifest::parse(&text).expect_err(expected);
+            assert!(err.contains(expected), "{err} should mention {expected}");
+        }
     }
 }

@@ -605,6 +605,7 @@ impl Session {
             StreamGate::new(
                 &self.setup.hosts,
                 self.tls.clone(),
+                self.setup.plaintext.clone(),
                 self.setup.secrets.clone(),
             ),
             Reports::new(

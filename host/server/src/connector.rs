@@ -575,6 +575,7 @@ async fn add(
     let plugins = load_plugins(paths)?;
     let mut request = request;
     from_working_folder(&plugins, &mut request)?;
+    let in_clear = plaintext_consented(&plugins, &request);
     let connector = add_connector(store, &plugins, request).await?;
     if json {
         println!(
@@ -600,7 +601,11 @@ async fn add(
         .get(&connector.plugin_id)
         .is_some_and(|p| p.manifest().capabilities.streams);
     for host in &connector.grant.hosts {
-        if streams {
+        if let Some(key) = &in_clear {
+            println!(
+                "  It may reach {host}, UNENCRYPTED where it asks to ({key} is true: the password and data cross the network readable), encrypted (TLS checked by Quarry), or over HTTP."
+            );
+        } else if streams {
             println!("  It may reach {host}, encrypted (TLS checked by Quarry), or over HTTP.");
         } else {
             println!("  It may reach {host} over HTTP.");
@@ -611,6 +616,13 @@ async fn add(
         connector.name
     );
     Ok(())
+}
+
+/// The key of the request's `plaintext-consent` setting when the user set it to true.
+fn plaintext_consented(plugins: &PluginSet, request: &ConnectorRequest) -> Option<String> {
+    let plugin = plugins.get(&request.plugin_id)?;
+    let field = plugin.manifest().plaintext_consent()?;
+    (request.values.get(&field.key)? == "true").then(|| field.key.clone())
 }
 
 /// Makes the relative paths of a request's folder and certificate settings absolute, from the

@@ -72,6 +72,8 @@ pub(crate) struct SandboxSetup {
     pub(crate) streams: bool,
     /// PEM files of the certificate authorities its TLS trusts besides the system's.
     pub(crate) certificates: Vec<PathBuf>,
+    /// Whether the user consented to its connections in clear.
+    pub(crate) plaintext: Plaintext,
     /// The values of its `password` settings, kept out of logs and errors.
     pub(crate) secrets: Secrets,
 }
@@ -88,8 +90,20 @@ impl fmt::Debug for SandboxSetup {
             .field("hosts", &self.hosts)
             .field("streams", &self.streams)
             .field("certificates", &self.certificates)
+            .field("plaintext", &self.plaintext)
             .finish()
     }
+}
+
+/// The user's answer to connections in clear (a `plaintext-consent` setting).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Plaintext {
+    /// The plugin has no such setting: it cannot be allowed.
+    NotAsked,
+    /// The setting of this key is not `true`.
+    Declined(String),
+    /// The user set it to `true`.
+    Allowed,
 }
 
 /// Checks `values` and `grant` against the manifest. The error names the field and the fix.
@@ -161,12 +175,18 @@ pub(crate) fn resolve(
     for host in &grant.hosts {
         check_host_entry(host).map_err(|e| format!("the grant's host {e}"))?;
     }
+    let plaintext = match manifest.plaintext_consent() {
+        None => Plaintext::NotAsked,
+        Some(field) if values.get(&field.key).is_some_and(|v| v == "true") => Plaintext::Allowed,
+        Some(field) => Plaintext::Declined(field.key.clone()),
+    };
     Ok(SandboxSetup {
         config,
         mounts,
         hosts: grant.hosts.clone(),
         streams: manifest.capabilities.streams,
         certificates,
+        plaintext,
         secrets: Secrets::new(secrets),
     })
 }

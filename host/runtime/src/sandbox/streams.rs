@@ -3,7 +3,8 @@
 //! The host resolves the name and connects to a checked address (`outbound.rs`, as for HTTP),
 //! and does the TLS itself (`tls.rs`): the plugin sees only the clear bytes of a verified
 //! connection. STARTTLS is the host's too (`starttls.rs`), so no byte of the plugin's crosses
-//! the network in clear. Bounds: at most [`MAX_OPEN`] streams at once, every wait within the
+//! the network in clear, unless the user consented to it for this connector (a setting of type
+//! `plaintext-consent` set to true). Bounds: at most [`MAX_OPEN`] streams at once, every wait within the
 //! call's deadline, at most [`MAX_IO_BYTES`] a read or write; a stream lives with its instance
 //! (a later call of the same instance may use it: a sync does not log in again for every
 //! message) and is closed when the instance ends (a session's end, a trap) or once it has not
@@ -20,6 +21,7 @@ use super::outbound::{self, Reach, Refused, Stream, Waits};
 use super::starttls::{self, Upgrade};
 use crate::error::Refusal;
 use crate::policy::deadline::CallDeadline;
+use crate::policy::grant::Plaintext;
 use crate::policy::hosts::HostGrant;
 use crate::policy::secrets::Secrets;
 
@@ -37,7 +39,7 @@ pub(crate) enum Security {
     Tls,
     /// Clear at first, then TLS by the protocol's STARTTLS, done by the host.
     StartTls(Upgrade),
-    /// Never encrypted.
+    /// Never encrypted: only with the user's consent.
     Plain,
 }
 
@@ -63,6 +65,8 @@ pub(crate) struct StreamGate {
     granted: Vec<String>,
     /// The TLS settings, when the manifest asks for streams (`capabilities.streams`).
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// Whether the user consented to connections in clear.
+    plaintext: Plaintext,
     deadline: CallDeadline,
     /// The number of the last stream opened.
     opened: u64,
@@ -76,16 +80,18 @@ pub(crate) struct StreamGate {
 
 impl StreamGate {
     /// The gate of a plugin granted `granted` hosts, allowed streams with the TLS settings
-    /// `tls` when it has them.
+    /// `tls` when it has them, and connections in clear as `plaintext` says.
     pub(crate) fn new(
         granted: &[String],
         tls: Option<Arc<rustls::ClientConfig>>,
+        plaintext: Plaintext,
         secrets: Secrets,
     ) -> StreamGate {
         StreamGate {
             grant: HostGrant::new(granted),
             granted: granted.to_vec(),
             tls,
+            plaintext,
             deadline: CallDeadline::default(),
             opened: 0,
             open: Vec::new(),
@@ -142,12 +148,20 @@ impl StreamGate {
         };
         let reach = Reach::of(host);
         let name = host.to_owned();
+        // A server without STARTTLS: the refusal names the consent the plugin asks for.
+        let clear_hint = match &self.plaintext {
+            Plaintext::Declined(key) => {
+                format!("; or, on a network you trust, set `{key}` to true to connect unencrypted")
+            }
+            Plaintext::NotAsked | Plaintext::Allowed => String::new(),
+        };
         let opened = in_tokio(async move {
             let addresses = outbound::resolve_allowed(&name, port, &reach, &waits).await?;
             let stream = outbound::connect(&addresses, waits.within(None))
                 .await
                 .map_err(Refused::Failed)?;
-            Ok::<_, Refused>(connect_as(stream, &name, security, tls, &waits).await)
+            let how = (security, tls, clear_hint.as_str());
+            Ok::<_, Refused>(connect_as(stream, &name, how, &waits).await)
         });
         let stream = match opened {
             Ok(Ok(stream)) => stream,
@@ -284,9 +298,19 @@ impl StreamGate {
             return Err(StreamError::Denied(message));
         }
         if security == Security::Plain {
-            return Err(StreamError::Denied(format!(
-                "{host}:{port}: a connection in clear was asked for, and Quarry opens connections only with TLS; use TLS or STARTTLS"
-            )));
+            match &self.plaintext {
+                Plaintext::Allowed => {}
+                Plaintext::Declined(key) => {
+                    return Err(StreamError::Denied(format!(
+                        "{host}:{port}: a connection in clear was asked for, and the setting `{key}` does not allow one; use TLS or STARTTLS, or, on a network you trust, set `{key}` to true (the password and data then cross the network unencrypted)"
+                    )));
+                }
+                Plaintext::NotAsked => {
+                    return Err(StreamError::Denied(format!(
+                        "{host}:{port}: a connection in clear was asked for, and Quarry opens one only with the user's consent, which this plugin's manifest does not ask for; use TLS or STARTTLS"
+                    )));
+                }
+            }
         }
         Ok(tls)
     }
@@ -324,13 +348,12 @@ impl StreamGate {
     }
 }
 
-/// `stream`, connected to `host`, made what `security` asks: TLS at once, or after the
-/// protocol's STARTTLS.
+/// `stream`, connected to `host`, made what `security` asks: TLS at once (by `tls`), or after
+/// the protocol's STARTTLS (whose refusal ends with `clear_hint`), or left in clear.
 async fn connect_as(
     stream: tokio::net::TcpStream,
     host: &str,
-    security: Security,
-    tls: Arc<rustls::ClientConfig>,
+    (security, tls, clear_hint): (Security, Arc<rustls::ClientConfig>, &str),
     waits: &Waits,
 ) -> Result<Box<dyn Stream>, StreamError> {
     let mut stream = stream;
@@ -348,7 +371,11 @@ async fn connect_as(
                 starttls::negotiate(&mut stream, upgrade),
             )
             .await
-            .map_err(|_| StreamError::TimedOut)??;
+            .map_err(|_| StreamError::TimedOut)?
+            .map_err(|error| match error {
+                StreamError::Tls(refusal) => StreamError::Tls(format!("{refusal}{clear_hint}")),
+                other => other,
+            })?;
         }
     }
     let name = rustls::pki_types::ServerName::try_from(host.to_owned())
@@ -368,5 +395,49 @@ fn io_error(error: &std::io::Error) -> StreamError {
             StreamError::Closed
         }
         _ => StreamError::Other(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(plaintext: Plaintext) -> StreamGate {
+        let none: [&str; 0] = [];
+        let tls = super::super::tls::client_config(&none).expect("the system's roots");
+        StreamGate::new(
+            &["127.0.0.1:143".to_owned()],
+            Some(tls),
+            plaintext,
+            Secrets::default(),
+        )
+    }
+
+    fn refusal(plaintext: Plaintext) -> String {
+        match gate(plaintext).check("127.0.0.1", 143, Security::Plain) {
+            Err(StreamError::Denied(message)) => message,
+            other => panic!("a connection in clear without consent: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_connection_in_clear_needs_the_users_consent_and_the_refusal_names_it() {
+        assert!(
+            gate(Plaintext::Allowed)
+                .check("127.0.0.1", 143, Security::Plain)
+                .is_ok()
+        );
+        let declined = refusal(Plaintext::Declined("allow_plaintext".into()));
+        assert!(
+            declined.contains("set `allow_plaintext` to true"),
+            "{declined}"
+        );
+        let not_asked = refusal(Plaintext::NotAsked);
+        assert!(not_asked.contains("user's consent"), "{not_asked}");
+        // Consent is to the granted server only.
+        assert!(matches!(
+            gate(Plaintext::Allowed).check("127.0.0.2", 143, Security::Plain),
+            Err(StreamError::Denied(_))
+        ));
     }
 }
