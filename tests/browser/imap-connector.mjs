@@ -24,8 +24,13 @@ await withPage("imap", async (page, shot) => {
   check(placeholder.startsWith("imaps://"), `the server field shows an imaps:// example: ${placeholder}`);
   check((await page.getAttribute("#setting-ca_file", "placeholder")).endsWith(".pem"), "the CA file field asks for a PEM file");
   const asks = await page.$$eval("#connector-asks li", (lis) => lis.map((li) => li.textContent));
-  check(asks.some((a) => a.includes("Connect to the server you give as “Server”") && a.includes("never in clear")),
+  check(asks.some((a) => a.includes("Connect to the server you give as “Server”")
+    && a.includes("in clear only if you set “Allow unencrypted” to true")),
     `the form says what it may reach: ${JSON.stringify(asks)}`);
+  // Connections in clear are the user's choice, off unless chosen.
+  check(await page.inputValue("#setting-allow_plaintext") === "", "the consent to connect in clear starts at no");
+  const consent = await page.$$eval("#setting-allow_plaintext option", (os) => os.map((o) => o.textContent));
+  check(consent[0].startsWith("no") && consent[1].includes("unencrypted"), `the consent says what it means: ${JSON.stringify(consent)}`);
   check(asks.some((a) => a.includes("certificate authorities in the file you give as “CA file”")),
     `the form says what the CA file is for: ${JSON.stringify(asks)}`);
 

@@ -126,7 +126,8 @@ impl Dovecot {
 
     /// Changes the mail user's password. Dovecot reads its users file again when the file's
     /// modification time changes, in whole seconds: the time is set two seconds on, so that a
-    /// change in the second the file was written is seen too.
+    /// change in the second the file was written is seen too. Returns once Dovecot takes the
+    /// new password.
     pub fn change_password(&self, password: &str) {
         let users = self.dir.path().join("users");
         std::fs::write(&users, format!("{USER}:{{PLAIN}}{password}::::::\n")).expect("write users");
@@ -136,6 +137,37 @@ impl Dovecot {
             .open(&users)
             .and_then(|file| file.set_modified(later))
             .expect("set the users file's time");
+        let until = Instant::now() + Duration::from_secs(10);
+        while !self.accepts(password) {
+            assert!(
+                Instant::now() < until,
+                "Dovecot never took the new password"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether Dovecot lets the mail user log in with `password` now.
+    fn accepts(&self, password: &str) -> bool {
+        let Ok(stream) = TcpStream::connect(("127.0.0.1", self.imap_port)) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        if reader.read_line(&mut line).is_err()
+            || write!(reader.get_mut(), "a LOGIN {USER} \"{password}\"\r\n").is_err()
+        {
+            return false;
+        }
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return false,
+                Ok(_) if line.starts_with("a ") => return line.starts_with("a OK"),
+                Ok(_) => {}
+            }
+        }
     }
 
     /// A client logged in as the mail user, over the listener in clear.

@@ -378,7 +378,8 @@ fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
 }
 
 #[test]
-fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix() {
+fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix_and_consent_reads_it_in_clear()
+ {
     let dovecot = Dovecot::start();
     let q = Quarry::new();
     let add = |server: &str, password: &str, ca: bool| {
@@ -422,18 +423,57 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
     let no_starttls = add(&clear.imap_url(), PASSWORD, false);
     assert!(
         no_starttls.contains("did not switch to TLS")
-            && no_starttls.contains("sends nothing in clear"),
+            && no_starttls.contains("sends nothing in clear")
+            && no_starttls.contains("set `allow_plaintext` to true"),
         "{no_starttls}"
     );
+    assert!(
+        !clear.log().contains(PASSWORD),
+        "the password reached the server in clear"
+    );
+    // With the user's consent (and only then), the same server is read in clear.
+    clear.client().append(
+        "INBOX",
+        &Mail::new(
+            "Carol <carol@example.org>",
+            "Greenhouse rota",
+            "rota@example.org",
+            "The allotment greenhouse is watered on Tuesdays.",
+        )
+        .bytes(),
+    );
+    let server = format!("server={}", clear.imap_url());
+    let (user, password) = (format!("username={USER}"), format!("password={PASSWORD}"));
+    let said = q.cli_ok(&[
+        "connector",
+        "add",
+        "plugin",
+        "imap",
+        "--name",
+        "Unencrypted mail",
+        "--set",
+        &server,
+        "--set",
+        &user,
+        "--set",
+        &password,
+        "--set",
+        "allow_plaintext=true",
+    ]);
+    assert!(said.contains("UNENCRYPTED"), "{said}");
     // A password that stops working later is the connector's error, in its status and the log.
     let mut q = q;
     add_mail(&q, &dovecot, &dovecot.imaps_url());
     q.start();
     q.wait_synced();
+    let key = q.integration("agent", "all", &[]);
+    assert_eq!(titles(&q, &key, "greenhouse"), ["Greenhouse rota"]);
     dovecot.change_password("changed-on-the-server");
     q.cli_ok(&["connector", "sync", "Mail"]);
     q.wait_for("the sync to fail", |connectors| {
-        connectors[0]["status"] == "error"
+        connectors
+            .iter()
+            .any(|c| c["name"] == "Mail" && c["status"] == "error")
     });
     let status = q.cli_ok(&["connector", "status", "Mail"]);
     assert!(
@@ -454,10 +494,6 @@ fn wrong_password_unknown_ca_and_a_server_without_tls_are_refused_naming_the_fix
     ] {
         assert!(!said.contains(PASSWORD), "the password was shown: {said}");
     }
-    assert!(
-        !clear.log().contains(PASSWORD),
-        "the password reached the server in clear"
-    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use quarry_sdk::Error;
 use quarry_sdk::net::{Connection, ConnectionError, Security};
 
 use crate::protocol::{self, Item, Part};
-use crate::server::{Server, Tls};
+use crate::server::{Protection, Server};
 
 /// How long one read waits for the server.
 const READ_TIMEOUT_MS: u32 = 20_000;
@@ -94,9 +94,10 @@ impl Imap {
         password: &str,
         max_literal: usize,
     ) -> Result<Imap, Error> {
-        let security = match server.tls {
-            Tls::Implicit => Security::Tls,
-            Tls::StartTls => Security::StarttlsImap,
+        let security = match server.protection {
+            Protection::Tls => Security::Tls,
+            Protection::StartTls => Security::StarttlsImap,
+            Protection::Clear => Security::Plain,
         };
         let connection = Connection::open(&server.host, server.port, security)
             .map_err(|e| connection_error(server, e))?;
@@ -111,7 +112,8 @@ impl Imap {
             broken: false,
         };
         let mut told = None;
-        if server.tls == Tls::Implicit {
+        // After STARTTLS the host has read the greeting; otherwise it is the first line.
+        if server.protection != Protection::StartTls {
             let (greeting, _) = imap.read_response()?;
             told = greeting
                 .get(2)

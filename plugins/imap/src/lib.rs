@@ -56,7 +56,8 @@ struct Mail {
 
 impl Connector for Mail {
     fn new(config: Config) -> Result<Self, Error> {
-        let server = Server::parse(config.require("server")?)?;
+        let server = Server::parse(config.require("server")?)?
+            .allowing_plaintext(config.bool_or("allow_plaintext", false)?);
         let max_mb = config.u64_or("max_message_mb", 50)?;
         Ok(Mail {
             server,

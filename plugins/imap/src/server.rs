@@ -1,5 +1,6 @@
 //! The `server` setting: `imaps://host[:port]` (TLS from the start, port 993 by default) or
-//! `imap://host[:port]` (STARTTLS, port 143 by default: the host refuses to go on in clear).
+//! `imap://host[:port]` (STARTTLS, port 143 by default: the host refuses to go on in clear),
+//! which the `allow_plaintext` setting turns into a connection in clear.
 
 use std::fmt;
 
@@ -7,11 +8,14 @@ use quarry_sdk::Error;
 
 /// How the connection is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tls {
+pub enum Protection {
     /// `imaps://`: TLS from the first byte.
-    Implicit,
+    Tls,
     /// `imap://`: STARTTLS, done by the host.
     StartTls,
+    /// `imap://` with the user's consent to a connection in clear (`allow_plaintext`): no
+    /// encryption at all.
+    Clear,
 }
 
 /// Where the mail is.
@@ -22,7 +26,7 @@ pub struct Server {
     /// Port.
     pub port: u16,
     /// How it is protected.
-    pub tls: Tls,
+    pub protection: Protection,
 }
 
 impl Server {
@@ -34,10 +38,10 @@ impl Server {
             ))
         };
         let value = value.trim();
-        let (tls, rest, default_port) = if let Some(rest) = strip_scheme(value, "imaps://") {
-            (Tls::Implicit, rest, 993)
+        let (protection, rest, default_port) = if let Some(rest) = strip_scheme(value, "imaps://") {
+            (Protection::Tls, rest, 993)
         } else if let Some(rest) = strip_scheme(value, "imap://") {
-            (Tls::StartTls, rest, 143)
+            (Protection::StartTls, rest, 143)
         } else {
             return Err(bad());
         };
@@ -62,7 +66,23 @@ impl Server {
         if host.is_empty() {
             return Err(bad());
         }
-        Ok(Server { host, port, tls })
+        Ok(Server {
+            host,
+            port,
+            protection,
+        })
+    }
+
+    /// The server as the user allows it: an `imap://` server in clear when `allow_plaintext`
+    /// (an `imaps://` one stays TLS: consent is no reason to weaken it).
+    pub fn allowing_plaintext(self, allow_plaintext: bool) -> Server {
+        match self.protection {
+            Protection::StartTls if allow_plaintext => Server {
+                protection: Protection::Clear,
+                ..self
+            },
+            _ => self,
+        }
     }
 
     /// The host as a URL writes it (IPv6 in brackets).
@@ -83,9 +103,9 @@ fn strip_scheme<'a>(value: &'a str, scheme: &str) -> Option<&'a str> {
 
 impl fmt::Display for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let scheme = match self.tls {
-            Tls::Implicit => "imaps",
-            Tls::StartTls => "imap",
+        let scheme = match self.protection {
+            Protection::Tls => "imaps",
+            Protection::StartTls | Protection::Clear => "imap",
         };
         write!(f, "{scheme}://{}:{}", self.url_host(), self.port)
     }
@@ -102,7 +122,7 @@ mod tests {
             Server {
                 host: "mail.example.com".into(),
                 port: 993,
-                tls: Tls::Implicit
+                protection: Protection::Tls
             }
         );
         assert_eq!(
@@ -110,10 +130,16 @@ mod tests {
             Server {
                 host: "127.0.0.1".into(),
                 port: 1143,
-                tls: Tls::StartTls
+                protection: Protection::StartTls
             }
         );
         assert_eq!(Server::parse("imaps://[::1]:9993")?.url_host(), "[::1]");
+        let clear = Server::parse("imap://h")?.allowing_plaintext(true);
+        assert_eq!(clear.protection, Protection::Clear);
+        let tls = Server::parse("imaps://h")?.allowing_plaintext(true);
+        assert_eq!(tls.protection, Protection::Tls);
+        let starttls = Server::parse("imap://h")?.allowing_plaintext(false);
+        assert_eq!(starttls.protection, Protection::StartTls);
         for bad in [
             "https://x",
             "imaps://",
