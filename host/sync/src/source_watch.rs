@@ -2,7 +2,9 @@
 //! runs, one thread per such connector calls its plugin's `watch` in a loop, each call waiting
 //! at most [`WAIT`], and asks for a sync as soon as one answers `changed`. A plugin that answers
 //! `unsupported` is not asked again until its connector changes or the server restarts; one
-//! that fails is asked again after a pause that grows to [`MOST_PAUSE`]. At most
+//! that fails is asked again after a pause that grows to [`MOST_PAUSE`], and its first failure
+//! asks for a sync, so that the connector's status tells of it (a password changed on the
+//! server) without waiting for the schedule. At most
 //! [`MAX_WATCHED`] connectors are watched this way (each holds a thread, a plugin instance and
 //! a connection); the others sync on their schedule.
 
@@ -22,6 +24,8 @@ use crate::Syncer;
 pub const WAIT: Duration = Duration::from_secs(20);
 /// The longest pause after failures before asking again.
 const MOST_PAUSE: Duration = Duration::from_secs(300);
+/// The pause after a first failure, doubled after each failure that follows.
+const FIRST_PAUSE: Duration = Duration::from_secs(5);
 /// Connectors watched at once.
 pub const MAX_WATCHED: usize = 32;
 /// How long after asking for a sync the watcher waits for it before watching again.
@@ -121,7 +125,7 @@ impl Watch {
     }
 
     fn run(self) {
-        let mut pause = Duration::from_secs(5);
+        let mut pause = FIRST_PAUSE;
         // `changed` answered at once, time after time, with syncs that list nothing new: a
         // plugin whose every look sees a change (a checkpoint it cannot compare) must not sync
         // without pause. A source that keeps changing moves the checkpoint each time.
@@ -139,13 +143,18 @@ impl Watch {
                         self.sleep(pause);
                         pause = (pause * 2).min(MOST_PAUSE);
                     } else {
-                        pause = Duration::from_secs(5);
+                        pause = FIRST_PAUSE;
                     }
                 }
-                Ok(Some((Watched::Quiet, _))) => pause = Duration::from_secs(5),
+                Ok(Some((Watched::Quiet, _))) => pause = FIRST_PAUSE,
                 Ok(Some((Watched::Unsupported, _))) | Ok(None) => break,
                 Err(message) => {
                     tracing::info!(connector = %self.id, "watching its source failed (again in {} s): {message}", pause.as_secs());
+                    if pause == FIRST_PAUSE {
+                        // The source failed where it answered before (a password changed, a
+                        // server gone): a sync says so in the connector's status, naming the fix.
+                        self.sync_now();
+                    }
                     self.sleep(pause);
                     pause = (pause * 2).min(MOST_PAUSE);
                 }
