@@ -253,6 +253,27 @@ fn mail_is_found_by_subject_body_and_attachment_and_kept_in_step_with_the_server
     );
     let took = wait_for_titles(&q, &key, "glitter", &["Rings"], Duration::from_secs(5));
     eprintln!("appended mail was searchable after {took:?}");
+    // In any folder read, not only the one IDLE waits on (NOTIFY tells of the others): once
+    // the watch waits again after that sync.
+    std::thread::sleep(Duration::from_secs(3));
+    client.append(
+        "Work",
+        &Mail::new(
+            "Lee <lee@example.org>",
+            "Harbour crane",
+            "crane@example.org",
+            "The harbour crane lifts the turbine blades.",
+        )
+        .bytes(),
+    );
+    let took = wait_for_titles(
+        &q,
+        &key,
+        "turbine",
+        &["Harbour crane"],
+        Duration::from_secs(5),
+    );
+    eprintln!("mail appended to another folder was searchable after {took:?}");
 
     // An expunge and a move are reflected.
     let budget_uid = 2;

@@ -311,8 +311,31 @@ impl Imap {
             .collect())
     }
 
+    /// Asks the server to tell (NOTIFY, RFC 5465) of messages arriving in or leaving the open
+    /// folder and the folders `others` while the session waits in IDLE: each of them then
+    /// sends a STATUS response. An error when the server refuses (a NOTIFY it cannot keep for
+    /// these folders).
+    pub fn notify(&mut self, others: &[&[u8]]) -> Result<(), Error> {
+        let mut parts = vec![Part::raw(
+            "NOTIFY SET (selected (MessageNew MessageExpunge))",
+        )];
+        if !others.is_empty() {
+            parts.push(Part::raw(" (mailboxes ("));
+            for (at, folder) in others.iter().enumerate() {
+                if at > 0 {
+                    parts.push(Part::raw(" "));
+                }
+                parts.push(protocol::string(folder));
+            }
+            parts.push(Part::raw(") (MessageNew MessageExpunge))"));
+        }
+        self.run(&parts)?;
+        Ok(())
+    }
+
     /// Waits in IDLE on the open folder, at most `max_wait_ms`, for news of a change (a new
-    /// message, an expunge, changed flags). Answers whether one came.
+    /// message, an expunge, changed flags; with [`Imap::notify`], another folder's STATUS).
+    /// Answers whether one came.
     pub fn idle(&mut self, max_wait_ms: u32) -> Result<bool, Error> {
         self.tag += 1;
         let tag = format!("Q{}", self.tag);
@@ -333,9 +356,10 @@ impl Imap {
             }
             match self.read_response_within(u32::try_from(left).unwrap_or(u32::MAX)) {
                 Ok((response, _)) => {
-                    // `* 4 EXISTS`, `* 2 EXPUNGE`, `* 3 FETCH (FLAGS ...)`, `* VANISHED 7`.
+                    // `* 4 EXISTS`, `* 2 EXPUNGE`, `* 3 FETCH (FLAGS ...)`, `* VANISHED 7`,
+                    // `* STATUS Work (...)`.
                     let news = response.iter().take(3).filter_map(Item::atom).any(|word| {
-                        ["EXISTS", "EXPUNGE", "FETCH", "VANISHED"]
+                        ["EXISTS", "EXPUNGE", "FETCH", "VANISHED", "STATUS"]
                             .iter()
                             .any(|news| word.eq_ignore_ascii_case(news))
                     });

@@ -6,7 +6,8 @@
 //! Message-ID): the subject as title, the folder as path, an `imap://` URL (RFC 5092), and the
 //! text of its headers, body and attachments through the extractors the folder connector uses
 //! (`quarry-extract`). Listings are incremental by UIDVALIDITY and UID (`listing.rs`), `watch`
-//! waits in IDLE so new mail is found within seconds, and `read-file` serves the raw RFC 822
+//! waits in IDLE (with NOTIFY for every folder where the server has it) so new mail is found
+//! within seconds, and `read-file` serves the raw RFC 822
 //! message by partial FETCH.
 
 mod client;
@@ -179,7 +180,7 @@ impl Mail {
     }
 
     /// Whether the mailbox changed after `checkpoint`: each folder's STATUS first, then IDLE
-    /// on the first (INBOX) until `until`.
+    /// on the first (INBOX) until `until`, told of the others too where the server has NOTIFY.
     fn watch_on(
         &self,
         imap: &mut Imap,
@@ -199,8 +200,18 @@ impl Mail {
         if !imap.has("IDLE") {
             return self.poll(imap, &lister, checkpoint.seen(), until);
         }
-        // IDLE tells of the first folder (INBOX); the others are looked at before each wait.
+        // IDLE tells of the first folder (INBOX), and of the others where the server offers
+        // NOTIFY; without it they are looked at (STATUS) before each wait.
         imap.examine(&first.name)?;
+        if imap.has("NOTIFY") {
+            let others: Vec<&[u8]> = folders[1..].iter().map(|f| f.name.as_slice()).collect();
+            if let Err(refused) = imap.notify(&others) {
+                log(
+                    LogLevel::Debug,
+                    &format!("NOTIFY refused, waiting on the first folder only: {refused}"),
+                );
+            }
+        }
         let left = until.saturating_duration_since(Instant::now());
         let changed = imap.idle(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))?;
         Ok(if changed {
