@@ -3,7 +3,8 @@
 //! running server until every message is searchable (fetched over TLS, text extracted and
 //! indexed, keyword only), beside mbsync (Debian's isync) fetching the same mailbox over the
 //! same TLS to a Maildir in the same run; then the time from an APPEND to the message's first
-//! appearance in search, over 20 appends.
+//! appearance in search, over 20 appends; then the time from an EXPUNGE to the message's last
+//! appearance, over 5 expunges (each a listing of every message's headers: no QRESYNC).
 //!
 //! `make bench` runs it (release build). Goals: at least 0.8x mbsync's messages per second;
 //! APPEND-to-searchable p50 under 2 s.
@@ -21,16 +22,18 @@ use serde_json::json;
 
 /// Appends timed.
 const APPENDS: usize = 20;
+/// Expunges timed.
+const EXPUNGES: usize = 5;
 
 fn main() {
     let messages = env_or("QUARRY_BENCH_IMAP_MESSAGES", 20_000);
     let dovecot = Dovecot::start();
     fill(&dovecot, messages);
     let mbsync = mbsync_seconds(&dovecot);
-    let (quarry, latencies) = quarry_seconds(&dovecot, messages);
+    let (quarry, latencies, gone) = quarry_seconds(&dovecot, messages);
     let rate = |seconds: f64| messages as f64 / seconds;
     println!(
-        "{:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>11} {:>11}",
+        "{:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>11} {:>11} {:>12} {:>12}",
         "messages",
         "mbsync s",
         "mbsync msg/s",
@@ -38,10 +41,12 @@ fn main() {
         "quarry msg/s",
         "ratio",
         "append p50",
-        "append max"
+        "append max",
+        "expunge p50",
+        "expunge max"
     );
     println!(
-        "{:>9} {:>10.1} {:>12.0} {:>10.1} {:>12.0} {:>7.2}x {:>9.0}ms {:>9.0}ms",
+        "{:>9} {:>10.1} {:>12.0} {:>10.1} {:>12.0} {:>7.2}x {:>9.0}ms {:>9.0}ms {:>10.0}ms {:>10.0}ms",
         messages,
         mbsync,
         rate(mbsync),
@@ -50,11 +55,14 @@ fn main() {
         rate(quarry) / rate(mbsync),
         percentile_ms(&latencies, 0.5),
         percentile_ms(&latencies, 1.0),
+        percentile_ms(&gone, 0.5),
+        percentile_ms(&gone, 1.0),
     );
     println!(
         "ratio: Quarry's messages/s (fetched over TLS, text extracted, indexed, searchable) over\n\
          mbsync's (fetched over TLS to a Maildir). append: ms from an APPEND's answer to the\n\
-         message's first appearance in search (IDLE), over {APPENDS} appends."
+         message's first appearance in search (IDLE), over {APPENDS} appends. expunge: ms from an\n\
+         EXPUNGE's answer to the message's last appearance, over {EXPUNGES} expunges."
     );
 }
 
@@ -123,7 +131,8 @@ fn mbsync_seconds(dovecot: &Dovecot) -> f64 {
 
 /// Seconds from adding the connector to a running server until all `messages` are indexed,
 /// and the APPEND-to-searchable times.
-fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>) {
+/// The first sync's seconds, then the APPEND and EXPUNGE latencies.
+fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>, Vec<Duration>) {
     let mut q = Quarry::new();
     q.without_model();
     q.start();
@@ -148,9 +157,10 @@ fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>) {
     let seconds = started.elapsed().as_secs_f64();
     let mut client = dovecot.client();
     let mut latencies = Vec::new();
+    let mut appended_uids = Vec::new();
     for n in 0..APPENDS {
         let word = format!("appendedword{n}");
-        client.append(
+        let uid = client.append(
             "INBOX",
             &Mail::new(
                 "New <new@example.org>",
@@ -160,22 +170,32 @@ fn quarry_seconds(dovecot: &Dovecot, messages: usize) -> (f64, Vec<Duration>) {
             )
             .bytes(),
         );
-        let appended = Instant::now();
-        loop {
-            let found = q.search_ok(
-                &key,
-                json!({"query": word, "semantic_search": false, "limit": 1}),
-            );
-            if found["total"] == 1 {
-                latencies.push(appended.elapsed());
-                break;
-            }
-            assert!(
-                appended.elapsed() < Duration::from_secs(60),
-                "{word} was never found"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        appended_uids.push((uid, word.clone()));
+        latencies.push(until_found(&q, &key, &word, 1));
     }
-    (seconds, latencies)
+    let mut gone = Vec::new();
+    for (uid, word) in appended_uids.into_iter().take(EXPUNGES) {
+        client.expunge("INBOX", uid);
+        gone.push(until_found(&q, &key, &word, 0));
+    }
+    (seconds, latencies, gone)
+}
+
+/// How long until a search for `word` finds `total` documents.
+fn until_found(q: &Quarry, key: &str, word: &str, total: u64) -> Duration {
+    let asked = Instant::now();
+    loop {
+        let found = q.search_ok(
+            key,
+            json!({"query": word, "semantic_search": false, "limit": 1}),
+        );
+        if found["total"] == total {
+            return asked.elapsed();
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(120),
+            "{word} never had {total} results"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

