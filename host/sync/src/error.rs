@@ -34,6 +34,9 @@ pub enum SyncError {
         #[source]
         source: std::io::Error,
     },
+    /// A write to the catalog made beside the sync ended without an answer (it panicked).
+    #[error("a write to the catalog did not finish: {0}")]
+    CatalogWrite(String),
     /// The connector was removed while it synced.
     #[error("the connector was removed")]
     Gone,
@@ -90,7 +93,8 @@ impl SyncError {
             SyncError::Store(_)
             | SyncError::Index(_)
             | SyncError::Embed(_)
-            | SyncError::Thread { .. } => {
+            | SyncError::Thread { .. }
+            | SyncError::CatalogWrite(_) => {
                 "the last sync failed: Quarry could not store what it read; it tries again at the next sync"
             }
             SyncError::Gone | SyncError::Stopped => "the last sync did not finish",
@@ -123,6 +127,7 @@ impl quarry_core::ErrorCode for SyncError {
             SyncError::Index(_)
             | SyncError::Embed(_)
             | SyncError::Thread { .. }
+            | SyncError::CatalogWrite(_)
             | SyncError::Gone
             | SyncError::Stopped => ErrorKind::Internal,
         }

@@ -224,6 +224,7 @@ impl Syncer {
             generation: connector.listing.generation,
             unlisted: None,
             unswept: false,
+            committing: None,
         };
         // A resumed listing goes on counting from where it stopped; a new one counts from zero.
         let mut report = SyncReport::default();
@@ -244,7 +245,17 @@ impl Syncer {
                 // progress; what was written counts for the whole sync.
                 report.listed = 0;
             }
-            let more = self.batch(connector, session, &mut listing, &mut report, stop)?;
+            let more = match self.batch(connector, session, &mut listing, &mut report, stop) {
+                Ok(more) => more,
+                Err(e) => {
+                    // What was written stays written; the failure that stopped the sync is
+                    // the one told.
+                    if let Err(also) = self.settle(&mut listing) {
+                        tracing::warn!(connector = %connector.name, "{also}");
+                    }
+                    return Err(e);
+                }
+            };
             if !more && listing.unswept {
                 // A full listing resumed from a stored checkpoint has not seen what changed, while
                 // it was stopped, in the part it had already listed, nor can it tell what
@@ -255,6 +266,7 @@ impl Syncer {
                 continue;
             }
             if !more {
+                self.settle(&mut listing)?;
                 return Ok(report);
             }
         }
@@ -295,12 +307,21 @@ impl Syncer {
             generation: connector.listing.generation,
             unlisted: None,
             unswept: false,
+            committing: None,
         };
         for mut batch in batches {
             // The listing stays where it was: this batch does not move it.
             batch.checkpoint = checkpoint.clone();
-            self.write_batch(connector, session, batch, &mut listing, &mut report, stop)?;
+            let written =
+                self.write_batch(connector, session, batch, &mut listing, &mut report, stop);
+            if let Err(e) = written {
+                if let Err(also) = self.settle(&mut listing) {
+                    tracing::warn!(connector = %connector.name, "{also}");
+                }
+                return Err(e);
+            }
         }
+        self.settle(&mut listing)?;
         Ok(Some(report))
     }
 
@@ -353,16 +374,39 @@ impl Syncer {
         stop: &AtomicBool,
     ) -> Result<bool, SyncError> {
         report.batches += 1;
+        // The catalog's writes run beside the plugin's calls (two cores, not one after the
+        // other), in order: the previous batch's commit is done before this batch is planned
+        // against the catalog.
+        self.settle(listing)?;
         let (mut commit, changed) = self.plan(connector, batch, listing, report)?;
-        // Write-ahead: the catalog learns what the index is about to get before it gets it.
-        let intents: Vec<CatalogDoc> = changed.iter().map(catalog_doc).collect();
-        self.block(
-            self.store
-                .prepare_batch(&connector.id, &intents, &commit.deleted, now_ms()),
-        )?;
         self.fetch_and_write(connector, session, changed, &mut commit, report, stop)?;
         commit.progress = report.progress();
-        self.block(self.store.commit_batch(&connector.id, &commit, now_ms()))?;
+        listing.checkpoint = Some(commit.checkpoint.clone());
+        listing.more = commit.more;
+        listing.generation = commit.generation;
+        let (store, id) = (self.store.clone(), connector.id.clone());
+        listing.committing = Some(
+            self.runtime
+                .spawn(async move { store.commit_batch(&id, &commit, now_ms()).await }),
+        );
+        Ok(listing.more)
+    }
+
+    /// Waits for the catalog's intents of the batch held, if they are still being written.
+    fn ready(&self, held: &mut Held) -> Result<(), SyncError> {
+        match held.prepared.take() {
+            Some(prepared) => self.joined(prepared),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the catalog's commit of the last batch, if it is still being written, and
+    /// wakes those waiting for batches.
+    fn settle(&self, listing: &mut Listing) -> Result<(), SyncError> {
+        let Some(committing) = listing.committing.take() else {
+            return Ok(());
+        };
+        self.joined(committing)?;
         for thread in self
             .woken_on_batch
             .lock()
@@ -371,10 +415,15 @@ impl Syncer {
         {
             thread.unpark();
         }
-        listing.checkpoint = Some(commit.checkpoint.clone());
-        listing.more = commit.more;
-        listing.generation = commit.generation;
-        Ok(commit.more)
+        Ok(())
+    }
+
+    /// The answer of a catalog write made beside the sync.
+    fn joined(&self, write: CatalogWrite) -> Result<(), SyncError> {
+        match self.runtime.block_on(write) {
+            Ok(written) => Ok(written?),
+            Err(e) => Err(SyncError::CatalogWrite(e.to_string())),
+        }
     }
 
     /// What a listed batch changes: the commit it will make (generation, deletions) and the
@@ -433,7 +482,9 @@ impl Syncer {
     }
 
     /// Fetches the changed documents and writes them (and the batch's deletions) to the index,
-    /// flushing early to bound memory; progress is recorded as it goes.
+    /// flushing early to bound memory; progress is recorded as it goes. Write-ahead: the catalog
+    /// learns what the index is about to get before it gets it (its intents are written beside
+    /// the first fetches, and awaited before the index is written).
     fn fetch_and_write(
         &self,
         connector: &Connector,
@@ -443,7 +494,18 @@ impl Syncer {
         report: &mut SyncReport,
         stop: &AtomicBool,
     ) -> Result<(), SyncError> {
-        let mut held = Held::default();
+        let intents: Vec<CatalogDoc> = changed.iter().map(catalog_doc).collect();
+        let (store, id, deleted) = (
+            self.store.clone(),
+            connector.id.clone(),
+            commit.deleted.clone(),
+        );
+        let mut held = Held {
+            prepared: Some(self.runtime.spawn(async move {
+                store.prepare_batch(&id, &intents, &deleted, now_ms()).await
+            })),
+            ..Held::default()
+        };
         let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
             changed.into_iter().partition(|doc| doc.has_text);
         for doc in without_text {
@@ -475,6 +537,7 @@ impl Syncer {
             done += took;
             if stop.load(Ordering::Relaxed) {
                 // Safe at any document: the catalog marked the batch to be fetched again.
+                self.ready(&mut held)?;
                 return Err(SyncError::Stopped);
             }
             if reported.elapsed() >= PROGRESS_EVERY {
@@ -489,6 +552,7 @@ impl Syncer {
                 .iter()
                 .map(|d| (connector.id.clone(), d.clone())),
         );
+        self.ready(&mut held)?;
         self.write(WriteBatch {
             upserts: held.docs,
             deletes,
@@ -525,6 +589,7 @@ impl Syncer {
         }
         commit.changed.push(catalog_doc);
         if held.bytes > FLUSH_TEXT_BYTES {
+            self.ready(held)?;
             self.write(WriteBatch {
                 upserts: std::mem::take(&mut held.docs),
                 deletes: std::mem::take(&mut held.removed),
@@ -821,6 +886,9 @@ struct Held {
     docs: Vec<IndexDoc>,
     bytes: usize,
     removed: Vec<(ConnectorId, DocId)>,
+    /// The catalog's intents for the batch, while they are being written: the index is written
+    /// only once they are.
+    prepared: Option<CatalogWrite>,
 }
 
 /// Where the connector's listing stands.
@@ -834,4 +902,9 @@ struct Listing {
     unlisted: Option<HashMap<DocId, String>>,
     /// True when a resumed full listing ended without knowing what it did not list.
     unswept: bool,
+    /// The catalog's commit of the last batch, while it is being written.
+    committing: Option<CatalogWrite>,
 }
+
+/// A write to the catalog made beside the sync (on the store's runtime).
+type CatalogWrite = tokio::task::JoinHandle<Result<(), quarry_store::StoreError>>;
