@@ -179,9 +179,39 @@ fn text_of(attributes: &[Item], folder: &str) -> Result<Content, Error> {
             labels
                 .iter()
                 .filter_map(Item::text)
-                .map(|l| utf7::decode(l.as_bytes()))
+                // System labels (`\Inbox`, `\Sent`) by their names.
+                .map(|l| utf7::decode(l.trim_start_matches('\\').as_bytes()))
                 .collect::<Vec<_>>()
                 .join(", ")
         });
     message::content(bytes, folder, labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gmail_labels_are_metadata_in_words() {
+        let message = b"From: Ann <ann@example.org>\r\nSubject: Rota\r\nMessage-ID: <g@x>\r\n\r\nThe rota is up.\r\n".to_vec();
+        // Gmail's form: system labels as atoms, others as (modified UTF-7) strings.
+        let line = format!(
+            r#"* 3 FETCH (UID 9 X-GM-LABELS (\Inbox "Caf&AOk-" Important) BODY[] {{{}}})"#,
+            message.len()
+        );
+        let mut literals = vec![message].into_iter();
+        let items = crate::protocol::parse(line.as_bytes(), &mut literals).expect("parses");
+        let attributes = items[3].list().expect("the attributes");
+        let content = text_of(attributes, "[Gmail]/All Mail").expect("its text");
+        let meta = |key: &str| {
+            content
+                .metadata
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(meta("labels"), Some("Inbox, Café, Important"));
+        assert_eq!(meta("folder"), Some("[Gmail]/All Mail"));
+        assert!(content.text.contains("The rota is up."), "{}", content.text);
+    }
 }
