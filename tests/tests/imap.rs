@@ -597,6 +597,13 @@ fn a_hanging_server_and_a_fifty_megabyte_message_cost_only_themselves() {
     let key = q.integration("agent", "all", &[]);
     assert_eq!(titles(&q, &key, "huge export"), ["Huge export"]);
     assert_eq!(titles(&q, &key, "steady7"), ["Note 7"]);
+    // Bounded like a file: its body is read, its 36 MiB attachment is listed by name only.
+    assert_eq!(titles(&q, &key, "\"export is attached\""), ["Huge export"]);
+    let read = read_first(&q, &key, "\"export is attached\"");
+    assert_eq!(
+        read["metadata"]["attachments_by_name_only"], "export.csv",
+        "{read}"
+    );
 
     // A server that hangs: the sync fails within its bounds, naming it, and nothing is lost.
     dovecot.stall();

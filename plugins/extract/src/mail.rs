@@ -10,6 +10,13 @@ use crate::kinds::{self, Kind};
 
 /// Attachments whose text is read, at most; the others are listed by name.
 const MAX_ATTACHMENTS: usize = 32;
+/// The largest attachment (decoded) whose text is read: a larger one is listed by name, as a
+/// file over its connector's limit is, so that a message of tens of MB costs its plugin no
+/// more memory than a file does.
+const MAX_ATTACHMENT_BYTES: usize = 16 << 20;
+/// Decoded attachment bytes read per message, at most; the attachments after are listed by
+/// name.
+const MAX_ATTACHMENTS_BYTES: usize = 32 << 20;
 
 /// Extracts the text of a mail message.
 pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
@@ -38,12 +45,18 @@ pub fn to_content(bytes: &[u8]) -> Result<Content, Error> {
     };
     let mut pages = vec![quarry_sdk::text::tidy(&format!("{head}\n{body}"))];
     let mut unread = Vec::new();
+    let mut read_bytes = 0;
     for (n, part) in message.attachments().enumerate() {
         let name = part.attachment_name().unwrap_or("attachment").to_owned();
         let kind = kinds::by_name(&name).map(|(kind, _)| kind);
+        let size = part.contents().len();
+        let within = n < MAX_ATTACHMENTS
+            && size <= MAX_ATTACHMENT_BYTES
+            && read_bytes + size <= MAX_ATTACHMENTS_BYTES;
         let text = match kind {
             // One level of mail: a message attached to this one is not opened in turn.
-            Some(kind) if n < MAX_ATTACHMENTS && kind != Kind::Binary && kind != Kind::Eml => {
+            Some(kind) if within && kind != Kind::Binary && kind != Kind::Eml => {
+                read_bytes += size;
                 super::from_bytes(kind, part.contents().to_vec())
                     .map(|content| content.text)
                     .unwrap_or_default()
@@ -135,6 +148,31 @@ mod tests {
         assert!(
             by_name.starts_with("note32.txt, ") && by_name.ends_with("note39.txt"),
             "{by_name}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_attachment_larger_than_a_file_may_be_is_listed_by_name_only() -> Result<(), Error> {
+        let big = "tungsten,1\r\n".repeat(MAX_ATTACHMENT_BYTES / 12 + 1);
+        let mail = format!(
+            "From: a@example.org\r\nSubject: export\r\nMIME-Version: 1.0\r\n\
+             Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+             --b\r\nContent-Type: text/plain\r\n\r\nThe export is attached.\r\n\
+             --b\r\nContent-Type: text/csv\r\n\
+             Content-Disposition: attachment; filename=\"export.csv\"\r\n\r\n{big}\r\n\
+             --b\r\nContent-Type: text/plain\r\n\
+             Content-Disposition: attachment; filename=\"small.txt\"\r\n\r\nsmall words\r\n--b--\r\n"
+        );
+        let content = to_content(mail.as_bytes())?;
+        assert!(content.text.contains("The export is attached."));
+        assert!(content.text.contains("small words"));
+        assert!(!content.text.contains("tungsten"));
+        assert!(
+            content
+                .metadata
+                .iter()
+                .any(|(k, v)| k == "attachments_by_name_only" && v == "export.csv")
         );
         Ok(())
     }
