@@ -31,11 +31,18 @@ const OCR_INSTANCES: u32 = 1;
 pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let store = open_store(paths).await?;
     let index = open_or_rebuild_index(paths, &store).await?;
-    // Instances are budgeted: the syncs, the downloads, and a few for checking settings. A
-    // download beyond its bound is refused before it takes an instance, so none starves a sync.
+    // Instances are budgeted: the syncs, the downloads, the watched sources (each waits in one
+    // while its server is quiet), and a few for checking settings. A download beyond its bound
+    // is refused before it takes an instance, and no more sources are watched than their
+    // budget, so none starves a sync.
     let limits = args.limits();
+    let watched = u32::try_from(quarry_sync::MAX_WATCHED).unwrap_or(u32::MAX);
     let mut runtime = Runtime::new(RuntimeConfig {
-        max_instances: args.parallel_syncs + limits.downloads + SPARE_INSTANCES + OCR_INSTANCES,
+        max_instances: args.parallel_syncs
+            + limits.downloads
+            + watched
+            + SPARE_INSTANCES
+            + OCR_INSTANCES,
         ..runtime_config(paths)
     })?;
     let ocr = load_ocr(paths);

@@ -38,5 +38,6 @@ pub use originals::{
 };
 pub use originals_queue::OriginalsQueue;
 pub use scheduler::{Scheduler, TICK};
+pub use source_watch::MAX_WATCHED;
 pub use syncer::{SyncReport, Syncer, plugin_usage};
 pub use watch::{MAX_DELAY, QUIET, RESCAN_EVERY};

@@ -36,6 +36,8 @@ const SYNC_WAIT: Duration = Duration::from_secs(60);
 #[derive(Default)]
 pub(crate) struct SourceWatches {
     running: Mutex<HashMap<ConnectorId, Running>>,
+    /// Connectors left unwatched past [`MAX_WATCHED`], once told in the log.
+    told: Mutex<std::collections::HashSet<ConnectorId>>,
 }
 
 struct Running {
@@ -72,8 +74,16 @@ impl SourceWatches {
             }
             keep
         });
+        let mut told = self.told.lock().unwrap_or_else(PoisonError::into_inner);
+        told.retain(|id| wanted.contains_key(id) && !running.contains_key(id));
         for (id, connector) in wanted {
-            if running.contains_key(id) || running.len() >= MAX_WATCHED {
+            if running.contains_key(id) {
+                continue;
+            }
+            if running.len() >= MAX_WATCHED {
+                if told.insert(id.clone()) {
+                    tracing::info!(connector = %connector.name, "{MAX_WATCHED} sources are watched already; this one syncs on its schedule");
+                }
                 continue;
             }
             let cancel = Arc::new(AtomicBool::new(false));

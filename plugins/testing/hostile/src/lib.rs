@@ -19,6 +19,8 @@
 //!   in clear, too many) and one to its `server`, and reports what happened to each.
 //! - `keep`: `list-docs` opens a connection to its `server` and keeps it; `fetch-content`
 //!   then tries to read from it, in a later call.
+//! - `eager`: `watch` answers `changed` at once, every time, though nothing changed.
+//! - `waits`: `watch` waits as long as it may, then answers `quiet`.
 //!
 //! In any other mode it behaves: one document, with text.
 //!
@@ -28,7 +30,9 @@
 
 use std::hint::black_box;
 
-use quarry_sdk::{Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error};
+use quarry_sdk::{
+    Batch, Config, Connector, Content, Coverage, DocMeta, DocRef, Error, WatchOutcome,
+};
 
 mod escape;
 mod network;
@@ -149,6 +153,17 @@ impl Connector for Hostile {
             "streams" => Ok(Content::text(streams::attempts(&self.config))),
             "keep" => Ok(Content::text(streams::use_kept())),
             _ => Ok(Content::text("hello")),
+        }
+    }
+
+    fn watch(&self, _checkpoint: Option<String>, max_wait_ms: u32) -> Result<WatchOutcome, Error> {
+        match self.mode.as_str() {
+            "eager" => Ok(WatchOutcome::Changed),
+            "waits" => {
+                std::thread::sleep(std::time::Duration::from_millis(u64::from(max_wait_ms)));
+                Ok(WatchOutcome::Quiet)
+            }
+            _ => Ok(WatchOutcome::Unsupported),
         }
     }
 }
