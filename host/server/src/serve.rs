@@ -26,23 +26,22 @@ const SPARE_INSTANCES: u32 = 8;
 /// The instance the OCR queue reads scans with.
 const OCR_INSTANCES: u32 = 1;
 
+/// Plugin instances that may exist at once: the syncs, the downloads, the watched sources
+/// (each waits in one while its server is quiet), and a few for checking settings. A download
+/// beyond its bound is refused before it takes an instance, and no more sources are watched
+/// than their budget, so none starves a sync.
+fn instance_budget(args: &ServeArgs) -> u32 {
+    let watched = u32::try_from(quarry_sync::MAX_WATCHED).unwrap_or(u32::MAX);
+    args.parallel_syncs + args.limits().downloads + watched + SPARE_INSTANCES + OCR_INSTANCES
+}
+
 /// Serves until interrupted (Ctrl-C or SIGTERM), then stops within a few seconds whatever its
 /// clients do: see the end of this function.
 pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let store = open_store(paths).await?;
     let index = open_or_rebuild_index(paths, &store).await?;
-    // Instances are budgeted: the syncs, the downloads, the watched sources (each waits in one
-    // while its server is quiet), and a few for checking settings. A download beyond its bound
-    // is refused before it takes an instance, and no more sources are watched than their
-    // budget, so none starves a sync.
-    let limits = args.limits();
-    let watched = u32::try_from(quarry_sync::MAX_WATCHED).unwrap_or(u32::MAX);
     let mut runtime = Runtime::new(RuntimeConfig {
-        max_instances: args.parallel_syncs
-            + limits.downloads
-            + watched
-            + SPARE_INSTANCES
-            + OCR_INSTANCES,
+        max_instances: instance_budget(args),
         ..runtime_config(paths)
     })?;
     let ocr = load_ocr(paths);
@@ -104,7 +103,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         config.clone(),
         embedder,
         admin,
-        limits,
+        args.limits(),
     );
     note_server_url(paths, &config.public_url);
     if let Some(held) = rechecked {
