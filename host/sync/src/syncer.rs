@@ -233,6 +233,29 @@ impl Syncer {
             report.indexed = connector.progress.indexed;
             report.failed = connector.progress.failed;
         }
+        let listed = self.list_until_done(connector, session, &mut listing, &mut report, stop);
+        // The last batch's commit is done before the sync ends, whichever way: what was
+        // written stays written, and a failure that stopped the sync is the one told.
+        let settled = self.settle(&mut listing);
+        match (listed, settled) {
+            (Err(e), Err(also)) => {
+                tracing::warn!(connector = %connector.name, "{also}");
+                Err(e)
+            }
+            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+            (Ok(()), Ok(())) => Ok(report),
+        }
+    }
+
+    /// Lists batch after batch until the source has nothing more.
+    fn list_until_done(
+        &self,
+        connector: &Connector,
+        session: &mut Session,
+        listing: &mut Listing,
+        report: &mut SyncReport,
+        stop: &AtomicBool,
+    ) -> Result<(), SyncError> {
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Err(SyncError::Stopped);
@@ -245,17 +268,7 @@ impl Syncer {
                 // progress; what was written counts for the whole sync.
                 report.listed = 0;
             }
-            let more = match self.batch(connector, session, &mut listing, &mut report, stop) {
-                Ok(more) => more,
-                Err(e) => {
-                    // What was written stays written; the failure that stopped the sync is
-                    // the one told.
-                    if let Err(also) = self.settle(&mut listing) {
-                        tracing::warn!(connector = %connector.name, "{also}");
-                    }
-                    return Err(e);
-                }
-            };
+            let more = self.batch(connector, session, listing, report, stop)?;
             if !more && listing.unswept {
                 // A full listing resumed from a stored checkpoint has not seen what changed, while
                 // it was stopped, in the part it had already listed, nor can it tell what
@@ -266,8 +279,7 @@ impl Syncer {
                 continue;
             }
             if !more {
-                self.settle(&mut listing)?;
-                return Ok(report);
+                return Ok(());
             }
         }
     }
