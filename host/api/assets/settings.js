@@ -308,7 +308,7 @@ function renderConnectors() {
   const body = $("#connector-table tbody");
   body.replaceChildren();
   for (const c of state.connectors) {
-    const granted = [...c.granted_folders, ...c.granted_hosts.map((h) => `HTTP: ${h}`)];
+    const granted = [...c.granted_folders, ...c.granted_hosts.map((h) => `Network: ${h}`)];
     if (c.left_out && c.left_out.length) granted.push(`left out (Quarry's own): ${c.left_out.join(", ")}`);
     const where = granted.length ? el("small", { class: "path" }, granted.join(", ")) : null;
     const u = c.plugin_usage;

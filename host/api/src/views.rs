@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use quarry_core::times::rfc3339;
 use quarry_core::{ConnectorId, DocId};
 use quarry_index::{DocInfo, Hit, IndexError, SearchIndex};
-use quarry_runtime::{FieldKind, Plugin};
+use quarry_runtime::{FieldKind, Grant, Plugin};
 use quarry_store::{
     AuditEntry, Connector, Integration, IntegrationSummary, NotedDoc, Quota, Sharing,
 };
@@ -647,7 +647,8 @@ pub struct AdminConnectorView {
     pub settings: BTreeMap<String, String>,
     /// Folders it may read.
     pub granted_folders: Vec<String>,
-    /// Hosts it may reach.
+    /// Hosts it may reach (`host:port, unencrypted (you allowed it)` for a server the user
+    /// consented to reach in clear).
     pub granted_hosts: Vec<String>,
     /// Quarry's own folders inside the granted ones, which it may not read.
     pub left_out: Vec<PathBuf>,
@@ -676,7 +677,15 @@ impl AdminConnectorView {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             granted_folders: c.grant.dirs.values().cloned().collect(),
-            granted_hosts: c.grant.hosts.clone(),
+            granted_hosts: c
+                .grant
+                .hosts
+                .iter()
+                .map(|h| match Grant::in_clear(h) {
+                    Some(clear) => format!("{clear}, unencrypted (you allowed it)"),
+                    None => h.clone(),
+                })
+                .collect(),
             left_out,
             plugin_name: manifest.map(|m| m.name.clone()),
             created: rfc3339(c.created_ms),

@@ -17,7 +17,7 @@ use quarry_core::terminal::printable;
 use quarry_core::times::rfc3339;
 use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
-use quarry_runtime::{FieldKind, PluginSet};
+use quarry_runtime::{FieldKind, Grant, PluginSet};
 use quarry_store::{Connector, ConnectorStatus, CredentialMode, NotedDoc, Store, now_ms};
 use quarry_sync::{ConnectorRequest, Syncer, add_connector, embed_all_pending, own_folders_inside};
 
@@ -575,7 +575,6 @@ async fn add(
     let plugins = load_plugins(paths)?;
     let mut request = request;
     from_working_folder(&plugins, &mut request)?;
-    let in_clear = plaintext_consented(&plugins, &request);
     let connector = add_connector(store, &plugins, request).await?;
     if json {
         println!(
@@ -601,9 +600,9 @@ async fn add(
         .get(&connector.plugin_id)
         .is_some_and(|p| p.manifest().capabilities.streams);
     for host in &connector.grant.hosts {
-        if let Some(key) = &in_clear {
+        if let Some(clear) = Grant::in_clear(host) {
             println!(
-                "  It may reach {host}, UNENCRYPTED where it asks to ({key} is true: the password and data cross the network readable), encrypted (TLS checked by Quarry), or over HTTP."
+                "  It may reach {clear} UNENCRYPTED, as you allowed: the password and data cross the network readable."
             );
         } else if streams {
             println!("  It may reach {host}, encrypted (TLS checked by Quarry), or over HTTP.");
@@ -616,13 +615,6 @@ async fn add(
         connector.name
     );
     Ok(())
-}
-
-/// The key of the request's `plaintext-consent` setting when the user set it to true.
-fn plaintext_consented(plugins: &PluginSet, request: &ConnectorRequest) -> Option<String> {
-    let plugin = plugins.get(&request.plugin_id)?;
-    let field = plugin.manifest().plaintext_consent()?;
-    (request.values.get(&field.key)? == "true").then(|| field.key.clone())
 }
 
 /// Makes the relative paths of a request's folder and certificate settings absolute, from the

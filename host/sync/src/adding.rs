@@ -64,7 +64,7 @@ pub async fn add_connector(
             .iter()
             .map(|(field, folder)| (field.clone(), folder.to_string_lossy().into_owned()))
             .collect(),
-        hosts: grant.hosts.clone(),
+        hosts: grant.stored_hosts(),
     };
     let secret_keys = plugin.manifest().secret_keys();
     let values = request.values.clone();

@@ -19,18 +19,44 @@ pub struct Grant {
     pub directories: BTreeMap<String, PathBuf>,
     /// Hosts the plugin may reach over HTTP: `host` (ports 80 and 443) or `host:port`.
     pub hosts: Vec<String>,
+    /// Of those, the `host:port` the user consented to reach in clear when adding the connector
+    /// (its `plaintext-consent` setting set to true, for the servers of its stream `url`
+    /// settings whose scheme has a clear form: `imap://`, not `imaps://`).
+    pub clear: Vec<String>,
 }
 
+/// How a grant keeps, among its hosts, one the user consented to reach in clear.
+const CLEAR: &str = "clear:";
+
 impl Grant {
-    /// A grant kept as text: directory field -> host folder, and the granted hosts.
+    /// A grant kept as text ([`Grant::stored_hosts`]): directory field -> host folder, and the
+    /// granted hosts.
     pub fn from_stored(dirs: &BTreeMap<String, String>, hosts: &[String]) -> Grant {
+        let (clear, hosts): (Vec<&String>, Vec<&String>) =
+            hosts.iter().partition(|h| h.starts_with(CLEAR));
         Grant {
             directories: dirs
                 .iter()
                 .map(|(field, folder)| (field.clone(), PathBuf::from(folder)))
                 .collect(),
-            hosts: hosts.to_vec(),
+            hosts: hosts.into_iter().cloned().collect(),
+            clear: clear
+                .into_iter()
+                .map(|h| h[CLEAR.len()..].to_owned())
+                .collect(),
         }
+    }
+
+    /// The hosts as the store keeps them: the granted ones, then those consented to in clear
+    /// as `clear:host:port`.
+    pub fn stored_hosts(&self) -> Vec<String> {
+        let clear = self.clear.iter().map(|h| format!("{CLEAR}{h}"));
+        self.hosts.iter().cloned().chain(clear).collect()
+    }
+
+    /// Whether a stored host entry is a consent to reach it in clear; its `host:port` if so.
+    pub fn in_clear(stored: &str) -> Option<&str> {
+        stored.strip_prefix(CLEAR)
     }
 
     /// The grant a user gives by adding a connector with these settings: every folder named in
@@ -48,15 +74,30 @@ impl Grant {
             })
             .collect();
         let mut hosts: Vec<String> = manifest.capabilities.network.clone();
+        let consented = manifest
+            .plaintext_consent()
+            .is_some_and(|f| values.get(&f.key).is_some_and(|v| v == "true"));
+        let mut clear = Vec::new();
         for field in manifest.config.iter().filter(|f| f.kind == FieldKind::Url) {
             let value = values.get(&field.key).or(field.default.as_ref());
-            if let Some(entry) = value.and_then(|v| field.url_entry(v).ok()) {
-                hosts.push(entry);
+            let Some((value, entry)) = value.and_then(|v| Some((v, field.url_entry(v).ok()?)))
+            else {
+                continue;
+            };
+            if consented && field.is_stream_url() && has_clear_form(value) {
+                clear.push(entry.clone());
             }
+            hosts.push(entry);
         }
         hosts.sort();
         hosts.dedup();
-        Grant { directories, hosts }
+        clear.sort();
+        clear.dedup();
+        Grant {
+            directories,
+            hosts,
+            clear,
+        }
     }
 }
 
@@ -102,8 +143,9 @@ pub(crate) enum Plaintext {
     NotAsked,
     /// The setting of this key is not `true`.
     Declined(String),
-    /// The user set it to `true`.
-    Allowed,
+    /// The user set it to `true` when adding the connector: connections in clear to these
+    /// `host:port` (the servers of its stream `url` settings with a clear form).
+    Allowed(Vec<String>),
 }
 
 /// Checks `values` and `grant` against the manifest. The error names the field and the fix.
@@ -175,9 +217,15 @@ pub(crate) fn resolve(
     for host in &grant.hosts {
         check_host_entry(host).map_err(|e| format!("the grant's host {e}"))?;
     }
+    // The consent is the grant's, given when the connector was added with the setting true:
+    // a value that turned into a consent later (a plugin update retyping a setting) is none.
     let plaintext = match manifest.plaintext_consent() {
         None => Plaintext::NotAsked,
-        Some(field) if values.get(&field.key).is_some_and(|v| v == "true") => Plaintext::Allowed,
+        Some(field)
+            if values.get(&field.key).is_some_and(|v| v == "true") && !grant.clear.is_empty() =>
+        {
+            Plaintext::Allowed(grant.clear.clone())
+        }
         Some(field) => Plaintext::Declined(field.key.clone()),
     };
     Ok(SandboxSetup {
@@ -234,6 +282,16 @@ fn granted_url(field: &ConfigField, value: &str, grant: &Grant) -> Result<(), St
         "`{key}`: connecting to {entry} was not granted (granted hosts: {})",
         list_or_none(&grant.hosts)
     ))
+}
+
+/// Whether `url`'s scheme has a form in clear (`imap`, `smtp`, `submission`, `pop3`, `ldap`):
+/// the ones that start in clear and turn to TLS by STARTTLS. `imaps://` and the other TLS
+/// forms never get a consent to clear.
+fn has_clear_form(url: &str) -> bool {
+    let scheme = url.split("://").next().unwrap_or_default();
+    ["imap", "smtp", "submission", "pop3", "ldap"]
+        .iter()
+        .any(|s| scheme.eq_ignore_ascii_case(s))
 }
 
 /// Whether the granted `hosts` include `entry` as such (`example.com` is not covered by
@@ -388,5 +446,54 @@ mod tests {
         )
         .expect_err("bad number");
         assert!(err.contains("`limit` must be a whole number"), "{err}");
+    }
+
+    #[test]
+    fn consent_to_clear_is_the_grants_and_only_for_a_server_with_a_clear_form() {
+        let mail = manifest_with(
+            r#"
+            [capabilities]
+            streams = true
+            [[config]]
+            key = "server"
+            type = "url"
+            schemes = ["imaps", "imap"]
+            [[config]]
+            key = "allow_plaintext"
+            type = "plaintext-consent"
+            [[config]]
+            key = "flag"
+            type = "bool"
+        "#,
+        );
+        let protected = ProtectedPaths::default();
+        let consented = values(&[
+            ("server", "imap://mail.example"),
+            ("allow_plaintext", "true"),
+        ]);
+        let grant = Grant::for_settings(&mail, &consented);
+        assert_eq!(grant.clear, ["mail.example:143"]);
+        // Kept with the hosts, read back the same.
+        let stored = Grant::from_stored(&BTreeMap::new(), &grant.stored_hosts());
+        assert_eq!(stored, grant);
+        let setup = resolve(&mail, &consented, &stored, &protected).expect("consented");
+        assert_eq!(
+            setup.plaintext,
+            Plaintext::Allowed(vec!["mail.example:143".to_owned()])
+        );
+        // An imaps:// server gets no consent to clear.
+        let tls = values(&[
+            ("server", "imaps://mail.example"),
+            ("allow_plaintext", "true"),
+        ]);
+        assert!(Grant::for_settings(&mail, &tls).clear.is_empty());
+        // A value set to true without the grant's consent (a plugin update that made another
+        // setting the consent) is no consent.
+        let without = Grant::for_settings(&mail, &values(&[("server", "imap://mail.example")]));
+        let setup = resolve(&mail, &consented, &without, &protected).expect("settings");
+        assert_eq!(
+            setup.plaintext,
+            Plaintext::Declined("allow_plaintext".into())
+        );
     }
 }

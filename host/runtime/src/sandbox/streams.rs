@@ -153,7 +153,7 @@ impl StreamGate {
             Plaintext::Declined(key) => {
                 format!("; or, on a network you trust, set `{key}` to true to connect unencrypted")
             }
-            Plaintext::NotAsked | Plaintext::Allowed => String::new(),
+            Plaintext::NotAsked | Plaintext::Allowed(_) => String::new(),
         };
         let opened = in_tokio(async move {
             let addresses = outbound::resolve_allowed(&name, port, &reach, &waits).await?;
@@ -299,7 +299,13 @@ impl StreamGate {
         }
         if security == Security::Plain {
             match &self.plaintext {
-                Plaintext::Allowed => {}
+                Plaintext::Allowed(clear) if HostGrant::new(clear).allows(host, port) => {}
+                Plaintext::Allowed(clear) => {
+                    return Err(StreamError::Denied(format!(
+                        "{host}:{port}: a connection in clear was asked for, and the user consented to one only to {}; use TLS or STARTTLS",
+                        clear.join(", ")
+                    )));
+                }
                 Plaintext::Declined(key) => {
                     return Err(StreamError::Denied(format!(
                         "{host}:{port}: a connection in clear was asked for, and the setting `{key}` does not allow one; use TLS or STARTTLS, or, on a network you trust, set `{key}` to true (the password and data then cross the network unencrypted)"
@@ -422,8 +428,9 @@ mod tests {
 
     #[test]
     fn a_connection_in_clear_needs_the_users_consent_and_the_refusal_names_it() {
+        let allowed = || Plaintext::Allowed(vec!["127.0.0.1:143".to_owned()]);
         assert!(
-            gate(Plaintext::Allowed)
+            gate(allowed())
                 .check("127.0.0.1", 143, Security::Plain)
                 .is_ok()
         );
@@ -434,10 +441,17 @@ mod tests {
         );
         let not_asked = refusal(Plaintext::NotAsked);
         assert!(not_asked.contains("user's consent"), "{not_asked}");
-        // Consent is to the granted server only.
+        // Consent is to the consented server only, not to every granted one.
+        let gate_of_two = StreamGate::new(
+            &["127.0.0.1:143".to_owned(), "127.0.0.1:993".to_owned()],
+            gate(Plaintext::NotAsked).tls,
+            allowed(),
+            Secrets::default(),
+        );
+        let mut gate_of_two = gate_of_two;
         assert!(matches!(
-            gate(Plaintext::Allowed).check("127.0.0.2", 143, Security::Plain),
-            Err(StreamError::Denied(_))
+            gate_of_two.check("127.0.0.1", 993, Security::Plain),
+            Err(StreamError::Denied(m)) if m.contains("only to 127.0.0.1:143")
         ));
     }
 }
