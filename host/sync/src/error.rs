@@ -34,7 +34,8 @@ pub enum SyncError {
         #[source]
         source: std::io::Error,
     },
-    /// A write to the catalog made beside the sync ended without an answer (it panicked).
+    /// A write to the catalog made beside the sync ended without an answer (it panicked, or
+    /// the runtime was shutting down).
     #[error("a write to the catalog did not finish: {0}")]
     CatalogWrite(String),
     /// The connector was removed while it synced.

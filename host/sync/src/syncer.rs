@@ -518,44 +518,54 @@ impl Syncer {
             })),
             ..Held::default()
         };
-        let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
-            changed.into_iter().partition(|doc| doc.has_text);
-        for doc in without_text {
-            let original = judge_original(connector, session, &doc, "", stop)?;
-            let entry = self.entry(connector, doc, None, Some(original), report);
-            self.hold(&mut held, connector, entry, commit)?;
-        }
-        let wanted: Vec<ToFetch<'_>> = with_text.iter().map(ToFetch::from).collect();
-        let mut reported = Instant::now();
-        let mut done = 0;
-        while done < wanted.len() {
-            // A few documents at a time (one call for a run of small ones): the texts held
-            // stay bounded, and a stop is seen soon.
-            let texts = session.fetch_some(&wanted[done..]);
-            let took = texts.len().max(1);
-            // Files the sandbox refused as Quarry's own (a hard link to one in the folder).
-            let refused = session.take_refused_own();
-            for (doc, text) in with_text[done..].iter().zip(texts) {
-                let own = text.is_err() && refused.iter().any(|path| names(doc, path));
-                let original = if own {
-                    None
-                } else {
-                    let fetched = text.as_ref().map_or("", |t| t.text.as_str());
-                    Some(judge_original(connector, session, doc, fetched, stop)?)
-                };
-                let entry = self.entry(connector, doc.clone(), Some(text), original, report);
+        // Whichever way the fetches end, the catalog's intents are written before this returns
+        // (a stop, a failed judgement): no write of the batch outlives its sync.
+        let fetched = (|| -> Result<(), SyncError> {
+            let (with_text, without_text): (Vec<SourceDoc>, Vec<SourceDoc>) =
+                changed.into_iter().partition(|doc| doc.has_text);
+            for doc in without_text {
+                let original = judge_original(connector, session, &doc, "", stop)?;
+                let entry = self.entry(connector, doc, None, Some(original), report);
                 self.hold(&mut held, connector, entry, commit)?;
             }
-            done += took;
-            if stop.load(Ordering::Relaxed) {
-                // Safe at any document: the catalog marked the batch to be fetched again.
-                self.ready(&mut held)?;
-                return Err(SyncError::Stopped);
+            let wanted: Vec<ToFetch<'_>> = with_text.iter().map(ToFetch::from).collect();
+            let mut reported = Instant::now();
+            let mut done = 0;
+            while done < wanted.len() {
+                // A few documents at a time (one call for a run of small ones): the texts held
+                // stay bounded, and a stop is seen soon.
+                let texts = session.fetch_some(&wanted[done..]);
+                let took = texts.len().max(1);
+                // Files the sandbox refused as Quarry's own (a hard link to one in the folder).
+                let refused = session.take_refused_own();
+                for (doc, text) in with_text[done..].iter().zip(texts) {
+                    let own = text.is_err() && refused.iter().any(|path| names(doc, path));
+                    let original = if own {
+                        None
+                    } else {
+                        let fetched = text.as_ref().map_or("", |t| t.text.as_str());
+                        Some(judge_original(connector, session, doc, fetched, stop)?)
+                    };
+                    let entry = self.entry(connector, doc.clone(), Some(text), original, report);
+                    self.hold(&mut held, connector, entry, commit)?;
+                }
+                done += took;
+                if stop.load(Ordering::Relaxed) {
+                    // Safe at any document: the catalog marked the batch to be fetched again.
+                    return Err(SyncError::Stopped);
+                }
+                if reported.elapsed() >= PROGRESS_EVERY {
+                    self.block(self.store.sync_progress(&connector.id, report.progress()))?;
+                    reported = Instant::now();
+                }
             }
-            if reported.elapsed() >= PROGRESS_EVERY {
-                self.block(self.store.sync_progress(&connector.id, report.progress()))?;
-                reported = Instant::now();
+            Ok(())
+        })();
+        if let Err(e) = fetched {
+            if let Err(also) = self.ready(&mut held) {
+                tracing::warn!(connector = %connector.name, "{also}");
             }
+            return Err(e);
         }
         let mut deletes = std::mem::take(&mut held.removed);
         deletes.extend(
