@@ -36,6 +36,9 @@ const SYNC_WAIT: Duration = Duration::from_secs(60);
 #[derive(Default)]
 pub(crate) struct SourceWatches {
     running: Mutex<HashMap<ConnectorId, Running>>,
+    /// Watches cancelled whose thread has not ended yet (a `watch` call finishing its wait):
+    /// each still holds an instance, so each still counts.
+    stopping: Mutex<Vec<Arc<AtomicBool>>>,
     /// Connectors left unwatched past [`MAX_WATCHED`], once told in the log.
     told: Mutex<std::collections::HashSet<ConnectorId>>,
 }
@@ -44,6 +47,18 @@ struct Running {
     /// The connector as the watch started with it: a change of settings starts a new watch.
     seen: (Vec<(String, String)>, Vec<String>),
     cancel: Arc<AtomicBool>,
+    /// True while its thread runs (an ended watch, `unsupported`, stays in the table but holds
+    /// nothing).
+    alive: Arc<AtomicBool>,
+}
+
+/// Marks a watch's thread ended when it ends, however it ends.
+struct Alive(Arc<AtomicBool>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
 }
 
 impl SourceWatches {
@@ -67,20 +82,28 @@ impl SourceWatches {
             })
             .map(|c| (&c.id, c))
             .collect();
+        let mut stopping = self.stopping.lock().unwrap_or_else(PoisonError::into_inner);
         running.retain(|id, watch| {
             let keep = wanted.get(id).is_some_and(|c| settings_of(c) == watch.seen);
             if !keep {
                 watch.cancel.store(true, Ordering::Relaxed);
+                stopping.push(watch.alive.clone());
             }
             keep
         });
+        stopping.retain(|alive| alive.load(Ordering::Relaxed));
+        let mut live = stopping.len()
+            + running
+                .values()
+                .filter(|w| w.alive.load(Ordering::Relaxed))
+                .count();
         let mut told = self.told.lock().unwrap_or_else(PoisonError::into_inner);
         told.retain(|id| wanted.contains_key(id) && !running.contains_key(id));
         for (id, connector) in wanted {
             if running.contains_key(id) {
                 continue;
             }
-            if running.len() >= MAX_WATCHED {
+            if live >= MAX_WATCHED {
                 if told.insert(id.clone()) {
                     tracing::info!(connector = %connector.name, "{MAX_WATCHED} sources are watched already; this one syncs on its schedule");
                 }
@@ -93,18 +116,25 @@ impl SourceWatches {
                 cancel: cancel.clone(),
                 stop: stop.clone(),
             };
+            let alive = Arc::new(AtomicBool::new(true));
+            let ends = Alive(alive.clone());
             let started = std::thread::Builder::new()
                 .name(format!("watch {}", connector.name))
-                .spawn(move || watch.run());
+                .spawn(move || {
+                    let _ends = ends;
+                    watch.run();
+                });
             if let Err(e) = started {
                 tracing::warn!(connector = %connector.name, "cannot watch its source: {e}");
                 continue;
             }
+            live += 1;
             running.insert(
                 id.clone(),
                 Running {
                     seen: settings_of(connector),
                     cancel,
+                    alive,
                 },
             );
         }
