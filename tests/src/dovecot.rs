@@ -282,6 +282,7 @@ impl Dovecot {
             "base_dir = {d}/run\nstate_dir = {d}/state\nlog_path = {d}/dovecot.log\n\
              protocols = imap\nlisten = 127.0.0.1\n{tls}auth_mechanisms = plain login\n\
              mail_fsync = never\n\
+             mailbox_list_index = yes\n\
              passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%u {d}/users\n}}\n\
              userdb {{\n  driver = static\n  args = uid={uid} gid={gid} home={d}/home/%u mail=maildir:{d}/home/%u/Maildir\n}}\n\
              first_valid_uid = {uid}\nfirst_valid_gid = {gid}\n\
