@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::manifest::{ConfigField, FieldKind, Manifest};
-use crate::policy::hosts::check_host_entry;
+use crate::policy::hosts::{check_host_entry, has_clear_form};
 use crate::policy::protected::ProtectedPaths;
 use crate::policy::secrets::Secrets;
 
@@ -282,16 +282,6 @@ fn granted_url(field: &ConfigField, value: &str, grant: &Grant) -> Result<(), St
         "`{key}`: connecting to {entry} was not granted (granted hosts: {})",
         list_or_none(&grant.hosts)
     ))
-}
-
-/// Whether `url`'s scheme has a form in clear (`imap`, `smtp`, `submission`, `pop3`, `ldap`):
-/// the ones that start in clear and turn to TLS by STARTTLS. `imaps://` and the other TLS
-/// forms never get a consent to clear.
-fn has_clear_form(url: &str) -> bool {
-    let scheme = url.split("://").next().unwrap_or_default();
-    ["imap", "smtp", "submission", "pop3", "ldap"]
-        .iter()
-        .any(|s| scheme.eq_ignore_ascii_case(s))
 }
 
 /// Whether the granted `hosts` include `entry` as such (`example.com` is not covered by

@@ -65,6 +65,16 @@ pub(crate) fn default_port(scheme: &str) -> Option<u16> {
     }
 }
 
+/// Stream schemes that start in clear and turn to TLS by STARTTLS: the only ones whose servers a
+/// user may consent to reach in clear (`imaps://` and the other TLS forms never).
+const CLEAR_FORMS: [&str; 5] = ["imap", "smtp", "submission", "pop3", "ldap"];
+
+/// Whether `url`'s scheme has a form in clear ([`CLEAR_FORMS`]).
+pub(crate) fn has_clear_form(url: &str) -> bool {
+    let scheme = url.split("://").next().unwrap_or_default();
+    CLEAR_FORMS.iter().any(|s| scheme.eq_ignore_ascii_case(s))
+}
+
 /// Whether `scheme` is one a `url` field may allow.
 pub(crate) fn is_known_scheme(scheme: &str) -> bool {
     WEB_SCHEMES.contains(&scheme) || STREAM_SCHEMES.iter().any(|(name, _)| *name == scheme)
