@@ -237,14 +237,7 @@ impl Syncer {
         // The last batch's commit is done before the sync ends, whichever way: what was
         // written stays written, and a failure that stopped the sync is the one told.
         let settled = self.settle(&mut listing);
-        match (listed, settled) {
-            (Err(e), Err(also)) => {
-                tracing::warn!(connector = %connector.name, "{also}");
-                Err(e)
-            }
-            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-            (Ok(()), Ok(())) => Ok(report),
-        }
+        first_failure(connector, listed, settled).map(|()| report)
     }
 
     /// Lists batch after batch until the source has nothing more.
@@ -321,19 +314,14 @@ impl Syncer {
             unswept: false,
             committing: None,
         };
-        for mut batch in batches {
+        let written = batches.into_iter().try_for_each(|mut batch| {
             // The listing stays where it was: this batch does not move it.
             batch.checkpoint = checkpoint.clone();
-            let written =
-                self.write_batch(connector, session, batch, &mut listing, &mut report, stop);
-            if let Err(e) = written {
-                if let Err(also) = self.settle(&mut listing) {
-                    tracing::warn!(connector = %connector.name, "{also}");
-                }
-                return Err(e);
-            }
-        }
-        self.settle(&mut listing)?;
+            self.write_batch(connector, session, batch, &mut listing, &mut report, stop)
+                .map(|_| ())
+        });
+        let settled = self.settle(&mut listing);
+        first_failure(connector, written, settled)?;
         Ok(Some(report))
     }
 
@@ -561,12 +549,8 @@ impl Syncer {
             }
             Ok(())
         })();
-        if let Err(e) = fetched {
-            if let Err(also) = self.ready(&mut held) {
-                tracing::warn!(connector = %connector.name, "{also}");
-            }
-            return Err(e);
-        }
+        let prepared = self.ready(&mut held);
+        first_failure(connector, fetched, prepared)?;
         let mut deletes = std::mem::take(&mut held.removed);
         deletes.extend(
             commit
@@ -574,7 +558,6 @@ impl Syncer {
                 .iter()
                 .map(|d| (connector.id.clone(), d.clone())),
         );
-        self.ready(&mut held)?;
         self.write(WriteBatch {
             upserts: held.docs,
             deletes,
@@ -859,6 +842,24 @@ fn judge_original(
         originals::judge(session, file, text, stop)
     } else {
         Ok(originals::header(session, file))
+    }
+}
+
+/// The outcome of work followed by a catalog write it waited for (`then`): the work's failure
+/// if it failed (the write's, if it failed too, is logged), else the write's.
+fn first_failure<T>(
+    connector: &Connector,
+    work: Result<T, SyncError>,
+    then: Result<(), SyncError>,
+) -> Result<T, SyncError> {
+    match (work, then) {
+        (Err(e), Err(also)) => {
+            tracing::warn!(connector = %connector.name, "{also}");
+            Err(e)
+        }
+        (Err(e), Ok(())) => Err(e),
+        (Ok(_), Err(e)) => Err(e),
+        (Ok(done), Ok(())) => Ok(done),
     }
 }
 
