@@ -15,6 +15,8 @@ mod pdf;
 mod pdf_fonts;
 mod pptx;
 mod rtf;
+#[cfg(feature = "scans")]
+pub mod scan;
 mod spreadsheet;
 pub mod text;
 

@@ -7,7 +7,6 @@
 //! over the size limit, are listed with their metadata only.
 
 mod ids;
-mod scan;
 mod walk;
 
 use std::cell::RefCell;
@@ -156,7 +155,7 @@ impl Connector for Folder {
             )));
         }
         let bytes = file.read_at(0, size).map_err(io)?;
-        scan::read(kind, &bytes, &pages, &path.display().to_string())
+        extract::scan::read(kind, &bytes, &pages, &path.display().to_string())
     }
 
     fn read_file(&self, doc: DocRef, offset: u64, max_bytes: u32) -> Result<FileChunk, Error> {

@@ -91,7 +91,7 @@ mod tests {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for round in 0..2_000 {
             // Mostly the encodings' own characters, some others.
-            let text: Vec<u8> = crate::scan::garbage(&mut state, round % 200)
+            let text: Vec<u8> = crate::tests_support::garbage(&mut state, round % 200)
                 .into_iter()
                 .map(|b| ALPHABET[usize::from(b) % ALPHABET.len()])
                 .collect();

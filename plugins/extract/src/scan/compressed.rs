@@ -150,7 +150,7 @@ mod tests {
     fn garbage_never_expands_past_the_bound_nor_panics() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for round in 0..2_000 {
-            let garbage = crate::scan::garbage(&mut state, round % 300);
+            let garbage = crate::tests_support::garbage(&mut state, round % 300);
             let most = super::most_bytes(8, 8) as usize;
             for expanded in [
                 inflate(&garbage, 8, 8),

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use quarry_sdk::ocr::{self, GrayImage, OcrError};
 use quarry_sdk::{Error, LogLevel, ScannedPage};
 
-use quarry_extract::Kind;
+use crate::Kind;
 
 /// Pages read per call stop once this much time has passed (the call's limit is 30 s, and a
 /// page takes one to a few seconds): the host asks again for the rest.
@@ -99,18 +99,4 @@ fn recognize(image: GrayImage) -> Result<(String, f32), Error> {
         }
     })?;
     Ok((read.text, read.confidence))
-}
-
-/// `len` bytes of a fixed pseudo-random sequence (xorshift from `state`), for tests that feed
-/// decoders garbage.
-#[cfg(test)]
-pub(crate) fn garbage(state: &mut u64, len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|_| {
-            *state ^= *state << 13;
-            *state ^= *state >> 7;
-            *state ^= *state << 17;
-            *state as u8
-        })
-        .collect()
 }
