@@ -5,7 +5,6 @@
 //! checkpoint holds the feed's validators (ETag, Last-Modified), so an unchanged feed costs one
 //! conditional request that answers 304.
 
-mod dates;
 mod parse;
 
 use std::cell::RefCell;
@@ -193,7 +192,7 @@ fn meta(item: &Item) -> DocMeta {
         url: (!item.link.is_empty()).then(|| item.link.clone()),
         mime_type: "text/html".to_owned(),
         size_bytes: item.body.len() as u64,
-        update_time_ms: dates::parse_ms(&item.date).unwrap_or(0),
+        update_time_ms: quarry_sdk::dates::parse_ms(&item.date).unwrap_or(0),
         version: quarry_sdk::stable_id(
             "v_",
             &format!(

@@ -1,7 +1,8 @@
-//! Feed dates: RFC 3339 (Atom, `dc:date`) and RFC 822 (RSS `pubDate`), to milliseconds since
-//! the Unix epoch.
+//! Dates as sources write them, to milliseconds since the Unix epoch: RFC 3339 (Atom,
+//! `dc:date`, JSON APIs) and RFC 822/1123 (RSS `pubDate`, HTTP and WebDAV's
+//! `getlastmodified`).
 
-/// Milliseconds since the epoch of a feed date in either format, if it parses.
+/// Milliseconds since the epoch of a date in either format, if it parses.
 pub fn parse_ms(text: &str) -> Option<i64> {
     let text = text.trim();
     rfc3339(text).or_else(|| rfc822(text))
@@ -83,7 +84,9 @@ fn zone(z: &str) -> Option<i64> {
     Some(sign * (hours * 3600 + minutes * 60))
 }
 
-fn epoch_ms(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64, offset_s: i64) -> i64 {
+/// Milliseconds since the epoch of a date and time of day `offset_s` seconds east of UTC
+/// (proleptic Gregorian calendar; months and days counted from 1).
+pub fn epoch_ms(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64, offset_s: i64) -> i64 {
     // Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
