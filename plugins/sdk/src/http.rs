@@ -8,7 +8,7 @@
 //!
 //! ```ignore
 //! let response = quarry_sdk::http::get("https://example.com/feed.xml", &[])?;
-//! let text = response.text()?;
+//! let text = response.text();
 //! ```
 
 use wasip2::http::outgoing_handler;
@@ -17,7 +17,7 @@ use wasip2::io::streams::StreamError;
 
 use crate::Error;
 
-/// Largest body [`get`] reads, in bytes: a body over it is an error, not silently cut.
+/// Largest body [`send`] reads, in bytes: a body over it is an error, not silently cut.
 pub const MAX_BODY_BYTES: usize = 32 << 20;
 
 /// An HTTP response with its whole body.
@@ -46,47 +46,152 @@ impl Response {
     }
 }
 
-/// Redirects [`get`] follows at most.
+/// Redirects [`send`] follows at most.
 pub const MAX_REDIRECTS: usize = 5;
+
+/// Requests [`send_all`] has in flight at once (the host allows 16 an instance).
+pub const MAX_IN_FLIGHT: usize = 8;
 
 /// Headers kept when a redirect leads to another origin (scheme, host or port): the others
 /// (credentials, cookies, tokens in headers of any name, conditional requests) are the first
 /// origin's, and not sent on.
-const KEPT_ACROSS_ORIGINS: [&str; 3] = ["accept", "accept-language", "user-agent"];
+const KEPT_ACROSS_ORIGINS: [&str; 4] = ["accept", "accept-language", "user-agent", "depth"];
 
-/// Sends a GET request for `url` (`http://` or `https://`) with these extra headers and reads the
-/// whole response, following redirects (301, 302, 303, 307, 308) to where their `Location`
-/// points; on a change of origin only harmless headers ([`KEPT_ACROSS_ORIGINS`]) go on.
-pub fn get(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
-    let mut url = url.to_owned();
-    let mut headers: Vec<(&str, &str)> = headers.to_vec();
-    for _ in 0..=MAX_REDIRECTS {
-        let response = get_once(&url, &headers)?;
+/// An HTTP request to send: a method, a URL, headers and a body.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// `GET`, `PROPFIND`, `REPORT`... (any method).
+    pub method: String,
+    /// An `http://` or `https://` URL.
+    pub url: String,
+    /// Header names and values.
+    pub headers: Vec<(String, String)>,
+    /// The body (empty for none).
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// A request of `method` for `url`, without headers or body.
+    pub fn new(method: &str, url: &str) -> Request {
+        Request {
+            method: method.to_owned(),
+            url: url.to_owned(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// A GET request for `url`.
+    pub fn get(url: &str) -> Request {
+        Request::new("GET", url)
+    }
+
+    /// The request with header `name: value` added.
+    pub fn header(mut self, name: &str, value: &str) -> Request {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The request with these headers added.
+    pub fn headers(mut self, headers: &[(&str, &str)]) -> Request {
+        for (name, value) in headers {
+            self = self.header(name, value);
+        }
+        self
+    }
+
+    /// The request with `body`.
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Request {
+        self.body = body.into();
+        self
+    }
+
+    /// The request a redirect to `location` makes of this one, or none when this one is not
+    /// a redirect: a 303 becomes a GET without body, the others keep method and body (WebDAV
+    /// servers redirect a collection's URL without its final slash, PROPFIND included); on a
+    /// change of origin only harmless headers ([`KEPT_ACROSS_ORIGINS`]) go on.
+    fn redirected(&self, response: &Response) -> Option<Request> {
         let location = match response.status {
-            301 | 302 | 303 | 307 | 308 => response.header("location"),
-            _ => None,
+            301 | 302 | 303 | 307 | 308 => response.header("location")?,
+            _ => return None,
         };
-        let Some(location) = location else {
-            return Ok(response);
-        };
-        let next = resolve(&url, location);
-        if origin_of(&next) != origin_of(&url) {
-            headers.retain(|(name, _)| {
+        let mut next = self.clone();
+        next.url = resolve(&self.url, location);
+        if response.status == 303 {
+            next.method = "GET".to_owned();
+            next.body.clear();
+        }
+        if origin_of(&next.url) != origin_of(&self.url) {
+            next.headers.retain(|(name, _)| {
                 KEPT_ACROSS_ORIGINS
                     .iter()
                     .any(|kept| name.eq_ignore_ascii_case(kept))
             });
         }
-        url = next;
+        Some(next)
     }
-    Err(Error::Unavailable(format!(
-        "{url}: more than {MAX_REDIRECTS} redirects"
-    )))
+}
+
+/// Sends a GET request for `url` (`http://` or `https://`) with these extra headers and reads the
+/// whole response, following redirects as [`send`] does.
+pub fn get(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
+    send(Request::get(url).headers(headers))
+}
+
+/// Sends `request` and reads the whole response, following redirects (301, 302, 303, 307, 308)
+/// to where their `Location` points, at most [`MAX_REDIRECTS`] of them.
+pub fn send(request: Request) -> Result<Response, Error> {
+    let first = finish(start(&request)?)?;
+    follow(request, first)
+}
+
+/// The response at the end of the redirects that `response`, the answer to `request`, starts.
+fn follow(mut request: Request, mut response: Response) -> Result<Response, Error> {
+    for _ in 0..MAX_REDIRECTS {
+        let Some(next) = request.redirected(&response) else {
+            return Ok(response);
+        };
+        request = next;
+        response = finish(start(&request)?)?;
+    }
+    match request.redirected(&response) {
+        None => Ok(response),
+        Some(_) => Err(Error::Unavailable(format!(
+            "{}: more than {MAX_REDIRECTS} redirects",
+            request.url
+        ))),
+    }
+}
+
+/// Sends every request, [`MAX_IN_FLIGHT`] at a time, and answers each in the order given:
+/// fetching many small files this way costs about one round trip per [`MAX_IN_FLIGHT`] files,
+/// not one per file. Bodies are read one at a time, so at most one is held in memory.
+pub fn send_all(requests: Vec<Request>) -> Vec<Result<Response, Error>> {
+    let mut pending: std::collections::VecDeque<Result<Pending, Error>> =
+        std::collections::VecDeque::new();
+    let mut answers = Vec::with_capacity(requests.len());
+    let mut next = 0;
+    while answers.len() < requests.len() {
+        while next < requests.len() && pending.len() < MAX_IN_FLIGHT {
+            pending.push_back(start(&requests[next]));
+            next += 1;
+        }
+        let Some(first) = pending.pop_front() else {
+            break;
+        };
+        let request = &requests[answers.len()];
+        answers.push(
+            first
+                .and_then(finish)
+                .and_then(|r| follow(request.clone(), r)),
+        );
+    }
+    answers
 }
 
 /// Where a `Location` header leads from `base`: an absolute URL, a path from the root of the
 /// same host, or a path beside `base`'s.
-fn resolve(base: &str, location: &str) -> String {
+pub fn resolve(base: &str, location: &str) -> String {
     if location.starts_with("http://") || location.starts_with("https://") {
         return location.to_owned();
     }
@@ -103,14 +208,24 @@ fn resolve(base: &str, location: &str) -> String {
 }
 
 /// The scheme and `host:port` of a URL, lowercased.
-fn origin_of(url: &str) -> String {
+pub fn origin_of(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     format!("{scheme}://{authority}").to_ascii_lowercase()
 }
 
-/// One GET request, no redirect followed.
-fn get_once(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
+/// A request sent, its response not read yet.
+struct Pending {
+    authority: String,
+    future: wasip2::http::types::FutureIncomingResponse,
+    /// Why the body could not be sent, if it could not.
+    unsent: Option<Error>,
+}
+
+/// Sends one request (no redirect followed): its head and body go out, the response is read
+/// by [`finish`].
+fn start(request: &Request) -> Result<Pending, Error> {
+    let url = &request.url;
     let (scheme, rest) = if let Some(rest) = url.strip_prefix("https://") {
         (Scheme::Https, rest)
     } else if let Some(rest) = url.strip_prefix("http://") {
@@ -130,32 +245,94 @@ fn get_once(url: &str, headers: &[(&str, &str)]) -> Result<Response, Error> {
         path.to_owned()
     };
     let fields = Fields::new();
-    for (name, value) in headers {
+    for (name, value) in &request.headers {
         fields
             .append(name, value.as_bytes())
             .map_err(|e| Error::Other(format!("header {name}: {e:?}")))?;
     }
-    let request = OutgoingRequest::new(fields);
+    if !request.body.is_empty() {
+        fields
+            .append("content-length", request.body.len().to_string().as_bytes())
+            .map_err(|e| Error::Other(format!("header content-length: {e:?}")))?;
+    }
+    let outgoing = OutgoingRequest::new(fields);
     let invalid = |what: &str| Error::InvalidConfig(format!("{url:?}: invalid {what}"));
-    request
-        .set_method(&Method::Get)
+    let method = match request.method.as_str() {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        "POST" => Method::Post,
+        "PUT" => Method::Put,
+        "DELETE" => Method::Delete,
+        "OPTIONS" => Method::Options,
+        other => Method::Other(other.to_owned()),
+    };
+    outgoing
+        .set_method(&method)
         .map_err(|()| invalid("method"))?;
-    request
+    outgoing
         .set_scheme(Some(&scheme))
         .map_err(|()| invalid("scheme"))?;
-    request
+    outgoing
         .set_authority(Some(authority))
         .map_err(|()| invalid("host"))?;
-    request
+    outgoing
         .set_path_with_query(Some(&path))
         .map_err(|()| invalid("path"))?;
+    let body = if request.body.is_empty() {
+        None
+    } else {
+        Some(
+            outgoing
+                .body()
+                .map_err(|()| Error::Other(format!("{authority}: the body was taken twice")))?,
+        )
+    };
+    let future =
+        outgoing_handler::handle(outgoing, None).map_err(|code| request_error(authority, code))?;
+    // A server may answer before it reads the whole body (a 401 at once) and close: its
+    // answer, if it came, is what counts, so a failed write is told only without one.
+    let unsent = body.and_then(|body| write_body(authority, body, &request.body).err());
+    Ok(Pending {
+        authority: authority.to_owned(),
+        future,
+        unsent,
+    })
+}
 
+/// Writes `bytes` as a request's body and ends it.
+fn write_body(
+    authority: &str,
+    body: wasip2::http::types::OutgoingBody,
+    bytes: &[u8],
+) -> Result<(), Error> {
+    let failed = |e: StreamError| match e {
+        StreamError::LastOperationFailed(e) => Error::Unavailable(format!(
+            "{authority}: sending the request failed: {}",
+            e.to_debug_string()
+        )),
+        StreamError::Closed => Error::Unavailable(format!("{authority}: the connection closed")),
+    };
+    let stream = body
+        .write()
+        .map_err(|()| Error::Other(format!("{authority}: the body was taken twice")))?;
+    // `blocking-write-and-flush` takes at most 4096 bytes a call.
+    for chunk in bytes.chunks(4096) {
+        stream.blocking_write_and_flush(chunk).map_err(failed)?;
+    }
+    drop(stream);
+    wasip2::http::types::OutgoingBody::finish(body, None)
+        .map_err(|code| request_error(authority, code))
+}
+
+/// Waits for the response of a request [`start`] sent, and reads all of it.
+fn finish(pending: Pending) -> Result<Response, Error> {
+    let authority = pending.authority.as_str();
     let failed = |code: ErrorCode| request_error(authority, code);
-    let pending = outgoing_handler::handle(request, None).map_err(failed)?;
-    pending.subscribe().block();
-    let response = match pending.get() {
-        Some(Ok(Ok(response))) => response,
-        Some(Ok(Err(code))) => return Err(failed(code)),
+    pending.future.subscribe().block();
+    let response = match (pending.future.get(), pending.unsent) {
+        (Some(Ok(Ok(response))), _) => response,
+        (_, Some(unsent)) => return Err(unsent),
+        (Some(Ok(Err(code))), None) => return Err(failed(code)),
         _ => return Err(Error::Other(format!("{authority}: the response was lost"))),
     };
     let status = response.status();
@@ -213,6 +390,11 @@ fn request_error(authority: &str, code: ErrorCode) -> Error {
         }
         ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout => {
             Error::Unavailable(format!("{authority}: timed out"))
+        }
+        ErrorCode::TlsCertificateError | ErrorCode::TlsAlertReceived(_) => {
+            Error::Unavailable(format!(
+                "{authority}: the server's TLS certificate did not verify; if a private certificate authority signed it, give that authority's PEM file in the connector's certificate setting (`ca_file`)"
+            ))
         }
         other => Error::Unavailable(format!("{authority}: {other:?}")),
     }

@@ -35,6 +35,9 @@
 //! IDLE) implements [`Connector::watch`].
 
 mod config;
+pub mod dates;
+#[cfg(feature = "dav")]
+pub mod dav;
 pub mod fs;
 mod helpers;
 pub mod html;
