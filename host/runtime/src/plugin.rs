@@ -192,10 +192,17 @@ impl Plugin {
         } else {
             None
         };
+        // HTTPS trusts the web's roots, and with `certificate` settings those authorities too.
+        let http_tls = if setup.certificates.is_empty() {
+            None
+        } else {
+            Some(tls::client_config(&setup.certificates).map_err(config_error)?)
+        };
         Ok(Session {
             plugin: self.clone(),
             setup,
             tls,
+            http_tls,
             progress,
             live: None,
             usage: Usage::default(),
@@ -266,6 +273,9 @@ pub struct Session {
     setup: SandboxSetup,
     /// The TLS settings of its streams, when its plugin opens streams.
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// The TLS settings of its HTTPS requests, when its `certificate` settings name authorities
+    /// (the web's roots otherwise).
+    http_tls: Option<Arc<rustls::ClientConfig>>,
     progress: Option<ProgressFn>,
     live: Option<Live>,
     usage: Usage,
@@ -600,6 +610,7 @@ impl Session {
             FileGuard::new(inner.id.clone(), inner.protected.clone(), mounts.collect()),
             NetworkGate::new(
                 HostGrant::new(&self.setup.hosts),
+                self.http_tls.clone(),
                 self.setup.secrets.clone(),
             ),
             StreamGate::new(

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::Semaphore;
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::outbound::{self, Reach, Refused, Sent, Waits};
@@ -24,6 +25,8 @@ const MAX_REFUSALS: usize = 16;
 /// bounds in time and number.
 pub(crate) struct NetworkGate {
     grant: HostGrant,
+    /// The TLS settings of HTTPS requests, when the connector trusts authorities of its own.
+    tls: Option<Arc<rustls::ClientConfig>>,
     /// When the running call must end: no request waits past it for a connection, a response or
     /// the next part of a body (the call's epoch deadline cannot interrupt the host while it
     /// waits).
@@ -37,9 +40,14 @@ pub(crate) struct NetworkGate {
 }
 
 impl NetworkGate {
-    pub(crate) fn new(grant: HostGrant, secrets: Secrets) -> NetworkGate {
+    pub(crate) fn new(
+        grant: HostGrant,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        secrets: Secrets,
+    ) -> NetworkGate {
         NetworkGate {
             grant,
+            tls,
             deadline: CallDeadline::default(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             refused: Arc::default(),
@@ -77,6 +85,21 @@ fn record(refused: &Mutex<Vec<Refusal>>, secrets: &Secrets, refusal: Refusal) {
 type ResponseFuture = Box<dyn Future<Output = Result<Sent, HttpError>> + Send>;
 
 impl WasiHttpHooks for NetworkGate {
+    /// A certificate that did not verify is told apart from other TLS failures, so that the
+    /// connector can name the fix (its CA file setting).
+    fn p2_error_from_tls(&mut self, error: &std::io::Error) -> ErrorCode {
+        let invalid = error
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .is_some_and(|e| matches!(e, rustls::Error::InvalidCertificate(_)));
+        tracing::debug!("a plugin's TLS handshake failed: {error}");
+        if invalid {
+            ErrorCode::TlsCertificateError
+        } else {
+            ErrorCode::TlsProtocolError
+        }
+    }
+
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
@@ -116,8 +139,9 @@ impl WasiHttpHooks for NetworkGate {
             between_bytes: options.between_bytes_timeout,
         };
         let (refused, secrets) = (self.refused.clone(), self.secrets.clone());
+        let tls = self.tls.clone();
         Box::new(async move {
-            match outbound::send(request, reach, waits).await {
+            match outbound::send(request, reach, waits, tls).await {
                 Ok((response, io)) => {
                     // The permit is held as long as the connection.
                     let io = Box::into_pin(io);

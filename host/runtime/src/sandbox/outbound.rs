@@ -97,13 +97,16 @@ pub(crate) async fn send(
     mut request: http::Request<WasiBody>,
     reach: Reach,
     waits: Waits,
+    tls: Option<Arc<rustls::ClientConfig>>,
 ) -> Result<Sent, Refused> {
     let uri = request.uri().clone();
     let authority = uri
         .authority()
         .ok_or(Refused::Failed(HttpError::HttpRequestUriInvalid))?;
-    let tls = uri.scheme() == Some(&Scheme::HTTPS);
-    let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    let tls_of_uri = uri.scheme() == Some(&Scheme::HTTPS);
+    let port = authority
+        .port_u16()
+        .unwrap_or(if tls_of_uri { 443 } else { 80 });
     let host = authority
         .host()
         .trim_start_matches('[')
@@ -111,6 +114,7 @@ pub(crate) async fn send(
         .to_owned();
     let left = || waits.within(None);
     let allowed = resolve_allowed(&host, port, &reach, &waits).await?;
+    let tls = tls_of_uri.then(|| tls.unwrap_or_else(|| TLS.clone()));
     let stream = open_stream(&allowed, host, tls, &waits).await?;
     let (mut sender, connection) = match tokio::time::timeout(
         left(),
@@ -207,23 +211,24 @@ pub(crate) async fn resolve_allowed(
     Ok(allowed)
 }
 
-/// A connection to the first of `allowed` that answers, in TLS for `host` when `tls`.
+/// A connection to the first of `allowed` that answers, in TLS for `host` with these settings
+/// when there are any.
 async fn open_stream(
     allowed: &[SocketAddr],
     host: String,
-    tls: bool,
+    tls: Option<Arc<rustls::ClientConfig>>,
     waits: &Waits,
 ) -> Result<Box<dyn Stream>, Refused> {
     let left = || waits.within(None);
     let stream = connect(allowed, waits.within(waits.connect))
         .await
         .map_err(Refused::Failed)?;
-    if !tls {
+    let Some(tls) = tls else {
         return Ok(Box::new(stream));
-    }
+    };
     let name = rustls::pki_types::ServerName::try_from(host)
         .map_err(|e| Refused::Failed(HttpError::from(e)))?;
-    let connector = tokio_rustls::TlsConnector::from(TLS.clone());
+    let connector = tokio_rustls::TlsConnector::from(tls);
     match tokio::time::timeout(left(), connector.connect(name, stream)).await {
         Ok(Ok(stream)) => Ok(Box::new(stream)),
         Ok(Err(e)) => Err(Refused::Failed(HttpError::Tls(e))),
@@ -258,7 +263,8 @@ pub(crate) trait Stream:
 }
 impl<T> Stream for T where T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
 
-/// TLS client settings: the web's root certificates (webpki-roots), nothing from the machine.
+/// TLS client settings of a connector without authorities of its own: the web's root
+/// certificates (webpki-roots), nothing from the machine.
 static TLS: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.into(),
