@@ -252,6 +252,14 @@ impl Manifest {
         Ok(())
     }
 
+    /// Whether the plugin reaches a network source: streams, a `url` setting or hosts of
+    /// `capabilities.network`. Such a source can only tell of changes through `watch`.
+    pub fn reaches_network(&self) -> bool {
+        self.capabilities.streams
+            || !self.capabilities.network.is_empty()
+            || self.config.iter().any(|f| f.kind == FieldKind::Url)
+    }
+
     /// The field whose value is the user's consent to connections in clear, if the plugin
     /// asks for one.
     pub fn plaintext_consent(&self) -> Option<&ConfigField> {

@@ -62,8 +62,8 @@ impl Drop for Alive {
 }
 
 impl SourceWatches {
-    /// Watches the sources of `connectors` whose plugins can (WIT 0.5.0 and a connection
-    /// capability), and no others.
+    /// Watches the sources of `connectors` whose plugins can (WIT 0.5.0 and a network source:
+    /// a plugin of local folders has the host's file watcher), and no others.
     pub(crate) fn keep(
         &self,
         syncer: &Arc<Syncer>,
@@ -78,7 +78,7 @@ impl SourceWatches {
                 syncer
                     .plugins()
                     .get(&c.plugin_id)
-                    .is_some_and(|p| p.wit_version().watches() && p.manifest().capabilities.streams)
+                    .is_some_and(|p| p.wit_version().watches() && p.manifest().reaches_network())
             })
             .map(|c| (&c.id, c))
             .collect();
