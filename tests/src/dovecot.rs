@@ -6,7 +6,7 @@
 //! clear that Dovecot allows on loopback.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+use crate::local_servers::{
+    as_server_user, children_of, free_port, give_to_server_user, make_certificates, own_ids,
+    wait_until_closed, wait_until_listening, whoami,
+};
 use crate::quarry::running_as_root;
 
 /// The mail user's name and password.
@@ -74,14 +78,7 @@ impl Dovecot {
         };
         std::fs::write(dovecot.dir.path().join("dovecot.conf"), dovecot.config())
             .expect("write dovecot.conf");
-        if running_as_root() {
-            let chown = Command::new("chown")
-                .args(["-R", "nobody:nogroup"])
-                .arg(dovecot.dir.path())
-                .status()
-                .expect("chown runs");
-            assert!(chown.success(), "chown the Dovecot folder to nobody");
-        }
+        give_to_server_user(dovecot.dir.path());
         dovecot.run();
         dovecot
     }
@@ -222,19 +219,7 @@ impl Dovecot {
 
     fn run(&mut self) {
         let config = self.dir.path().join("dovecot.conf");
-        let mut command = if running_as_root() {
-            let mut setpriv = Command::new("setpriv");
-            setpriv.args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "/usr/sbin/dovecot",
-            ]);
-            setpriv
-        } else {
-            Command::new("/usr/sbin/dovecot")
-        };
-        let master = command
+        let master = as_server_user("/usr/sbin/dovecot")
             .args(["-F", "-c"])
             .arg(&config)
             .stdin(Stdio::null())
@@ -243,15 +228,7 @@ impl Dovecot {
             .spawn()
             .expect("dovecot starts");
         self.master = Some(master);
-        let until = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", self.imap_port)).is_err() {
-            assert!(
-                Instant::now() < until,
-                "Dovecot did not listen within 20 s; its log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_listening(self.imap_port, "Dovecot", || self.log());
     }
 
     fn config(&self) -> String {
@@ -302,132 +279,6 @@ impl Drop for Dovecot {
             let _ = master.wait();
         }
     }
-}
-
-/// A CA, and a certificate it signs for 127.0.0.1 and localhost, by `openssl`.
-fn make_certificates(dir: &Path) {
-    let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl runs (`make setup` installs it)");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    openssl(
-        &[
-            &["req", "-x509"][..],
-            &ec,
-            &[
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=Quarry Test CA",
-            ],
-        ]
-        .concat(),
-    );
-    openssl(
-        &[
-            &["req"][..],
-            &ec,
-            &[
-                "-keyout",
-                "server.key",
-                "-out",
-                "server.csr",
-                "-subj",
-                "/CN=localhost",
-            ],
-        ]
-        .concat(),
-    );
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("write server.ext");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-    ]);
-    for readable in ["ca.pem", "server.pem", "server.key"] {
-        std::fs::set_permissions(dir.join(readable), std::fs::Permissions::from_mode(0o644))
-            .expect("chmod");
-    }
-}
-
-/// The PIDs whose parent is `pid` (from `/proc/<pid>/stat`).
-fn children_of(pid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|candidate| {
-            std::fs::read_to_string(format!("/proc/{candidate}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    // `pid (comm) state ppid ...`: comm may hold spaces, so read after its `)`.
-                    let after = stat.rsplit_once(')')?.1;
-                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
-                })
-                == Some(pid)
-        })
-        .collect()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
-
-fn wait_until_closed(port: u16) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_ok() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn own_ids() -> (u32, u32) {
-    let id = |flag: &str| whoami(flag).parse().expect("a numeric id");
-    (id("-u"), id("-g"))
-}
-
-fn whoami(flag: &str) -> String {
-    let out = Command::new("id").arg(flag).output().expect("id runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// A mail client's session: what a test does to the mailbox, over IMAP.
