@@ -69,8 +69,10 @@ build_each() {
     id="$(manifest_value id "$manifest")"
     wasm="$OUT/$id/$(manifest_value component "$manifest")"
     mkdir -p "$OUT/$id"
+    # The language's shared modules (`sdk/`) count as the plugin's sources.
     stamp="$( (cd "$dir" && find . -type f -not -path './node_modules/*' -not -name '*.pyc' \
-               | sort | xargs sha256sum; sha256sum "$ROOT"/wit/*/*.wit; echo "$tool") \
+               | sort | xargs sha256sum; find "$folder/sdk" -type f 2>/dev/null | sort \
+               | xargs -r sha256sum; sha256sum "$ROOT"/wit/*/*.wit; echo "$tool") \
              | sha256sum | cut -d' ' -f1)"
     if [ ! -f "$wasm" ] || [ "$(cat "$wasm.stamp" 2>/dev/null)" != "$stamp" ]; then
       started=$SECONDS
