@@ -102,6 +102,8 @@ fn files(lang: Lang) -> Vec<File> {
             ),
             sdk!("lib.rs"),
             sdk!("config.rs"),
+            sdk!("dates.rs"),
+            sdk!("dav.rs"),
             sdk!("fs.rs"),
             sdk!("helpers.rs"),
             sdk!("html.rs"),
