@@ -104,6 +104,7 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench index_languages
 	QUARRY_SECRETS_BENCH=$(CACHE)/tools/secrets-bench cargo bench --locked -p quarry-tests --bench credentials
 	cargo bench --locked -p quarry-tests --bench imap
+	cargo bench --locked -p quarry-tests --bench webdav
 	scripts/baseline.sh $(MEMORY_BASELINE) $(CACHE)/baseline/quarry-$(MEMORY_BASELINE)
 	scripts/baseline-model.sh $(MEMORY_BASELINE) models/all-MiniLM-L6-v2 $(CACHE)/baseline/model-$(MEMORY_BASELINE)/all-MiniLM-L6-v2
 	QUARRY_BENCH_BASELINE=$(CACHE)/baseline/quarry-$(MEMORY_BASELINE) \
