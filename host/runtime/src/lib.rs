@@ -18,6 +18,7 @@ mod plugin_files;
 mod plugin_set;
 mod policy;
 mod sandbox;
+pub mod suggest;
 mod usage;
 mod wit;
 

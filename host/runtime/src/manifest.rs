@@ -101,6 +101,11 @@ pub struct ConfigField {
     /// when not given.
     #[serde(default)]
     pub schemes: Vec<String>,
+    /// For a `directory` field, where such folders usually are: paths from the home folder
+    /// (`~/.config/chromium/*/History`) of a file the folder holds, `*` standing for any one
+    /// name. `connector add` without the field offers the folders found (`suggest.rs`).
+    #[serde(default)]
+    pub suggest: Vec<String>,
 }
 
 /// The kinds of configuration values.
@@ -289,6 +294,25 @@ impl ConfigField {
         if !self.schemes.is_empty() && self.kind != FieldKind::Url {
             return Err(format!(
                 "config key {:?}: only a url field takes `schemes`",
+                self.key
+            ));
+        }
+        if !self.suggest.is_empty() && self.kind != FieldKind::Directory {
+            return Err(format!(
+                "config key {:?}: only a directory field takes `suggest`",
+                self.key
+            ));
+        }
+        if self.suggest.len() > crate::suggest::MAX_PATTERNS {
+            return Err(format!(
+                "config key {:?}: at most {} suggest patterns",
+                self.key,
+                crate::suggest::MAX_PATTERNS
+            ));
+        }
+        if let Some(bad) = self.suggest.iter().find(|p| !crate::suggest::is_pattern(p)) {
+            return Err(format!(
+                "config key {:?}: suggest {bad:?}: write a path from the home folder (~/...) to a file, `*` for any one name",
                 self.key
             ));
         }

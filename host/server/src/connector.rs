@@ -575,6 +575,7 @@ async fn add(
     let plugins = load_plugins(paths)?;
     let mut request = request;
     from_working_folder(&plugins, &mut request)?;
+    offer_usual_folders(&plugins, &request)?;
     let connector = add_connector(store, &plugins, request).await?;
     if json {
         println!(
@@ -615,6 +616,62 @@ async fn add(
         connector.name
     );
     Ok(())
+}
+
+/// A required folder setting not given whose manifest says where such folders usually are
+/// (a browser's profiles): the folders found there, offered with the command that adds each.
+fn offer_usual_folders(plugins: &PluginSet, request: &ConnectorRequest) -> anyhow::Result<()> {
+    let Some(plugin) = plugins.get(&request.plugin_id) else {
+        return Ok(());
+    };
+    let Some(field) = plugin
+        .manifest()
+        .config
+        .iter()
+        .find(|f| f.required && !f.suggest.is_empty() && !request.values.contains_key(&f.key))
+    else {
+        return Ok(());
+    };
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
+    let found = quarry_runtime::suggest::folders(&home, &field.suggest);
+    if found.is_empty() {
+        bail!(
+            "`{}` is required, and none was found where such folders usually are ({}); give one with --set {}=FOLDER",
+            field.key,
+            field.suggest.join(", "),
+            field.key
+        );
+    }
+    let mut offer = format!(
+        "`{}` is required ({}). Found on this machine:\n",
+        field.key,
+        field.display_name()
+    );
+    for folder in &found {
+        offer.push_str(&format!(
+            "  quarry connector add plugin {} --name {} --set {}={}\n",
+            request.plugin_id,
+            shell_word(&request.name),
+            field.key,
+            shell_word(&folder.to_string_lossy())
+        ));
+    }
+    offer.push_str("Run the line of the one to add (each is added only when you ask).");
+    bail!(offer)
+}
+
+/// `text` as one shell word.
+fn shell_word(text: &str) -> String {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@".contains(&b))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// Makes the relative paths of a request's folder and certificate settings absolute, from the
