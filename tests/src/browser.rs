@@ -15,7 +15,8 @@ fn repo_root() -> PathBuf {
         .to_owned()
 }
 
-fn browser_dir() -> PathBuf {
+/// The browser tests' folder (`tests/browser`), its driver installed by `make setup`.
+pub fn browser_dir() -> PathBuf {
     let dir = repo_root().join("tests/browser");
     assert!(
         dir.join("node_modules/playwright-core").is_dir(),

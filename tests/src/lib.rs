@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod bench;
 pub mod browser;
+pub mod browsers;
 pub mod caldav;
 pub mod corpus;
 pub mod credentials;
