@@ -90,7 +90,18 @@ impl Walker<'_> {
         let mut files = Vec::new();
         let mut last = None;
         while let Some(folder) = stack.pop() {
-            if let Some(mut members) = self.list(&folder)? {
+            let listed = match self.list(&folder) {
+                Ok(listed) => listed,
+                // What this page found before a folder that fails (a server error there) is
+                // answered, so it is kept: the next page starts at that folder, and fails there
+                // if it still fails.
+                Err(_) if last.is_some() => {
+                    stack.push(folder);
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(mut members) = listed {
                 files.append(&mut members.files);
                 members.folders.sort_by(|a, b| order(&b.rel, &a.rel));
                 stack.extend(members.folders);
@@ -148,6 +159,15 @@ impl Walker<'_> {
         let answer = match self.dav.propfind(&url, Depth::One, PROPS) {
             Ok(answer) => answer,
             Err(Error::NotFound(_)) if !folder.rel.is_empty() => return Ok(None),
+            // A folder the user may not read (shared read-protected) is left out, as the folder
+            // connector leaves out a folder it cannot read; the rest is listed.
+            Err(Error::InvalidConfig(why)) if !folder.rel.is_empty() && why.contains("(403 ") => {
+                quarry_sdk::log(
+                    quarry_sdk::LogLevel::Warn,
+                    &format!("{}: left out, the server forbids reading it", folder.rel),
+                );
+                return Ok(None);
+            }
             Err(Error::NotFound(why)) => {
                 return Err(Error::InvalidConfig(format!(
                     "`url`: the folder is not on the server ({why})"
