@@ -134,6 +134,23 @@ impl DavServer {
         args
     }
 
+    /// Changes the user's password (Apache reads its password file at each request).
+    pub fn change_password(&self, password: &str) {
+        assert_eq!(
+            self.server,
+            Server::Apache,
+            "only Apache's password file is read live"
+        );
+        let hashed = std::process::Command::new("htpasswd")
+            .args(["-nbB", USER, password])
+            .output()
+            .expect("htpasswd runs");
+        assert!(hashed.status.success(), "htpasswd");
+        let file = self.dir.path().join("htpasswd");
+        std::fs::write(&file, hashed.stdout).expect("write htpasswd");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    }
+
     /// The requests the server has answered so far, as `METHOD path` (from its log).
     pub fn requests(&self) -> Vec<String> {
         let log = self.log();
@@ -286,7 +303,7 @@ impl DavServer {
              LogLevel warn\nLogFormat \"%r %>s\" plain\nCustomLog {d}/access.log plain\n\
              TypesConfig /etc/mime.types\nDavLockDB {d}/lock/DavLock\n\
              Alias /dav {d}/root\n\
-             <Directory {d}/root>\n  Dav On\n  AuthType Basic\n  AuthName \"Quarry test\"\n\
+             <Directory {d}/root>\n  Dav On\n  AllowOverride All\n  AuthType Basic\n  AuthName \"Quarry test\"\n\
              \x20 AuthUserFile {d}/htpasswd\n  Require valid-user\n</Directory>\n",
             port = self.port
         );

@@ -378,3 +378,62 @@ fn a_server_killed_mid_sync_converges_with_nothing_lost_and_nothing_twice() {
     );
     assert_eq!(all["total"], COUNT as u64, "{all}");
 }
+
+#[test]
+fn a_server_answering_5xx_mid_sync_loses_nothing_and_a_changed_password_shows_in_the_status() {
+    const COUNT: usize = 600;
+    let server = DavServer::start(Server::Apache);
+    for n in 0..COUNT {
+        server.put(
+            &format!("Box {:02}/note {n:05}.txt", n % 6),
+            format!("Codeword kw{n:05} for this note.").as_bytes(),
+        );
+    }
+    // A folder whose configuration is broken: Apache answers 500 Internal Server Error there.
+    server.put("Box 03/.htaccess", b"ThisIsNotADirective on\n");
+    let mut q = Quarry::new();
+    q.without_model();
+    add_cloud(&q, &server);
+    q.start();
+    q.wait_for("the sync to stop at the broken folder", |connectors| {
+        connectors[0]["status"] == "error"
+    });
+    let connector = q.connectors()[0].clone();
+    let error = connector["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("answered 500") && error.contains("tries again later"),
+        "{connector}"
+    );
+    let before = connector["doc_count"].as_u64().unwrap_or(0);
+    assert!(
+        before > 0 && before < COUNT as u64,
+        "{connector}\nthe server's requests: {:?}\n{}",
+        server.requests(),
+        q.log()
+    );
+
+    // Mended: the next sync goes on, and every note is there once.
+    std::fs::remove_file(server.root().join("Box 03/.htaccess")).expect("mend");
+    q.cli_ok(&["connector", "sync", "Cloud", "--wait"]);
+    q.wait_for("every note indexed", |connectors| {
+        connectors[0]["doc_count"].as_u64() == Some(COUNT as u64)
+            && connectors[0]["status"] == "idle"
+    });
+    let key = q.integration("agent", "all", &["--quota", "unlimited"]);
+    let all = q.search_ok(
+        &key,
+        json!({"query": "codeword", "semantic_search": false, "limit": 1}),
+    );
+    assert_eq!(all["total"], COUNT as u64, "{all}");
+    assert_eq!(paths(&q, &key, "kw00003"), ["Box 03/note 00003.txt"]);
+
+    // The password changed on the server: the status says so, naming the settings.
+    server.change_password("a-new-password-on-the-server");
+    let _ = q.cli(&["connector", "sync", "Cloud", "--wait"]);
+    let status = q.cli_ok(&["connector", "status", "Cloud"]);
+    assert!(
+        status.contains("refused the user name and password") && status.contains("`password`"),
+        "{status}"
+    );
+    assert!(!status.contains(PASSWORD) && !q.log().contains(PASSWORD));
+}
