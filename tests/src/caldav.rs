@@ -5,7 +5,7 @@
 //! root, stopped by PID. Tests put events and cards there over HTTP, as a client would, and
 //! count the server's requests in its log.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use base64::Engine;
@@ -14,7 +14,8 @@ use tempfile::TempDir;
 
 use crate::http;
 use crate::local_servers::{
-    as_server_user, free_port, give_to_server_user, wait_until_closed, wait_until_listening,
+    apache_requests, as_server_user, free_port, give_to_server_user, start_apache,
+    wait_until_closed, wait_until_listening, write_apache_config, write_htpasswd,
 };
 
 /// The user's name.
@@ -191,14 +192,7 @@ impl CalServer {
                     Some(format!("{method} {path}"))
                 })
                 .collect(),
-            Server::Xandikos => std::fs::read_to_string(self.dir.path().join("access.log"))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|l| {
-                    let mut parts = l.split_whitespace();
-                    Some(format!("{} {}", parts.next()?, parts.next()?))
-                })
-                .collect(),
+            Server::Xandikos => apache_requests(self.dir.path()),
         }
     }
 
@@ -249,15 +243,7 @@ impl CalServer {
                     .expect("xandikos starts (`make setup` installs it)");
                 self.processes.push(child);
                 wait_until_listening(self.inner_port, "Xandikos", || self.log());
-                let apache = as_server_user("/usr/sbin/apache2")
-                    .args(["-DFOREGROUND", "-f"])
-                    .arg(d.join("httpd.conf"))
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("apache2 starts");
-                self.processes.push(apache);
+                self.processes.push(start_apache(&d));
                 wait_until_listening(self.port, "Apache in front of Xandikos", || {
                     std::fs::read_to_string(d.join("error.log")).unwrap_or_default()
                 });
@@ -280,39 +266,28 @@ impl CalServer {
 
     fn configure_proxy(&self) {
         let d = self.dir.path();
-        let hashed = Command::new("htpasswd")
-            .args(["-nbB", USER, PASSWORD])
-            .output()
-            .expect("htpasswd runs (`make setup` installs apache2-utils)");
-        assert!(hashed.status.success(), "htpasswd");
-        std::fs::write(d.join("htpasswd"), hashed.stdout).expect("write htpasswd");
-        let modules = "/usr/lib/apache2/modules";
-        let load: String = [
-            "mpm_event",
-            "authn_core",
-            "authz_core",
-            "auth_basic",
-            "authn_file",
-            "authz_user",
-            "proxy",
-            "proxy_http",
-        ]
-        .iter()
-        .map(|m| format!("LoadModule {m}_module {modules}/mod_{m}.so\n"))
-        .collect();
-        let dd = d.display();
-        let config = format!(
-            "{load}ServerRoot \"{dd}\"\nServerName localhost\nListen 127.0.0.1:{port}\n\
-             PidFile {dd}/run/httpd.pid\nDefaultRuntimeDir {dd}/run\nErrorLog {dd}/error.log\n\
-             LogLevel warn\nLogFormat \"%r %>s\" plain\nCustomLog {dd}/access.log plain\n\
-             ProxyPreserveHost On\nProxyPass / http://127.0.0.1:{inner}/\n\
-             ProxyPassReverse / http://127.0.0.1:{inner}/\n\
-             <Location />\n  AuthType Basic\n  AuthName \"Quarry test\"\n\
-             \x20 AuthUserFile {dd}/htpasswd\n  Require valid-user\n</Location>\n",
-            port = self.port,
-            inner = self.inner_port,
+        write_htpasswd(d, USER, PASSWORD);
+        let inner = self.inner_port;
+        write_apache_config(
+            d,
+            self.port,
+            &[
+                "authn_core",
+                "authz_core",
+                "auth_basic",
+                "authn_file",
+                "authz_user",
+                "proxy",
+                "proxy_http",
+            ],
+            &format!(
+                "ProxyPreserveHost On\nProxyPass / http://127.0.0.1:{inner}/\n\
+                 ProxyPassReverse / http://127.0.0.1:{inner}/\n\
+                 <Location />\n  AuthType Basic\n  AuthName \"Quarry test\"\n\
+                 \x20 AuthUserFile {}/htpasswd\n  Require valid-user\n</Location>\n",
+                d.display()
+            ),
         );
-        std::fs::write(Path::new(d).join("httpd.conf"), config).expect("write httpd.conf");
     }
 
     /// The folder the server keeps its data in.

@@ -11,8 +11,8 @@ use std::process::{Child, Stdio};
 use tempfile::TempDir;
 
 use crate::local_servers::{
-    as_server_user, free_port, give_to_server_user, make_certificates, wait_until_closed,
-    wait_until_listening,
+    apache_requests, as_server_user, free_port, give_to_server_user, make_certificates,
+    start_apache, wait_until_closed, wait_until_listening, write_apache_config, write_htpasswd,
 };
 
 /// The user's name.
@@ -141,14 +141,7 @@ impl DavServer {
             Server::Apache,
             "only Apache's password file is read live"
         );
-        let hashed = std::process::Command::new("htpasswd")
-            .args(["-nbB", USER, password])
-            .output()
-            .expect("htpasswd runs");
-        assert!(hashed.status.success(), "htpasswd");
-        let file = self.dir.path().join("htpasswd");
-        std::fs::write(&file, hashed.stdout).expect("write htpasswd");
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        write_htpasswd(self.dir.path(), USER, password);
     }
 
     /// The requests the server has answered so far, as `METHOD path` (from its log).
@@ -164,15 +157,7 @@ impl DavServer {
                     Some(quoted.to_owned())
                 })
                 .collect(),
-            // `PROPFIND /dav/sub/ HTTP/1.1 207`
-            Server::Apache => std::fs::read_to_string(self.dir.path().join("access.log"))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|l| {
-                    let mut parts = l.split_whitespace();
-                    Some(format!("{} {}", parts.next()?, parts.next()?))
-                })
-                .collect(),
+            Server::Apache => apache_requests(self.dir.path()),
         }
     }
 
@@ -227,14 +212,7 @@ impl DavServer {
                     .spawn()
                     .expect("WsgiDAV starts")
             }
-            Server::Apache => as_server_user("/usr/sbin/apache2")
-                .args(["-DFOREGROUND", "-f"])
-                .arg(d.join("httpd.conf"))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("apache2 starts"),
+            Server::Apache => start_apache(d),
         };
         self.process = Some(process);
         let what = format!("{:?}", self.server);
@@ -274,41 +252,28 @@ impl DavServer {
 
     fn configure_apache(&self) {
         let d = self.dir.path();
-        let hashed = std::process::Command::new("htpasswd")
-            .args(["-nbB", USER, PASSWORD])
-            .output()
-            .expect("htpasswd runs (`make setup` installs apache2-utils)");
-        assert!(hashed.status.success(), "htpasswd");
-        std::fs::write(d.join("htpasswd"), hashed.stdout).expect("write htpasswd");
-        let modules = "/usr/lib/apache2/modules";
-        let load: String = [
-            "mpm_event",
-            "authn_core",
-            "authz_core",
-            "auth_basic",
-            "authn_file",
-            "authz_user",
-            "alias",
-            "mime",
-            "dav",
-            "dav_fs",
-        ]
-        .iter()
-        .map(|m| format!("LoadModule {m}_module {modules}/mod_{m}.so\n"))
-        .collect();
-        let d = d.display();
-        let config = format!(
-            "{load}ServerRoot \"{d}\"\nServerName localhost\nListen 127.0.0.1:{port}\n\
-             PidFile {d}/run/httpd.pid\nDefaultRuntimeDir {d}/run\nErrorLog {d}/error.log\n\
-             LogLevel warn\nLogFormat \"%r %>s\" plain\nCustomLog {d}/access.log plain\n\
-             TypesConfig /etc/mime.types\nDavLockDB {d}/lock/DavLock\n\
-             Alias /dav {d}/root\n\
-             <Directory {d}/root>\n  Dav On\n  AllowOverride All\n  AuthType Basic\n  AuthName \"Quarry test\"\n\
-             \x20 AuthUserFile {d}/htpasswd\n  Require valid-user\n</Directory>\n",
-            port = self.port
+        write_htpasswd(d, USER, PASSWORD);
+        let dd = d.display();
+        write_apache_config(
+            d,
+            self.port,
+            &[
+                "authn_core",
+                "authz_core",
+                "auth_basic",
+                "authn_file",
+                "authz_user",
+                "alias",
+                "mime",
+                "dav",
+                "dav_fs",
+            ],
+            &format!(
+                "TypesConfig /etc/mime.types\nDavLockDB {dd}/lock/DavLock\nAlias /dav {dd}/root\n\
+                 <Directory {dd}/root>\n  Dav On\n  AllowOverride All\n  AuthType Basic\n  AuthName \"Quarry test\"\n\
+                 \x20 AuthUserFile {dd}/htpasswd\n  Require valid-user\n</Directory>\n"
+            ),
         );
-        std::fs::write(Path::new(&d.to_string()).join("httpd.conf"), config)
-            .expect("write httpd.conf");
     }
 }
 

@@ -12,6 +12,7 @@ pub mod credentials;
 pub mod dav;
 pub mod docx;
 pub mod dovecot;
+pub mod found;
 pub mod generated;
 pub mod http;
 pub mod local_servers;

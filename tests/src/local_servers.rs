@@ -176,3 +176,58 @@ pub fn wait_until_listening(port: u16, what: &str, log: impl Fn() -> String) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Writes `dir/htpasswd` with `user`'s `password` (bcrypt, by Debian's `htpasswd`), readable by
+/// the servers' user.
+pub fn write_htpasswd(dir: &Path, user: &str, password: &str) {
+    let hashed = Command::new("htpasswd")
+        .args(["-nbB", user, password])
+        .output()
+        .expect("htpasswd runs (`make setup` installs apache2-utils)");
+    assert!(hashed.status.success(), "htpasswd");
+    let file = dir.join("htpasswd");
+    std::fs::write(&file, hashed.stdout).expect("write htpasswd");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+}
+
+/// Writes `dir/httpd.conf`: Apache httpd on `127.0.0.1:port` with `modules` loaded (and the
+/// event MPM), its PID file and logs in `dir` (`error.log`; `access.log`, one `request-line
+/// status` line per request), then `body`.
+pub fn write_apache_config(dir: &Path, port: u16, modules: &[&str], body: &str) {
+    let load: String = std::iter::once(&"mpm_event")
+        .chain(modules)
+        .map(|m| format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n"))
+        .collect();
+    let d = dir.display();
+    let config = format!(
+        "{load}ServerRoot \"{d}\"\nServerName localhost\nListen 127.0.0.1:{port}\n\
+         PidFile {d}/run/httpd.pid\nDefaultRuntimeDir {d}/run\nErrorLog {d}/error.log\n\
+         LogLevel warn\nLogFormat \"%r %>s\" plain\nCustomLog {d}/access.log plain\n{body}"
+    );
+    std::fs::write(dir.join("httpd.conf"), config).expect("write httpd.conf");
+}
+
+/// Starts Apache httpd on `dir/httpd.conf` in the foreground as the servers' user.
+pub fn start_apache(dir: &Path) -> std::process::Child {
+    as_server_user("/usr/sbin/apache2")
+        .args(["-DFOREGROUND", "-f"])
+        .arg(dir.join("httpd.conf"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("apache2 starts (`make setup` installs apache2-bin)")
+}
+
+/// The requests of `dir/access.log` (written by [`write_apache_config`]'s server), as
+/// `METHOD path`.
+pub fn apache_requests(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("access.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            Some(format!("{} {}", parts.next()?, parts.next()?))
+        })
+        .collect()
+}

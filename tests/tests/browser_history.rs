@@ -11,23 +11,9 @@ use std::time::{Duration, Instant};
 
 use inotify::{Inotify, WatchMask};
 use quarry_tests::browsers::{Firefox, chromium_profile};
+use quarry_tests::found::{first, titles};
 use quarry_tests::quarry::Quarry;
 use quarry_tests::web::WebServer;
-use serde_json::Value;
-
-/// The titles a keyword search finds.
-fn titles(q: &Quarry, key: &str, query: &str) -> Vec<String> {
-    q.keyword_search(key, query, 50)["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .map(|r| r["title"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-fn first(q: &Quarry, key: &str, query: &str) -> Value {
-    q.keyword_search(key, query, 5)["results"][0].clone()
-}
 
 fn page(title: &str, words: &str) -> String {
     format!("<html><head><title>{title}</title></head><body><p>{words}</p></body></html>")

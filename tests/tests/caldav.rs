@@ -5,11 +5,11 @@
 //! server is reflected within 60 s; an unchanged resync asks only for the collections' tokens;
 //! the password appears in no answer or log.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use quarry_tests::caldav::{CalServer, PASSWORD, Server};
+use quarry_tests::found::{read_first, titles, wait_until_found};
 use quarry_tests::quarry::Quarry;
-use serde_json::Value;
 
 const BERLIN: &str = "BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:DAYLIGHT\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\nDTSTART:19700329T020000\r\nRRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r\nEND:DAYLIGHT\r\nBEGIN:STANDARD\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nDTSTART:19701025T030000\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n";
 
@@ -36,47 +36,9 @@ fn dentist(place: &str) -> String {
 
 const ADA: &str = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:ada-1\r\nFN:Ada Lovelace\r\nN:Lovelace;Ada;;;\r\nORG:Analytical Engines Ltd\r\nEMAIL;TYPE=work:ada@analytical-engines.test\r\nTEL;TYPE=cell:+44 20 7946 0018\r\nNOTE:Prefers punched cards to email.\r\nEND:VCARD\r\n";
 
-/// The titles a keyword search finds.
-fn titles(q: &Quarry, key: &str, query: &str) -> Vec<String> {
-    q.keyword_search(key, query, 50)["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .map(|r| r["title"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
 /// Waits (up to 60 s) until `query` finds exactly `expected`; answers how long it took.
 fn wait_for_titles(q: &Quarry, key: &str, query: &str, expected: &[&str]) -> Duration {
-    let started = Instant::now();
-    loop {
-        let found = titles(q, key, query);
-        if found == expected {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{query:?} found {found:?}, not {expected:?}, within 60 s\nserver log:\n{}",
-            q.log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// The document answer of the first result of `query`.
-fn read_first(q: &Quarry, key: &str, query: &str) -> Value {
-    let hit = q.keyword_search(key, query, 5)["results"][0].clone();
-    q.request(
-        "GET",
-        &format!(
-            "/api/v1/connectors/{}/docs/{}",
-            hit["connector_id"].as_str().unwrap_or_default(),
-            hit["doc_id"].as_str().unwrap_or_default()
-        ),
-        Some(key),
-        None,
-    )
-    .json()
+    wait_until_found(q, key, (query, "title"), expected, Duration::from_secs(60))
 }
 
 /// Seconds since the epoch of an ISO time `2026-11-30T09:00:00Z`.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use quarry_tests::docx::docx;
 use quarry_tests::dovecot::{Dovecot, PASSWORD, USER};
+use quarry_tests::found::{first, read_first, titles, wait_until_found};
 use quarry_tests::mail::{Mail, encoded_word};
 use quarry_tests::pdf::pdf;
 use quarry_tests::quarry::Quarry;
@@ -23,37 +24,6 @@ fn add_mail(q: &Quarry, dovecot: &Dovecot, server: &str) -> String {
     added["connector_id"].as_str().expect("an id").to_owned()
 }
 
-/// The titles a keyword search finds.
-fn titles(q: &Quarry, key: &str, query: &str) -> Vec<String> {
-    q.keyword_search(key, query, 50)["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .map(|r| r["title"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-/// The first result a keyword search finds.
-fn first(q: &Quarry, key: &str, query: &str) -> Value {
-    q.keyword_search(key, query, 5)["results"][0].clone()
-}
-
-/// The document answer of the first result of `query`.
-fn read_first(q: &Quarry, key: &str, query: &str) -> Value {
-    let hit = first(q, key, query);
-    let (connector, doc) = (
-        hit["connector_id"].as_str().unwrap_or_default(),
-        hit["doc_id"].as_str().unwrap_or_default(),
-    );
-    q.request(
-        "GET",
-        &format!("/api/v1/connectors/{connector}/docs/{doc}"),
-        Some(key),
-        None,
-    )
-    .json()
-}
-
 /// Waits (up to `limit`) until `query` finds exactly `expected` titles; answers how long it took.
 fn wait_for_titles(
     q: &Quarry,
@@ -62,19 +32,7 @@ fn wait_for_titles(
     expected: &[&str],
     limit: Duration,
 ) -> Duration {
-    let started = Instant::now();
-    loop {
-        let found = titles(q, key, query);
-        if found == expected {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < limit,
-            "{query:?} found {found:?}, not {expected:?}, within {limit:?}\nserver log:\n{}",
-            q.log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_found(q, key, (query, "title"), expected, limit)
 }
 
 /// The mailbox of the first test: three scripts, HTML only, attachments, a thread, two folders

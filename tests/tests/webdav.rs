@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use quarry_tests::dav::{DavServer, PASSWORD, Server};
 use quarry_tests::docx::docx;
+use quarry_tests::found::{first, paths, wait_until_found};
 use quarry_tests::pdf::{ScanPage, pdf, scanned};
 use quarry_tests::quarry::Quarry;
 use quarry_tests::scans::{jpeg, page_html, screenshot};
@@ -21,36 +22,9 @@ fn add_cloud(q: &Quarry, server: &DavServer) {
     q.cli_ok(&args);
 }
 
-/// The paths a keyword search finds.
-fn paths(q: &Quarry, key: &str, query: &str) -> Vec<String> {
-    q.keyword_search(key, query, 50)["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .map(|r| r["path"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
 /// Waits (up to 60 s) until `query` finds exactly `expected` paths; answers how long it took.
 fn wait_for_paths(q: &Quarry, key: &str, query: &str, expected: &[&str]) -> Duration {
-    let started = Instant::now();
-    loop {
-        let found = paths(q, key, query);
-        if found == expected {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{query:?} found {found:?}, not {expected:?}, within 60 s\nserver log:\n{}",
-            q.log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// The first result of `query`.
-fn first(q: &Quarry, key: &str, query: &str) -> Value {
-    q.keyword_search(key, query, 5)["results"][0].clone()
+    wait_until_found(q, key, (query, "path"), expected, Duration::from_secs(60))
 }
 
 /// The original file of a result, as `GET .../file` serves it.
