@@ -465,6 +465,29 @@ mod tests {
     }
 
     #[test]
+    fn folder_suggestions_are_only_for_folders_and_only_from_the_home_folder() {
+        let with = |kind: &str, patterns: &str| {
+            Manifest::parse(&format!(
+                "{GOOD}\n[[config]]\nkey = \"profile\"\ntype = \"{kind}\"\nsuggest = [{patterns}]\n"
+            ))
+        };
+        let good = with("directory", "\"~/.config/chromium/*/History\"").expect("a suggestion");
+        assert_eq!(good.field("profile").map(|f| f.suggest.len()), Some(1));
+        for (kind, patterns, says) in [
+            ("text", "\"~/.config/x/File\"", "only a directory field"),
+            ("directory", "\"/etc/*/passwd\"", "from the home folder"),
+            ("directory", "\"~/../other/File\"", "from the home folder"),
+            ("directory", "\"~/.config/*\"", "from the home folder"),
+        ] {
+            let err = with(kind, patterns).expect_err(patterns);
+            assert!(err.contains(says) && err.contains("profile"), "{err}");
+        }
+        let many = vec!["\"~/a/File\""; 17].join(", ");
+        let err = with("directory", &many).expect_err("17 patterns");
+        assert!(err.contains("at most 16"), "{err}");
+    }
+
+    #[test]
     fn only_the_user_can_consent_to_connections_in_clear() {
         let consent = "[[config]]\nkey = \"allow_plaintext\"\ntype = \"plaintext-consent\"\n";
         let with_streams = format!("{GOOD}\n{consent}\n[capabilities]\nstreams = true");
