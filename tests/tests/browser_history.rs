@@ -48,6 +48,30 @@ fn opened(inotify: &mut Inotify) -> BTreeSet<String> {
     names
 }
 
+/// Adds the profile at `dir` as connector `name`, the way the outside check does.
+fn add_profile(q: &Quarry, name: &str, dir: &Path) {
+    let profile = format!("profile={}", dir.display());
+    q.cli_ok(&[
+        "connector",
+        "add",
+        "plugin",
+        "browser",
+        "--name",
+        name,
+        "--set",
+        &profile,
+    ]);
+}
+
+/// Fails unless `read` was opened since `watch_opens`, and none of `never`.
+fn assert_read_only(inotify: &mut Inotify, read: &str, never: &[&str]) {
+    let seen = opened(inotify);
+    assert!(seen.contains(read), "{read} was not read: {seen:?}");
+    for name in never {
+        assert!(!seen.contains(*name), "{name} was opened: {seen:?}");
+    }
+}
+
 #[test]
 fn history_and_bookmarks_of_chromium_and_firefox_are_found_and_nothing_else_is_read() {
     let web = WebServer::start();
@@ -102,27 +126,9 @@ fn history_and_bookmarks_of_chromium_and_firefox_are_found_and_nothing_else_is_r
     let mut q = Quarry::new();
     q.without_model();
     let mut chromium_opens = watch_opens(&chromium);
-    q.cli_ok(&[
-        "connector",
-        "add",
-        "plugin",
-        "browser",
-        "--name",
-        "Browser",
-        "--set",
-        &format!("profile={}", chromium.display()),
-    ]);
+    add_profile(&q, "Browser", &chromium);
     // Firefox is running: its places.sqlite is open and the visit is in its write-ahead log.
-    q.cli_ok(&[
-        "connector",
-        "add",
-        "plugin",
-        "browser",
-        "--name",
-        "Firefox",
-        "--set",
-        &format!("profile={}", firefox.profile.display()),
-    ]);
+    add_profile(&q, "Firefox", &firefox.profile);
     q.start();
     q.wait_synced();
     let key = q.integration("agent", "all", &["--quota", "unlimited"]);
@@ -144,31 +150,31 @@ fn history_and_bookmarks_of_chromium_and_firefox_are_found_and_nothing_else_is_r
     assert_eq!(sourdough["path"], "Bookmarks bar/Recipes", "{sourdough}");
 
     // Only the history and bookmarks of the Chromium profile were opened.
-    let seen = opened(&mut chromium_opens);
-    assert!(seen.contains("History"), "History was not read: {seen:?}");
-    for never in [
-        "Login Data",
-        "Login Data For Account",
-        "Cookies",
-        "Web Data",
-    ] {
-        assert!(!seen.contains(never), "{never} was opened: {seen:?}");
-    }
+    assert_read_only(
+        &mut chromium_opens,
+        "History",
+        &[
+            "Login Data",
+            "Login Data For Account",
+            "Cookies",
+            "Web Data",
+        ],
+    );
 
     // A page visited later is found after the next sync (a listing of what is new).
     drop(firefox);
     let mut firefox_opens = watch_opens(&home.path().join("firefox-profile"));
     q.cli_ok(&["connector", "sync", "Firefox", "--full", "--wait"]);
-    let seen = opened(&mut firefox_opens);
-    assert!(seen.contains("places.sqlite"), "{seen:?}");
-    for never in [
-        "cookies.sqlite",
-        "logins.json",
-        "key4.db",
-        "formhistory.sqlite",
-    ] {
-        assert!(!seen.contains(never), "{never} was opened: {seen:?}");
-    }
+    assert_read_only(
+        &mut firefox_opens,
+        "places.sqlite",
+        &[
+            "cookies.sqlite",
+            "logins.json",
+            "key4.db",
+            "formhistory.sqlite",
+        ],
+    );
     let chromium_later = chromium_profile(&chromium_data, &[web.url("/lighthouse.html")], &[]);
     assert_eq!(chromium_later, chromium);
     let started = Instant::now();
