@@ -1,0 +1,16 @@
+//! Plugins as one file, from anywhere, safely: the packed format ([`Pack`]), where packed
+//! plugins come from, how they are verified, and the lock of what was installed.
+
+mod address;
+mod error;
+pub mod fetch;
+pub mod lock;
+pub mod oci;
+pub mod pack;
+pub mod source;
+
+pub use error::PackageError;
+pub use fetch::Fetcher;
+pub use lock::{LOCK_FILE, Lock, Locked, Verification};
+pub use pack::{PACK_EXTENSION, Pack, sha256_digest};
+pub use source::Source;
