@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use quarry_core::times::rfc3339;
 use quarry_core::{ConnectorId, DocId};
 use quarry_index::{DocInfo, Hit, IndexError, SearchIndex};
+use quarry_packages::Lock;
 use quarry_runtime::{FieldKind, Grant, Plugin};
 use quarry_store::{
     AuditEntry, Connector, Integration, IntegrationSummary, NotedDoc, Quota, Sharing,
@@ -713,6 +714,66 @@ pub struct PluginView {
     /// The folder it is installed in (the CLI's view only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// Where it came from and how it was verified (of an installed plugin).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<OriginView>,
+}
+
+/// Where a plugin came from (`plugins.lock`).
+#[derive(Debug, Serialize)]
+pub struct OriginView {
+    /// The folder, file, address or OCI reference it was installed from; `bundled` for one
+    /// that comes with Quarry, `unknown` for one installed before Quarry kept a lock.
+    pub source: String,
+    /// How it was verified: `sha256-pin`, `trusted-signature`, `oci-digest`, `index-digest`,
+    /// `local-source`, `upload`; `bundled` or `unknown` as for `source`.
+    pub verification: String,
+    /// That, in words.
+    pub verified: String,
+    /// The digest checked.
+    pub digest: Option<String>,
+    /// The key that signed it, when a trusted one did.
+    pub signed_by: Option<String>,
+    /// When it was installed (RFC 3339).
+    pub installed_at: Option<String>,
+}
+
+impl OriginView {
+    /// The origin of `plugin`: its entry in `lock` when it is installed in `installed`.
+    pub fn of(plugin: &Plugin, lock: &Lock, installed: &std::path::Path) -> OriginView {
+        let in_data_folder = plugin.dir().parent() == Some(installed);
+        match lock.get(plugin.id()).filter(|_| in_data_folder) {
+            Some(entry) => OriginView {
+                source: entry.source.clone(),
+                verification: serde_json::to_value(&entry.verification)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                verified: entry.verification.describe().to_owned(),
+                digest: Some(entry.digest.clone()),
+                signed_by: entry.signed_by.clone(),
+                installed_at: Some(entry.installed_at.clone()),
+            },
+            None => {
+                let (source, verified) = if in_data_folder {
+                    (
+                        "unknown",
+                        "not recorded: installed before Quarry kept a lock",
+                    )
+                } else {
+                    ("bundled", "comes with Quarry")
+                };
+                OriginView {
+                    source: source.to_owned(),
+                    verification: source.to_owned(),
+                    verified: verified.to_owned(),
+                    digest: None,
+                    signed_by: None,
+                    installed_at: None,
+                }
+            }
+        }
+    }
 }
 
 /// One setting of a plugin.
@@ -774,7 +835,20 @@ impl PluginView {
                 .collect(),
             capabilities: plugin.requested_capabilities(),
             folder: None,
+            origin: None,
         }
+    }
+
+    /// `plugin` with where it came from, by `lock` (the data folder's, of the plugins
+    /// installed in `installed`).
+    pub fn with_origin(
+        mut self,
+        plugin: &Plugin,
+        lock: &Lock,
+        installed: &std::path::Path,
+    ) -> Self {
+        self.origin = Some(OriginView::of(plugin, lock, installed));
+        self
     }
 
     /// `plugin` with the folder it is installed in (the CLI's `plugin list --json`).

@@ -36,6 +36,7 @@ async fn service() -> Service {
     let admin = AdminConfig {
         plugins_dir: dir.path().join("plugins"),
         staging_dir: dir.path().join("staging"),
+        lock_path: dir.path().join("plugins.lock"),
         runtime,
     };
     let config = ApiConfig::new(HOST.parse().expect("address"), None);

@@ -25,6 +25,18 @@ impl Runtime {
         component: &[u8],
         staging: &Path,
     ) -> Result<StagedPlugin, RuntimeError> {
+        self.stage_with_files(manifest, component, &[], staging)
+    }
+
+    /// [`Runtime::stage`] with `files` beside the two (a packed plugin's README, licence and
+    /// signature), each a plain file name other than theirs.
+    pub fn stage_with_files(
+        &self,
+        manifest: &str,
+        component: &[u8],
+        files: &[(&str, &[u8])],
+        staging: &Path,
+    ) -> Result<StagedPlugin, RuntimeError> {
         let parsed = Manifest::parse(manifest).map_err(|message| {
             RuntimeError::from(RuntimeErrorKind::Manifest {
                 path: PathBuf::from(MANIFEST_FILE),
@@ -53,6 +65,20 @@ impl Runtime {
         let staged = (|| {
             std::fs::write(dir.join(MANIFEST_FILE), manifest).map_err(io(&dir))?;
             std::fs::write(dir.join(file_name), component).map_err(io(&dir))?;
+            for (name, bytes) in files {
+                let plain = Path::new(name).components().count() == 1
+                    && !name.starts_with('.')
+                    && *name != MANIFEST_FILE
+                    && Path::new(name) != file_name;
+                if !plain {
+                    return Err(RuntimeErrorKind::Manifest {
+                        path: PathBuf::from(name),
+                        message: "a plugin's other files must have plain names of their own".into(),
+                    }
+                    .into());
+                }
+                std::fs::write(dir.join(name), bytes).map_err(io(&dir))?;
+            }
             self.load(&dir, Limits::default())
         })();
         match staged {
@@ -83,6 +109,13 @@ impl StagedPlugin {
         }
         std::fs::rename(&self.dir, &target).map_err(io(&target))?;
         runtime.load(&target, Limits::default())
+    }
+
+    /// The staged component's bytes.
+    pub fn component_bytes(&self) -> Result<Vec<u8>, RuntimeError> {
+        let path = self.plugin.manifest().component_path(&self.dir);
+        crate::plugin_files::read_bounded(&path, crate::plugin_files::MAX_COMPONENT_BYTES)
+            .map_err(|source| RuntimeErrorKind::Io { path, source }.into())
     }
 
     /// Forgets the staged files (the user did not grant what the plugin asks for).

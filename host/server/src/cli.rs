@@ -120,14 +120,47 @@ pub struct McpArgs {
 /// `quarry plugin ...`.
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
-    /// Install a plugin from a folder holding its quarry-plugin.toml and component, after
-    /// showing what it asks for.
+    /// Install a plugin, after showing what it asks for and how it was verified, and record it
+    /// in plugins.lock. SOURCE is a plugin folder, a packed file (`plugin pack`), an https://
+    /// address of one (with --sha256), or an OCI reference: oci://registry/name@sha256:DIGEST,
+    /// or oci://registry/name:tag with --sha256.
     Install {
-        /// The plugin's folder.
-        path: PathBuf,
+        /// Where the plugin is.
+        source: String,
+        /// The sha256 of the packed file, as its publisher gave it (`sha256sum FILE`): needed
+        /// for an https:// address and an oci:// tag; a file that differs installs nothing.
+        #[arg(long, value_name = "HEX")]
+        sha256: Option<String>,
         /// Grant what it asks for without asking (scripts).
         #[arg(long)]
         yes: bool,
+        /// Install an older version over a newer one.
+        #[arg(long)]
+        allow_downgrade: bool,
+        /// Seconds a download may take at most.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// Pack a plugin folder (manifest, component, README.md, licence) into one file to hand
+    /// out; the same folder always packs to the same bytes. Prints its sha256.
+    Pack {
+        /// The plugin's folder.
+        dir: PathBuf,
+        /// The file to write [default: <id>-<version>.qplugin in the current folder].
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Push a packed plugin to an OCI registry (oci://registry/name:tag, the name ending with
+    /// the plugin's id) and print the digest that pins it. Signs in with
+    /// QUARRY_REGISTRY_USERNAME and QUARRY_REGISTRY_PASSWORD, or `docker login`'s.
+    Push {
+        /// The packed plugin.
+        file: PathBuf,
+        /// Where: oci://registry/name:tag.
+        target: String,
+        /// Seconds each request may take at most.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
     },
     /// List the installed plugins and what each asks for.
     List {
@@ -147,10 +180,11 @@ pub enum PluginCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-    /// Check a plugin folder before installing it: manifest, WIT world and version, exports,
-    /// what it asks for, and with a sample configuration a dry-run listing.
+    /// Check a plugin folder or packed file before installing it: manifest, WIT world and
+    /// version, exports, what it asks for, and with a sample configuration a dry-run listing.
     Check {
-        /// The plugin's folder (quarry-plugin.toml and the component it names).
+        /// The plugin's folder (quarry-plugin.toml and the component it names), or a packed
+        /// plugin.
         path: PathBuf,
         /// A setting of the sample configuration, `key=value` (`key=-` reads standard input);
         /// repeat for each. Without settings the dry run needs a plugin with no required ones.
@@ -164,6 +198,9 @@ pub enum PluginCommand {
     Remove {
         /// The plugin's id.
         id: String,
+        /// Remove without asking (scripts).
+        #[arg(long)]
+        yes: bool,
     },
 }
 

@@ -81,6 +81,7 @@ async fn serve_here(paths: &Paths, key: &str) -> anyhow::Result<()> {
     let admin = AdminConfig {
         plugins_dir: paths.installed_plugins(),
         staging_dir: paths.plugin_staging(),
+        lock_path: paths.plugins_lock(),
         runtime: Arc::new(plugin_runtime(paths)?),
     };
     let state = AppState::new(

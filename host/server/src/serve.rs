@@ -94,6 +94,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let admin = AdminConfig {
         plugins_dir: paths.installed_plugins(),
         staging_dir: paths.plugin_staging(),
+        lock_path: paths.plugins_lock(),
         runtime,
     };
     let state = AppState::new(

@@ -173,6 +173,11 @@ impl Paths {
         self.data_dir.join("plugins")
     }
 
+    /// The lock of installed plugins: where each came from and how it was verified.
+    pub fn plugins_lock(&self) -> PathBuf {
+        self.data_dir.join(quarry_packages::LOCK_FILE)
+    }
+
     /// Where uploaded plugins wait for the user's grant.
     pub fn plugin_staging(&self) -> PathBuf {
         self.data_dir.join("plugin-uploads")

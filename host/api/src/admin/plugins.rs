@@ -18,6 +18,7 @@ use crate::error::detail;
 use crate::extractors::input::{Fields, JsonObject};
 use crate::state::AppState;
 use crate::views::PluginView;
+use quarry_packages::{Lock, Locked, Verification, sha256_digest};
 
 /// The largest upload: a component of up to about 48 MiB, base64-encoded.
 const MAX_UPLOAD_BYTES: usize = 64 << 20;
@@ -29,7 +30,20 @@ pub(crate) async fn list(
     _signed: Signed,
     State(state): State<Arc<AppState>>,
 ) -> Result<Response, ApiError> {
-    let rows: Vec<PluginView> = state.plugins.all().iter().map(PluginView::new).collect();
+    let lock_path = state.admin.lock_path.clone();
+    let lock = tokio::task::spawn_blocking(move || Lock::read(&lock_path))
+        .await
+        .map_err(|e| ApiError::internal("reading the plugin lock", &e))?
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the plugin lock cannot be read");
+            Lock::default()
+        });
+    let rows: Vec<PluginView> = state
+        .plugins
+        .all()
+        .iter()
+        .map(|p| PluginView::new(p).with_origin(p, &lock, &state.admin.plugins_dir))
+        .collect();
     Ok(admin_json(StatusCode::OK, &json!({ "plugins": rows })))
 }
 
@@ -153,11 +167,28 @@ pub(crate) async fn install(
         return Ok(admin_json(StatusCode::OK, &json!({ "installed": false })));
     }
     let admin = state.admin.clone();
-    let plugin =
-        tokio::task::spawn_blocking(move || staged.install(&admin.runtime, &admin.plugins_dir))
-            .await
-            .map_err(|e| ApiError::internal("installing a plugin", &e))?
-            .map_err(|e| ApiError::internal("installing a plugin", &e))?;
+    let plugin = tokio::task::spawn_blocking(move || {
+        let grants = staged.plugin.requested_capabilities();
+        let digest = sha256_digest(&staged.component_bytes()?);
+        let plugin = staged.install(&admin.runtime, &admin.plugins_dir)?;
+        let entry = Locked {
+            id: plugin.id().to_owned(),
+            version: plugin.manifest().version.clone(),
+            source: "settings page upload".to_owned(),
+            digest,
+            verification: Verification::Upload,
+            signed_by: None,
+            grants,
+            installed_at: quarry_core::times::rfc3339(quarry_store::now_ms()),
+        };
+        if let Err(e) = Lock::record(&admin.lock_path, entry) {
+            tracing::warn!(error = %e, plugin = plugin.id(), "installed, but not recorded in the plugin lock");
+        }
+        Ok::<_, quarry_runtime::RuntimeError>(plugin)
+    })
+    .await
+    .map_err(|e| ApiError::internal("installing a plugin", &e))?
+    .map_err(|e| ApiError::internal("installing a plugin", &e))?;
     tracing::info!(
         plugin = plugin.id(),
         version = plugin.manifest().version,

@@ -13,6 +13,8 @@ pub struct AdminConfig {
     pub plugins_dir: PathBuf,
     /// Where uploads wait for the user's grant.
     pub staging_dir: PathBuf,
+    /// The lock of installed plugins (the data folder's `plugins.lock`).
+    pub lock_path: PathBuf,
     /// Loads uploaded plugins.
     pub runtime: Arc<Runtime>,
 }
@@ -21,6 +23,7 @@ pub struct AdminConfig {
 pub(crate) struct Admin {
     pub(crate) plugins_dir: PathBuf,
     pub(crate) staging_dir: PathBuf,
+    pub(crate) lock_path: PathBuf,
     pub(crate) runtime: Arc<Runtime>,
     /// Uploads waiting for the grant, by stage id (oldest first).
     pub(crate) staged: Mutex<BTreeMap<String, StagedPlugin>>,
@@ -31,6 +34,7 @@ impl Admin {
         Arc::new(Admin {
             plugins_dir: config.plugins_dir,
             staging_dir: config.staging_dir,
+            lock_path: config.lock_path,
             runtime: config.runtime,
             staged: Mutex::new(BTreeMap::new()),
         })
