@@ -24,12 +24,14 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # apache2-utils) and WsgiDAV (PyPI, below) on Debian's Python with the libraries it needs
 # (cheroot, defusedxml, jinja2, json5, yaml); its benchmark runs rclone beside it. The calendar
 # connector's tests run Radicale and Xandikos (behind Apache's Basic authentication); the
-# browser connector's read profiles Chromium and Firefox ESR write.
+# browser connector's read profiles Chromium and Firefox ESR write. Published plugins are pushed
+# to and installed from Debian's docker-registry (the CNCF distribution registry) and served
+# by Apache with mod_ssl.
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
   dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools
   dovecot-imapd openssl isync
   apache2-bin apache2-utils rclone python3-cheroot python3-defusedxml python3-jinja2 python3-json5
-  python3-yaml radicale xandikos firefox-esr)
+  python3-yaml radicale xandikos firefox-esr docker-registry)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).

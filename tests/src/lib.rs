@@ -19,6 +19,7 @@ pub mod local_servers;
 pub mod mail;
 pub mod mcp;
 pub mod pdf;
+pub mod plugin_sources;
 pub mod proc_status;
 pub mod quarry;
 pub mod rng;

@@ -311,11 +311,21 @@ impl Quarry {
 
     /// Runs a CLI command.
     pub fn cli(&self, args: &[&str]) -> CliOutput {
+        self.cli_with_env(args, &[])
+    }
+
+    /// Runs a CLI command with `env` added to its environment.
+    pub fn cli_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> CliOutput {
         let Output {
             status,
             stdout,
             stderr,
-        } = self.command().args(args).output().expect("quarry runs");
+        } = self
+            .command()
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .expect("quarry runs");
         CliOutput {
             ok: status.success(),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),

@@ -170,7 +170,7 @@ fn author(lang: &str, name: &str, id: &str, words: &str) {
         refused.stderr
     );
     q.cli_ok(&["connector", "remove", name]);
-    q.cli_ok(&["plugin", "remove", id]);
+    q.cli_ok(&["plugin", "remove", id, "--yes"]);
     let list = q.cli_ok(&["plugin", "list"]);
     assert!(!list.contains(&format!("({id},")), "{list}");
 }

@@ -1,0 +1,390 @@
+//! Plugins from elsewhere: packed into one file, served over HTTPS or pushed to a registry, and
+//! installed only when their bytes are the ones pinned, after the user's grant, and recorded in
+//! `plugins.lock`. Sources that answer slowly or without end are cut off.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use quarry_tests::plugin_sources::{Registry, WebServer};
+use quarry_tests::quarry::Quarry;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The test plugin `older-notes` as its author would publish it: with a README, a licence and
+/// version `version`.
+fn publishable(q: &Quarry, version: &str) -> PathBuf {
+    let from = quarry_tests::plugin_dir("older-notes");
+    let dir = q.scratch(&format!("older-notes-{version}"));
+    let manifest = std::fs::read_to_string(from.join("quarry-plugin.toml")).expect("manifest");
+    let manifest = manifest.replace("version = \"0.1.0\"", &format!("version = \"{version}\""));
+    std::fs::write(dir.join("quarry-plugin.toml"), manifest).expect("manifest");
+    std::fs::copy(
+        from.join("quarry_older_notes.wasm"),
+        dir.join("quarry_older_notes.wasm"),
+    )
+    .expect("component");
+    std::fs::write(
+        dir.join("README.md"),
+        "# Older notes\n\nIndexes .txt files.\n",
+    )
+    .expect("readme");
+    std::fs::write(dir.join("LICENSE"), "Apache-2.0\n").expect("licence");
+    dir
+}
+
+/// Packs `dir` into `file`: the `sha256:` line `plugin pack` printed.
+fn pack(q: &Quarry, dir: &Path, file: &Path) -> String {
+    let out = q.cli_ok(&[
+        "plugin",
+        "pack",
+        &dir.to_string_lossy(),
+        "--output",
+        &file.to_string_lossy(),
+    ]);
+    printed_digest(&out)
+}
+
+/// The `sha256:...` line of a command's output.
+fn printed_digest(out: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with("sha256:"))
+        .unwrap_or_else(|| panic!("no digest printed: {out}"))
+        .to_owned()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// The data folder's plugins.lock.
+fn lock(q: &Quarry) -> toml::Value {
+    let text = std::fs::read_to_string(q.data_dir().join("plugins.lock")).expect("plugins.lock");
+    toml::from_str(&text).expect("the lock is TOML")
+}
+
+/// The lock's entry of `id`.
+fn locked(q: &Quarry, id: &str) -> Option<toml::Value> {
+    lock(q)
+        .get("plugin")
+        .and_then(|p| p.as_array())
+        .and_then(|all| all.iter().find(|p| p["id"].as_str() == Some(id)).cloned())
+}
+
+#[test]
+fn a_packed_plugin_installs_from_https_only_with_its_sha256_and_is_locked() {
+    let q = Quarry::new();
+    let dir = publishable(&q, "1.0.0");
+    let out = q.scratch("published");
+    let file = out.join("older-notes-1.0.0.qplugin");
+    let digest = pack(&q, &dir, &file);
+    let bytes = std::fs::read(&file).expect("packed");
+    assert_eq!(sha256(&bytes), digest);
+    let again = out.join("again.qplugin");
+    assert_eq!(pack(&q, &dir, &again), digest, "packing is deterministic");
+    assert_eq!(std::fs::read(&again).expect("again"), bytes);
+    let checked = q.cli_ok(&["plugin", "check", &file.to_string_lossy()]);
+    assert!(
+        checked.contains(&format!("Packed     {digest}, not signed")),
+        "{checked}"
+    );
+    assert!(checked.contains("quarry:connector@0.2.0"), "{checked}");
+
+    let web = WebServer::start_tls();
+    let ca = web.ca_file();
+    let tls = [("SSL_CERT_FILE", ca.to_str().expect("utf-8"))];
+    web.put("older-notes-1.0.0.qplugin", &bytes);
+    let url = web.url("older-notes-1.0.0.qplugin");
+    let hex = digest.trim_start_matches("sha256:");
+    let installed_dir = q.data_dir().join("plugins/older-notes");
+
+    let unpinned = q.cli_with_env(&["plugin", "install", &url, "--yes"], &tls);
+    assert!(
+        !unpinned.ok && unpinned.stderr.contains("--sha256"),
+        "{}",
+        unpinned.stderr
+    );
+    let wrong = "0".repeat(64);
+    let mismatch = q.cli_with_env(
+        &["plugin", "install", &url, "--sha256", &wrong, "--yes"],
+        &tls,
+    );
+    assert!(
+        !mismatch.ok && mismatch.stderr.contains("nothing was installed"),
+        "{}",
+        mismatch.stderr
+    );
+    let mut tampered = bytes.clone();
+    let middle = tampered.len() / 2;
+    tampered[middle] ^= 1;
+    web.put("tampered.qplugin", &tampered);
+    let refused = q.cli_with_env(
+        &[
+            "plugin",
+            "install",
+            &web.url("tampered.qplugin"),
+            "--sha256",
+            hex,
+            "--yes",
+        ],
+        &tls,
+    );
+    assert!(
+        !refused.ok && refused.stderr.contains(&sha256(&tampered)),
+        "{}",
+        refused.stderr
+    );
+    let truncated = &bytes[..bytes.len() - 1536];
+    web.put("truncated.qplugin", truncated);
+    let cut = q.cli_with_env(
+        &[
+            "plugin",
+            "install",
+            &web.url("truncated.qplugin"),
+            "--sha256",
+            &sha256(truncated),
+            "--yes",
+        ],
+        &tls,
+    );
+    assert!(
+        !cut.ok && cut.stderr.contains("not a packed Quarry plugin"),
+        "{}",
+        cut.stderr
+    );
+    let untrusted = q.cli(&["plugin", "install", &url, "--sha256", hex, "--yes"]);
+    assert!(!untrusted.ok, "a certificate of an unknown CA is refused");
+    assert!(!installed_dir.exists());
+
+    let unasked = q.cli_with_env(&["plugin", "install", &url, "--sha256", hex], &tls);
+    assert!(
+        !unasked.ok
+            && unasked.stderr.contains("--yes")
+            && unasked.stderr.contains("Read the files"),
+        "{}",
+        unasked.stderr
+    );
+    assert!(
+        unasked.stdout.contains("sha256 pinned by you"),
+        "{}",
+        unasked.stdout
+    );
+    assert!(!installed_dir.exists());
+    let installed = q.cli_with_env(&["plugin", "install", &url, "--sha256", hex, "--yes"], &tls);
+    assert!(installed.ok, "{}", installed.stderr);
+    assert!(installed_dir.join("README.md").is_file() && installed_dir.join("LICENSE").is_file());
+    let entry = locked(&q, "older-notes").expect("locked");
+    assert_eq!(entry["version"].as_str(), Some("1.0.0"));
+    assert_eq!(entry["source"].as_str(), Some(url.as_str()));
+    assert_eq!(entry["digest"].as_str(), Some(digest.as_str()));
+    assert_eq!(entry["verification"].as_str(), Some("sha256-pin"));
+    let grants = entry["grants"].as_array().expect("grants");
+    assert!(
+        grants.iter().any(|g| g
+            .as_str()
+            .is_some_and(|g| g.starts_with("Read the files of the folder"))),
+        "{grants:?}"
+    );
+    let list = q.cli_json(&["plugin", "list", "--json"]);
+    let row = list
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|p| p["id"] == "older-notes")
+        .expect("listed");
+    assert_eq!(row["origin"]["source"], Value::from(url.as_str()));
+    assert_eq!(row["origin"]["verification"], "sha256-pin");
+    let folder = list
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|p| p["id"] == "folder")
+        .expect("bundled");
+    assert_eq!(folder["origin"]["source"], "bundled");
+
+    // An older version does not replace a newer one unless asked.
+    let old_file = out.join("older-notes-0.9.0.qplugin");
+    pack(&q, &publishable(&q, "0.9.0"), &old_file);
+    let old = old_file.to_string_lossy();
+    let downgrade = q.cli(&["plugin", "install", &old, "--yes"]);
+    assert!(
+        !downgrade.ok && downgrade.stderr.contains("--allow-downgrade"),
+        "{}",
+        downgrade.stderr
+    );
+    q.cli_ok(&["plugin", "install", &old, "--yes", "--allow-downgrade"]);
+    let entry = locked(&q, "older-notes").expect("locked");
+    assert_eq!(entry["version"].as_str(), Some("0.9.0"));
+    assert_eq!(entry["verification"].as_str(), Some("local-source"));
+
+    let unasked = q.cli(&["plugin", "remove", "older-notes"]);
+    assert!(
+        !unasked.ok && unasked.stderr.contains("--yes"),
+        "{}",
+        unasked.stderr
+    );
+    q.cli_ok(&["plugin", "remove", "older-notes", "--yes"]);
+    assert!(!installed_dir.exists());
+    assert!(locked(&q, "older-notes").is_none());
+}
+
+#[test]
+fn a_plugin_pushed_to_a_registry_installs_by_its_digest_and_tools_read_its_component() {
+    let q = Quarry::new();
+    let registry = Registry::start();
+    let credentials = Registry::credentials();
+    let file = q.scratch("published").join("older-notes-1.0.0.qplugin");
+    let pack_digest = pack(&q, &publishable(&q, "1.0.0"), &file);
+    let file = file.to_string_lossy();
+    let target = format!("oci://{}/quarry/older-notes:1.0.0", registry.host());
+
+    let anonymous = q.cli(&["plugin", "push", &file, &target]);
+    assert!(
+        !anonymous.ok && anonymous.stderr.contains("QUARRY_REGISTRY_USERNAME"),
+        "{}",
+        anonymous.stderr
+    );
+    let renamed = format!("oci://{}/quarry/notes:1.0.0", registry.host());
+    let misnamed = q.cli_with_env(&["plugin", "push", &file, &renamed], &credentials);
+    assert!(
+        !misnamed.ok && misnamed.stderr.contains("ends with the plugin's id"),
+        "{}",
+        misnamed.stderr
+    );
+    let pushed = q.cli_with_env(&["plugin", "push", &file, &target], &credentials);
+    assert!(pushed.ok, "{}\n{}", pushed.stderr, registry.log());
+    let digest = printed_digest(&pushed.stdout);
+    let again = q.cli_with_env(&["plugin", "push", &file, &target], &credentials);
+    assert_eq!(
+        printed_digest(&again.stdout),
+        digest,
+        "the same file pushes to the same digest"
+    );
+
+    // The CNCF layout: one application/wasm layer, the component itself.
+    let manifest: Value = serde_json::from_slice(&registry.get(
+        &format!("quarry/older-notes/manifests/{digest}"),
+        "application/vnd.oci.image.manifest.v1+json",
+    ))
+    .expect("a JSON manifest");
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    let layers = manifest["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0]["mediaType"], "application/wasm");
+    let component =
+        std::fs::read(quarry_tests::plugin_dir("older-notes").join("quarry_older_notes.wasm"))
+            .expect("component");
+    let layer = registry.get(
+        &format!(
+            "quarry/older-notes/blobs/{}",
+            layers[0]["digest"].as_str().expect("digest")
+        ),
+        "*/*",
+    );
+    assert_eq!(layer, component);
+
+    let tagged = q.cli_with_env(&["plugin", "install", &target, "--yes"], &credentials);
+    assert!(
+        !tagged.ok && tagged.stderr.contains("@sha256:"),
+        "{}",
+        tagged.stderr
+    );
+    let unknown = format!(
+        "oci://{}/quarry/older-notes@sha256:{}",
+        registry.host(),
+        "1".repeat(64)
+    );
+    let missing = q.cli_with_env(&["plugin", "install", &unknown, "--yes"], &credentials);
+    assert!(
+        !missing.ok && missing.stderr.contains("404"),
+        "{}",
+        missing.stderr
+    );
+    let pinned = format!("oci://{}/quarry/older-notes@{digest}", registry.host());
+    let installed = q.cli_with_env(&["plugin", "install", &pinned, "--yes"], &credentials);
+    assert!(installed.ok, "{}", installed.stderr);
+    let entry = locked(&q, "older-notes").expect("locked");
+    assert_eq!(entry["source"].as_str(), Some(pinned.as_str()));
+    assert_eq!(entry["digest"].as_str(), Some(digest.as_str()));
+    assert_eq!(entry["verification"].as_str(), Some("oci-digest"));
+    // By tag, the packed file's sha256 pins it: what was pulled is the file that was pushed.
+    let hex = pack_digest.trim_start_matches("sha256:");
+    let by_tag = q.cli_with_env(
+        &["plugin", "install", &target, "--sha256", hex, "--yes"],
+        &credentials,
+    );
+    assert!(by_tag.ok, "{}", by_tag.stderr);
+    assert_eq!(
+        locked(&q, "older-notes").expect("locked")["digest"].as_str(),
+        Some(pack_digest.as_str())
+    );
+    q.cli_ok(&["plugin", "remove", "older-notes", "--yes"]);
+}
+
+/// A hostile download server on loopback: each connection gets `answer`'s treatment.
+fn hostile_server(answer: fn(std::net::TcpStream)) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    format!("http://{addr}/plugin.qplugin")
+}
+
+/// Reads the request head.
+fn read_request(stream: &mut std::net::TcpStream) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+        head.push(byte[0]);
+    }
+}
+
+#[test]
+fn a_source_that_answers_slowly_or_without_end_is_cut_off_in_bounded_time_and_memory() {
+    let q = Quarry::new();
+    let endless = hostile_server(|mut stream| {
+        read_request(&mut stream);
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+        let zeros = vec![0u8; 1 << 16];
+        while stream.write_all(&zeros).is_ok() {}
+    });
+    let silent = hostile_server(|mut stream| {
+        read_request(&mut stream);
+        std::thread::sleep(Duration::from_secs(60));
+    });
+    let pin = "2".repeat(64);
+    for (url, expected) in [(&endless, "larger than"), (&silent, "no answer within 3 s")] {
+        let started = Instant::now();
+        let (out, peak_kib) = q.cli_watched(
+            &[
+                "plugin",
+                "install",
+                url,
+                "--sha256",
+                &pin,
+                "--yes",
+                "--timeout",
+                "3",
+            ],
+            Duration::from_secs(60),
+        );
+        assert!(
+            !out.ok && out.stderr.contains(expected),
+            "{url}: {}",
+            out.stderr
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{url}: {:?}",
+            started.elapsed()
+        );
+        assert!(peak_kib < 400 << 10, "{url}: {peak_kib} KiB");
+    }
+}
