@@ -388,3 +388,114 @@ fn a_source_that_answers_slowly_or_without_end_is_cut_off_in_bounded_time_and_me
         assert!(peak_kib < 400 << 10, "{url}: {peak_kib} KiB");
     }
 }
+
+/// Makes a key pair in `dir/name`: the public key `keygen` printed.
+fn keygen(q: &Quarry, key_file: &Path) -> String {
+    let out = q.cli_ok(&["plugin", "keygen", "--output", &key_file.to_string_lossy()]);
+    out.lines()
+        .find(|l| l.starts_with("ed25519:"))
+        .unwrap_or_else(|| panic!("no key printed: {out}"))
+        .to_owned()
+}
+
+#[test]
+fn a_signed_plugin_installs_without_a_pin_only_when_its_key_is_trusted_and_its_files_unchanged() {
+    let q = Quarry::new();
+    let keys = q.scratch("keys");
+    let publisher = keygen(&q, &keys.join("publisher.key"));
+    let stranger = keys.join("stranger.key");
+    keygen(&q, &stranger);
+    let dir = publishable(&q, "1.0.0");
+    let out = q.scratch("published");
+    let signed = out.join("signed.qplugin");
+    let key_file = keys.join("publisher.key");
+    q.cli_ok(&[
+        "plugin",
+        "pack",
+        &dir.to_string_lossy(),
+        "--output",
+        &signed.to_string_lossy(),
+        "--sign",
+        &key_file.to_string_lossy(),
+    ]);
+    let checked = q.cli_ok(&["plugin", "check", &signed.to_string_lossy()]);
+    assert!(checked.contains(", signed"), "{checked}");
+    let by_stranger = out.join("stranger.qplugin");
+    q.cli_ok(&[
+        "plugin",
+        "pack",
+        &dir.to_string_lossy(),
+        "--output",
+        &by_stranger.to_string_lossy(),
+        "--sign",
+        &stranger.to_string_lossy(),
+    ]);
+    let bytes = std::fs::read(&signed).expect("signed");
+    let mut flipped = bytes.clone();
+    let readme = flipped
+        .windows(13)
+        .position(|w| w == b"# Older notes")
+        .expect("the README inside");
+    flipped[readme + 2] = b'G';
+    let web = WebServer::start_tls();
+    let ca = web.ca_file();
+    let tls = [("SSL_CERT_FILE", ca.to_str().expect("utf-8"))];
+    web.put("signed.qplugin", &bytes);
+    web.put("flipped.qplugin", &flipped);
+    web.put(
+        "stranger.qplugin",
+        &std::fs::read(&by_stranger).expect("stranger"),
+    );
+    let install =
+        |name: &str| q.cli_with_env(&["plugin", "install", &web.url(name), "--yes"], &tls);
+
+    let untrusted = install("signed.qplugin");
+    assert!(
+        !untrusted.ok
+            && untrusted.stderr.contains("a key you do not trust")
+            && untrusted.stderr.contains(&publisher),
+        "{}",
+        untrusted.stderr
+    );
+    let nameless = q.cli(&["plugin", "trust", &publisher]);
+    assert!(
+        !nameless.ok && nameless.stderr.contains("--name"),
+        "{}",
+        nameless.stderr
+    );
+    q.cli_ok(&["plugin", "trust", &publisher, "--name", "Older notes team"]);
+    assert!(q.cli_ok(&["plugin", "trust"]).contains("Older notes team"));
+
+    let changed = install("flipped.qplugin");
+    assert!(
+        !changed.ok && changed.stderr.contains("changed after signing"),
+        "{}",
+        changed.stderr
+    );
+    let unknown = install("stranger.qplugin");
+    assert!(
+        !unknown.ok && unknown.stderr.contains("a key you do not trust"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(!q.data_dir().join("plugins/older-notes").exists());
+
+    let installed = install("signed.qplugin");
+    assert!(installed.ok, "{}", installed.stderr);
+    assert!(
+        installed.stdout.contains("signed by a publisher you trust"),
+        "{}",
+        installed.stdout
+    );
+    let entry = locked(&q, "older-notes").expect("locked");
+    assert_eq!(entry["verification"].as_str(), Some("trusted-signature"));
+    assert!(
+        entry["signed_by"]
+            .as_str()
+            .is_some_and(|s| s.starts_with(&publisher) && s.contains("Older notes team")),
+        "{entry:?}"
+    );
+    q.cli_ok(&["plugin", "untrust", &publisher]);
+    let again = install("signed.qplugin");
+    assert!(!again.ok, "no longer trusted: {}", again.stdout);
+}

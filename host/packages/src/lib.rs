@@ -7,10 +7,14 @@ pub mod fetch;
 pub mod lock;
 pub mod oci;
 pub mod pack;
+pub mod signature;
 pub mod source;
+pub mod trust;
 
 pub use error::PackageError;
 pub use fetch::Fetcher;
 pub use lock::{LOCK_FILE, Lock, Locked, Verification};
 pub use pack::{PACK_EXTENSION, Pack, sha256_digest};
+pub use signature::{PublicKey, SecretKey};
 pub use source::Source;
+pub use trust::{TRUST_FILE, Trusted};

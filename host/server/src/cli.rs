@@ -149,6 +149,30 @@ pub enum PluginCommand {
         /// The file to write [default: <id>-<version>.qplugin in the current folder].
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Sign it with this secret key file (`plugin keygen`).
+        #[arg(long, value_name = "KEY_FILE")]
+        sign: Option<PathBuf>,
+    },
+    /// Make a publisher's key pair for signing packed plugins: writes the secret key (readable
+    /// by you only) and prints the public key others trust.
+    Keygen {
+        /// The secret key file to write (never overwritten).
+        #[arg(long, short)]
+        output: PathBuf,
+    },
+    /// Trust a publisher's key: plugins it signed install without --sha256. Without KEY, list
+    /// the publishers trusted.
+    Trust {
+        /// The key, ed25519:... as its publisher gave it.
+        key: Option<String>,
+        /// Who it belongs to, as you will recognise it.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Stop trusting a publisher's key (plugins installed already stay installed).
+    Untrust {
+        /// The key, ed25519:...
+        key: String,
     },
     /// Push a packed plugin to an OCI registry (oci://registry/name:tag, the name ending with
     /// the plugin's id) and print the digest that pins it. Signs in with

@@ -178,6 +178,11 @@ impl Paths {
         self.data_dir.join(quarry_packages::LOCK_FILE)
     }
 
+    /// The publishers whose signed plugins install without a pin.
+    pub fn trusted_publishers(&self) -> PathBuf {
+        self.data_dir.join(quarry_packages::TRUST_FILE)
+    }
+
     /// Where uploaded plugins wait for the user's grant.
     pub fn plugin_staging(&self) -> PathBuf {
         self.data_dir.join("plugin-uploads")

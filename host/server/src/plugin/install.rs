@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quarry_core::terminal::printable;
-use quarry_packages::oci::{self, Reference};
+use quarry_packages::oci;
 use quarry_packages::pack::MAX_PACK_BYTES;
 use quarry_packages::{
-    Fetcher, Lock, Locked, Pack, PackageError, Source, Verification, sha256_digest,
+    Fetcher, Lock, Locked, Pack, PackageError, Source, Trusted, Verification, sha256_digest,
+    signature,
 };
 use quarry_runtime::{
     MANIFEST_FILE, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Manifest, Plugin, StagedPlugin,
@@ -45,13 +46,16 @@ struct Obtained {
     /// The digest checked: of the packed file, the registry's manifest, or the component.
     digest: String,
     verification: Verification,
+    /// The key that signed it, and the name the user trusts it by.
+    signed_by: Option<String>,
 }
 
 /// Installs the plugin `request` names.
 pub async fn install(paths: &Paths, request: Request) -> anyhow::Result<()> {
     let pin = request.sha256.as_deref().map(parse_pin).transpose()?;
     let source = Source::parse(&request.source)?;
-    let obtained = obtain(&source, pin.as_deref(), request.timeout).await?;
+    let trusted = Trusted::read(&paths.trusted_publishers())?;
+    let obtained = obtain(&source, pin.as_deref(), &trusted, request.timeout).await?;
     let runtime = plugin_runtime(paths)?;
     let manifest = Manifest::parse(&obtained.manifest)
         .map_err(|e| anyhow::anyhow!("{}: {MANIFEST_FILE}: {e}", request.source))?;
@@ -80,6 +84,9 @@ pub async fn install(paths: &Paths, request: Request) -> anyhow::Result<()> {
         obtained.verification.describe(),
         obtained.digest
     );
+    if let Some(signer) = &obtained.signed_by {
+        println!("  signed by {}", printable(signer));
+    }
     let previous = lock.get(&manifest.id);
     let grants = staged.plugin.requested_capabilities();
     if let (Some(version), Some(previous)) = (&installed, previous) {
@@ -152,7 +159,7 @@ fn record(
             source,
             digest: obtained.digest.clone(),
             verification: obtained.verification.clone(),
-            signed_by: None,
+            signed_by: obtained.signed_by.clone(),
             grants,
             installed_at: quarry_core::times::rfc3339(quarry_store::now_ms()),
         },
@@ -160,9 +167,15 @@ fn record(
     .context("installed, but the lock of installed plugins could not be written")
 }
 
-/// The plugin's files from `source`, verified against `pin` (a `sha256:` digest) where given;
-/// bytes from elsewhere need one.
-async fn obtain(source: &Source, pin: Option<&str>, timeout: Duration) -> anyhow::Result<Obtained> {
+/// The plugin's files from `source`, verified: against `pin` (a `sha256:` digest) where
+/// given, by a signature of a publisher in `trusted`; bytes from elsewhere need one of the two
+/// (or a registry digest).
+async fn obtain(
+    source: &Source,
+    pin: Option<&str>,
+    trusted: &Trusted,
+    timeout: Duration,
+) -> anyhow::Result<Obtained> {
     match source {
         Source::Folder(dir) => {
             if pin.is_some() {
@@ -176,22 +189,31 @@ async fn obtain(source: &Source, pin: Option<&str>, timeout: Duration) -> anyhow
         Source::File(path) => {
             let bytes = read_bounded(path, MAX_PACK_BYTES)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let verification = match pin {
-                Some(_) => Verification::Sha256Pin,
-                None => Verification::LocalSource,
-            };
-            from_packed(bytes, pin, verification)
+            from_packed(bytes, pin, trusted, Some(Verification::LocalSource))
         }
         Source::Url(url) => {
-            let Some(pin) = pin else {
-                bail!(
-                    "{url}: code from an address needs --sha256 HEX, the hash its publisher gave for the file (`sha256sum FILE`); without it Quarry cannot tell it is the plugin they meant"
-                );
-            };
             let bytes = Fetcher::new(timeout)?.get(url, MAX_PACK_BYTES).await?;
-            from_packed(bytes, Some(pin), Verification::Sha256Pin)
+            from_packed(bytes, pin, trusted, None).with_context(|| format!("{url}: not installed"))
         }
-        Source::Oci(reference) => from_registry(reference, pin, timeout).await,
+        Source::Oci(reference) => {
+            let (packed, manifest_digest) = oci::pull(Fetcher::new(timeout)?, reference).await?;
+            let by_digest = reference
+                .digest
+                .is_some()
+                .then_some(Verification::OciDigest);
+            let mut obtained =
+                from_packed(packed, pin, trusted, by_digest).with_context(|| match &reference.tag {
+                    Some(_) if reference.digest.is_none() => format!(
+                        "{reference}: not installed (a tag can be moved to other bytes at any time: pin the plugin as oci://{}/{}@sha256:<digest>, the digest `quarry plugin push` printed)",
+                        reference.registry, reference.repository
+                    ),
+                    _ => format!("{reference}: not installed"),
+                })?;
+            if obtained.verification == Verification::OciDigest {
+                obtained.digest = manifest_digest;
+            }
+            Ok(obtained)
+        }
         Source::Name { name, .. } => bail!(
             "{name}: no such folder or file here, and no plugin index is configured to find a plugin by name; give a folder, a packed file, an https:// address with --sha256, or an oci:// reference"
         ),
@@ -214,14 +236,19 @@ fn from_folder(dir: &Path) -> anyhow::Result<Obtained> {
         component,
         extra: Vec::new(),
         verification: Verification::LocalSource,
+        signed_by: None,
     })
 }
 
-/// A packed file's plugin, its bytes first checked against `pin`.
+/// A packed file's plugin: its bytes checked against `pin` before anything reads them, its
+/// signature checked when it has one (one that does not match refuses it), and verified by
+/// a trusted signature, else the pin, else `otherwise` (a source that needs neither); with
+/// none of them, refused, saying how to pin or trust it.
 fn from_packed(
     bytes: Vec<u8>,
     pin: Option<&str>,
-    verification: Verification,
+    trusted: &Trusted,
+    otherwise: Option<Verification>,
 ) -> anyhow::Result<Obtained> {
     let digest = sha256_digest(&bytes);
     if let Some(pin) = pin
@@ -234,6 +261,22 @@ fn from_packed(
         .into());
     }
     let pack = Pack::parse(&bytes)?;
+    let signer = signature::verify(&pack)?;
+    let publisher = signer.as_ref().and_then(|key| trusted.find(key));
+    let verification = match (publisher, pin, otherwise) {
+        (Some(_), _, _) => Verification::TrustedSignature,
+        (None, Some(_), _) => Verification::Sha256Pin,
+        (None, None, Some(otherwise)) => otherwise,
+        (None, None, None) => match &signer {
+            Some(key) => bail!(
+                "it is signed by {key}, a key you do not trust. If you know it is the publisher's, trust it with `quarry plugin trust {key} --name NAME`; or pin the file with --sha256 {}",
+                digest.trim_start_matches("sha256:")
+            ),
+            None => bail!(
+                "it is not signed, and nothing pins it: give --sha256 HEX, the hash its publisher gave for the file (`sha256sum FILE`), or install it from the folder or file you have"
+            ),
+        },
+    };
     Ok(Obtained {
         manifest: pack.manifest_text().to_owned(),
         component: pack.component().to_vec(),
@@ -244,34 +287,11 @@ fn from_packed(
             .collect(),
         digest,
         verification,
+        signed_by: signer.map(|key| match publisher {
+            Some(p) => format!("{key} ({})", p.name),
+            None => key.to_string(),
+        }),
     })
-}
-
-/// A plugin from a registry: by digest, or by tag with the packed file's `--sha256`.
-async fn from_registry(
-    reference: &Reference,
-    pin: Option<&str>,
-    timeout: Duration,
-) -> anyhow::Result<Obtained> {
-    if reference.digest.is_none() && pin.is_none() {
-        bail!(
-            "{reference}: a tag can be moved to other bytes at any time; pin the plugin by its digest, {}@sha256:<digest> (`quarry plugin push` prints it), or give --sha256 of the packed file",
-            reference
-                .to_string()
-                .rsplit_once(':')
-                .map_or("", |(at, _)| at)
-        );
-    }
-    let (packed, manifest_digest) = oci::pull(Fetcher::new(timeout)?, reference).await?;
-    let (verification, digest) = match pin {
-        Some(_) => (Verification::Sha256Pin, None),
-        None => (Verification::OciDigest, Some(manifest_digest)),
-    };
-    let mut obtained = from_packed(packed, pin, verification)?;
-    if let Some(digest) = digest {
-        obtained.digest = digest;
-    }
-    Ok(obtained)
 }
 
 /// `HEX` or `sha256:HEX` as `sha256:hex`.

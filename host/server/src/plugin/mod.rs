@@ -4,6 +4,7 @@
 mod describe;
 mod install;
 mod publish;
+mod trust;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -61,7 +62,12 @@ pub async fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
             };
             install::install(paths, request).await
         }
-        PluginCommand::Pack { dir, output } => publish::pack(paths, &dir, output),
+        PluginCommand::Pack { dir, output, sign } => {
+            publish::pack(paths, &dir, output, sign.as_deref())
+        }
+        PluginCommand::Keygen { output } => publish::keygen(&output),
+        PluginCommand::Trust { key, name } => trust::trust(paths, key.as_deref(), name),
+        PluginCommand::Untrust { key } => trust::untrust(paths, &key),
         PluginCommand::Push {
             file,
             target,

@@ -7,15 +7,25 @@ use std::time::Duration;
 use anyhow::Context;
 use quarry_packages::oci::{self, Reference};
 use quarry_packages::pack::MAX_PACK_BYTES;
-use quarry_packages::{Fetcher, Pack, sha256_digest};
+use quarry_packages::{Fetcher, Pack, SecretKey, sha256_digest, signature};
 use quarry_runtime::{Limits, read_bounded};
 
 use crate::setup::{Paths, plugin_runtime};
 
 /// Packs the plugin in `dir` into `output` (`<id>-<version>.qplugin` beside the current
 /// folder by default), after loading it as an install would.
-pub fn pack(paths: &Paths, dir: &Path, output: Option<PathBuf>) -> anyhow::Result<()> {
-    let pack = Pack::from_folder(dir)?;
+pub fn pack(
+    paths: &Paths,
+    dir: &Path,
+    output: Option<PathBuf>,
+    sign: Option<&Path>,
+) -> anyhow::Result<()> {
+    let mut pack = Pack::from_folder(dir)?;
+    if let Some(key_file) = sign {
+        let key = SecretKey::read(key_file)?;
+        pack = signature::sign(pack, &key)?;
+        println!("Signed by {}.", key.public());
+    }
     plugin_runtime(paths)?
         .load(dir, Limits::default())
         .with_context(|| format!("{} is not a plugin Quarry can run", dir.display()))?;
@@ -61,6 +71,22 @@ pub async fn push(file: &Path, target: &str, timeout: Duration) -> anyhow::Resul
     println!(
         "Others install it with: quarry plugin install {}",
         pushed.pinned
+    );
+    Ok(())
+}
+
+/// Writes a new secret key to `output` and prints its public key.
+pub fn keygen(output: &Path) -> anyhow::Result<()> {
+    let key = SecretKey::generate()?;
+    key.write_new(output)?;
+    println!(
+        "Wrote a secret key to {} (readable by you only: keep it so, and keep a copy somewhere safe).",
+        output.display()
+    );
+    println!("{}", key.public());
+    println!(
+        "Sign with: quarry plugin pack DIR --sign {}; give others the key above for `quarry plugin trust`.",
+        output.display()
     );
     Ok(())
 }
