@@ -15,10 +15,16 @@ use sha2::{Digest, Sha256};
 /// The test plugin `older-notes` as its author would publish it: with a README, a licence and
 /// version `version`.
 fn publishable(q: &Quarry, version: &str) -> PathBuf {
+    publishable_asking(q, version, "")
+}
+
+/// [`publishable`] with `more` added to its manifest (what else it asks for).
+fn publishable_asking(q: &Quarry, version: &str, more: &str) -> PathBuf {
     let from = quarry_tests::plugin_dir("older-notes");
     let dir = q.scratch(&format!("older-notes-{version}"));
     let manifest = std::fs::read_to_string(from.join("quarry-plugin.toml")).expect("manifest");
     let manifest = manifest.replace("version = \"0.1.0\"", &format!("version = \"{version}\""));
+    let manifest = format!("{manifest}\n{more}");
     std::fs::write(dir.join("quarry-plugin.toml"), manifest).expect("manifest");
     std::fs::copy(
         from.join("quarry_older_notes.wasm"),
@@ -498,4 +504,185 @@ fn a_signed_plugin_installs_without_a_pin_only_when_its_key_is_trusted_and_its_f
     q.cli_ok(&["plugin", "untrust", &publisher]);
     let again = install("signed.qplugin");
     assert!(!again.ok, "no longer trusted: {}", again.stdout);
+}
+
+/// A release an index lists: version, file name, sha256, and how and why it was withdrawn
+/// (`("yanked" | "revoked", reason)`).
+type Listed<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, &'a str)>);
+
+/// An index listing `releases` as plugin `id`.
+fn index_json(web: &WebServer, id: &str, releases: &[Listed<'_>]) -> Vec<u8> {
+    let versions: Vec<Value> = releases
+        .iter()
+        .map(|(version, file, digest, withdrawn)| {
+            let mut release = serde_json::json!({
+                "version": version,
+                "source": web.url(file),
+                "sha256": digest,
+            });
+            if let Some((how, why)) = withdrawn {
+                release[*how] = Value::from(*why);
+            }
+            release
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "quarry-plugin-index": 1,
+        "plugins": {id: {"description": "Older notes", "versions": versions}},
+    }))
+    .expect("json")
+}
+
+#[test]
+fn an_index_installs_by_name_and_updates_ask_again_when_grants_widen_and_revoked_versions_stop() {
+    let q = Quarry::new();
+    let out = q.scratch("published");
+    let first = pack(
+        &q,
+        &publishable(&q, "1.0.0"),
+        &out.join("older-notes-1.0.0.qplugin"),
+    );
+    let wider = pack(
+        &q,
+        &publishable_asking(
+            &q,
+            "1.1.0",
+            "[capabilities]\nnetwork = [\"api.example.org\"]\n",
+        ),
+        &out.join("older-notes-1.1.0.qplugin"),
+    );
+    let web = WebServer::start_tls();
+    let ca = web.ca_file();
+    let tls = [("SSL_CERT_FILE", ca.to_str().expect("utf-8"))];
+    for name in ["older-notes-1.0.0.qplugin", "older-notes-1.1.0.qplugin"] {
+        web.put(name, &std::fs::read(out.join(name)).expect("packed"));
+    }
+    let v1 = ("1.0.0", "older-notes-1.0.0.qplugin", first.as_str(), None);
+    let v2 = ("1.1.0", "older-notes-1.1.0.qplugin", wider.as_str(), None);
+    web.put("index.json", &index_json(&web, "older-notes", &[v1]));
+    let cli = |args: &[&str]| q.cli_with_env(args, &tls);
+
+    let nameless = cli(&["plugin", "install", "older-notes", "--yes"]);
+    assert!(
+        !nameless.ok && nameless.stderr.contains("plugin index add"),
+        "{}",
+        nameless.stderr
+    );
+    let added = cli(&["plugin", "index", "add", &web.url("index.json")]);
+    assert!(
+        added.ok && added.stdout.contains("older-notes"),
+        "{}",
+        added.stderr
+    );
+    let installed = cli(&["plugin", "install", "older-notes", "--yes"]);
+    assert!(installed.ok, "{}", installed.stderr);
+    let entry = locked(&q, "older-notes").expect("locked");
+    assert_eq!(entry["version"].as_str(), Some("1.0.0"));
+    assert_eq!(entry["verification"].as_str(), Some("index-digest"));
+    assert_eq!(
+        entry["index"].as_str(),
+        Some(web.url("index.json").as_str())
+    );
+    let current = cli(&["plugin", "update"]);
+    assert!(
+        current.ok && current.stdout.contains("is the newest"),
+        "{}",
+        current.stdout
+    );
+
+    // 1.1.0 asks to reach a host: the update asks again, and without a terminal needs --yes.
+    web.put("index.json", &index_json(&web, "older-notes", &[v1, v2]));
+    let unasked = cli(&["plugin", "update"]);
+    assert!(
+        !unasked.ok
+            && unasked.stderr.contains("api.example.org")
+            && unasked.stderr.contains("--yes"),
+        "{}\n{}",
+        unasked.stdout,
+        unasked.stderr
+    );
+    assert!(
+        unasked.stdout.contains("asks for more than it"),
+        "{}",
+        unasked.stdout
+    );
+    assert_eq!(
+        locked(&q, "older-notes").expect("locked")["version"].as_str(),
+        Some("1.0.0")
+    );
+    let granted = cli(&["plugin", "update", "--yes"]);
+    assert!(granted.ok, "{}", granted.stderr);
+    assert_eq!(
+        locked(&q, "older-notes").expect("locked")["version"].as_str(),
+        Some("1.1.0")
+    );
+
+    // Yanked: reported, still installed. Revoked: reported and disabled.
+    let yanked = (
+        "1.1.0",
+        "older-notes-1.1.0.qplugin",
+        wider.as_str(),
+        Some(("yanked", "it lists too much")),
+    );
+    web.put(
+        "index.json",
+        &index_json(&web, "older-notes", &[v1, yanked]),
+    );
+    let report = cli(&["plugin", "update"]);
+    assert!(
+        report.ok
+            && report
+                .stdout
+                .contains("yanked by its publisher: it lists too much"),
+        "{}",
+        report.stdout
+    );
+    let revoked = (
+        "1.1.0",
+        "older-notes-1.1.0.qplugin",
+        wider.as_str(),
+        Some(("revoked", "it sends notes away")),
+    );
+    web.put(
+        "index.json",
+        &index_json(&web, "older-notes", &[v1, revoked]),
+    );
+    let report = cli(&["plugin", "update"]);
+    assert!(
+        report
+            .stdout
+            .contains("REVOKED by its publisher: it sends notes away"),
+        "{}",
+        report.stdout
+    );
+    let list = q.cli_ok(&["plugin", "list"]);
+    assert!(
+        list.contains("REVOKED") && list.contains("disabled"),
+        "{list}"
+    );
+    let listed = q.cli_json(&["plugin", "list", "--json"]);
+    assert!(
+        !listed
+            .as_array()
+            .expect("list")
+            .iter()
+            .any(|p| p["id"] == "older-notes"),
+        "a revoked version is not loaded: {listed}"
+    );
+    let again = cli(&["plugin", "install", "older-notes@1.1.0", "--yes"]);
+    assert!(
+        !again.ok && again.stderr.contains("revoked"),
+        "{}",
+        again.stderr
+    );
+
+    // An index whose entry holds another plugin installs nothing.
+    web.put("index.json", &index_json(&web, "notes", &[v1]));
+    let misnamed = cli(&["plugin", "install", "notes", "--yes"]);
+    assert!(
+        !misnamed.ok && misnamed.stderr.contains("holds older-notes"),
+        "{}",
+        misnamed.stderr
+    );
+    q.cli_ok(&["plugin", "remove", "older-notes", "--yes"]);
 }

@@ -4,6 +4,7 @@
 mod address;
 mod error;
 pub mod fetch;
+pub mod index;
 pub mod lock;
 pub mod oci;
 pub mod pack;
@@ -11,10 +12,13 @@ pub mod signature;
 pub mod source;
 pub mod trust;
 
+pub use address::check_web_url;
 pub use error::PackageError;
 pub use fetch::Fetcher;
+pub use index::{INDEXES_FILE, Index, Indexes};
 pub use lock::{LOCK_FILE, Lock, Locked, Verification};
 pub use pack::{PACK_EXTENSION, Pack, sha256_digest};
+pub use reqwest::Url;
 pub use signature::{PublicKey, SecretKey};
 pub use source::Source;
 pub use trust::{TRUST_FILE, Trusted};

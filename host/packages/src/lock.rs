@@ -66,6 +66,12 @@ pub struct Locked {
     /// The key that signed it, when it was signed by a trusted one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signed_by: Option<String>,
+    /// The index it was found in (`plugin update` asks it for newer versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+    /// Why its index revoked this version, once `plugin update` saw it: not loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<String>,
     /// The grants the user accepted, in the words they were shown.
     pub grants: Vec<String>,
     /// When (RFC 3339, UTC).
@@ -204,6 +210,8 @@ mod tests {
             digest: "sha256:00".into(),
             verification: Verification::Sha256Pin,
             signed_by: None,
+            index: None,
+            revoked: None,
             grants: vec!["No network access".into()],
             installed_at: "2026-11-28T00:00:00Z".into(),
         }

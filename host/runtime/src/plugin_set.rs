@@ -98,6 +98,14 @@ impl PluginSet {
         }
     }
 
+    /// Takes out the plugin with this id.
+    pub fn remove(&self, id: &str) -> Option<Plugin> {
+        self.plugins
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
+    }
+
     /// Adds `plugin`, replacing one with the same id.
     pub fn insert(&self, plugin: Plugin) {
         self.plugins

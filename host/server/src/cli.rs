@@ -169,6 +169,25 @@ pub enum PluginCommand {
         #[arg(long)]
         name: Option<String>,
     },
+    /// Update plugins installed from an index to the newest version it offers, verified as an
+    /// install is; asks again (or needs --yes) when a version asks for more than you granted.
+    /// Reports versions the index yanked, and disables those it revoked.
+    Update {
+        /// The plugin's id [default: every plugin installed from an index].
+        id: Option<String>,
+        /// Grant what a newer version asks for beyond the old one without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Seconds each download may take at most.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// The plugin indexes `plugin install NAME` searches.
+    Index {
+        /// What to do.
+        #[command(subcommand)]
+        command: IndexCommand,
+    },
     /// Stop trusting a publisher's key (plugins installed already stay installed).
     Untrust {
         /// The key, ed25519:...
@@ -225,6 +244,26 @@ pub enum PluginCommand {
         /// Remove without asking (scripts).
         #[arg(long)]
         yes: bool,
+    },
+}
+
+/// `quarry plugin index ...`.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Add an index (an https:// address of its JSON), after reading it once.
+    Add {
+        /// Its address.
+        url: String,
+        /// Seconds the first read may take at most.
+        #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+        timeout: u64,
+    },
+    /// List the indexes, in the order they are searched.
+    List,
+    /// Remove an index.
+    Remove {
+        /// Its address, as `plugin index list` shows it.
+        url: String,
     },
 }
 

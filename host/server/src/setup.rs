@@ -183,6 +183,11 @@ impl Paths {
         self.data_dir.join(quarry_packages::TRUST_FILE)
     }
 
+    /// The plugin indexes the user added.
+    pub fn plugin_indexes(&self) -> PathBuf {
+        self.data_dir.join(quarry_packages::INDEXES_FILE)
+    }
+
     /// Where uploaded plugins wait for the user's grant.
     pub fn plugin_staging(&self) -> PathBuf {
         self.data_dir.join("plugin-uploads")
@@ -227,6 +232,33 @@ pub fn runtime_config(paths: &Paths) -> RuntimeConfig {
     }
 }
 
+/// Takes out of `plugins` the installed versions their index revoked (`plugin update` marks
+/// them in the lock): they stay on disk for the user to see, but never run.
+fn leave_out_revoked(plugins: &PluginSet, paths: &Paths) {
+    let lock = match quarry_packages::Lock::read(&paths.plugins_lock()) {
+        Ok(lock) => lock,
+        Err(e) => {
+            tracing::warn!("the plugin lock cannot be read: {e}");
+            return;
+        }
+    };
+    let installed = paths.installed_plugins();
+    for entry in lock.plugins.iter().filter(|p| p.revoked.is_some()) {
+        let same = plugins.get(&entry.id).is_some_and(|p| {
+            p.dir().parent() == Some(installed.as_path()) && p.manifest().version == entry.version
+        });
+        if same {
+            plugins.remove(&entry.id);
+            tracing::warn!(
+                plugin = entry.id,
+                version = entry.version,
+                "plugin not loaded: its publisher revoked this version ({}); update or remove it",
+                entry.revoked.as_deref().unwrap_or_default()
+            );
+        }
+    }
+}
+
 /// Loads the installed plugins; plugins that fail to load are reported and left out.
 pub fn load_plugins(paths: &Paths) -> anyhow::Result<PluginSet> {
     load_plugins_with(&plugin_runtime(paths)?, paths)
@@ -238,6 +270,7 @@ pub fn load_plugins_with(runtime: &Runtime, paths: &Paths) -> anyhow::Result<Plu
     for error in failed {
         tracing::warn!("plugin not loaded: {error}");
     }
+    leave_out_revoked(&plugins, paths);
     if plugins.all().is_empty() {
         tracing::warn!(
             "no plugins found in {}; install Quarry (`make install`, the Debian package), or in a checkout run `make plugins` and pass --plugins-dir",

@@ -178,6 +178,8 @@ pub(crate) async fn install(
             digest,
             verification: Verification::Upload,
             signed_by: None,
+            index: None,
+            revoked: None,
             grants,
             installed_at: quarry_core::times::rfc3339(quarry_store::now_ms()),
         };

@@ -1,8 +1,8 @@
-//! `quarry plugin install SOURCE`: from a folder, a packed file, an `https://` address or an
-//! OCI registry. Bytes from elsewhere are checked before anything reads them (the `--sha256`
-//! pin, the registry digest); the plugin is staged and loaded; the user sees what it asks for
-//! and how it was verified, and grants it (or `--yes`); then it is installed and recorded in
-//! `plugins.lock`.
+//! `quarry plugin install SOURCE`: from a folder, a packed file, an `https://` address, an
+//! OCI registry or an index. Bytes from elsewhere are checked before anything reads them
+//! (`obtain.rs`); the plugin is staged and loaded; the user sees what it asks for and how it
+//! was verified, and grants it (or `--yes`); then it is installed and recorded in
+//! `plugins.lock`. `plugin update` places newer versions the same way (`update.rs`).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -10,17 +10,10 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quarry_core::terminal::printable;
-use quarry_packages::oci;
-use quarry_packages::pack::MAX_PACK_BYTES;
-use quarry_packages::{
-    Fetcher, Lock, Locked, Pack, PackageError, Source, Trusted, Verification, sha256_digest,
-    signature,
-};
-use quarry_runtime::{
-    MANIFEST_FILE, MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, Manifest, Plugin, StagedPlugin,
-    read_bounded, read_bounded_text,
-};
+use quarry_packages::{Indexes, Lock, Locked, Pack, Source, Trusted};
+use quarry_runtime::{MANIFEST_FILE, Manifest, Runtime, StagedPlugin};
 
+use super::obtain::{Obtained, obtain, parse_pin};
 use crate::setup::{Paths, load_plugins_with, plugin_runtime};
 
 /// What the user asked to install, and how.
@@ -37,17 +30,14 @@ pub struct Request {
     pub timeout: Duration,
 }
 
-/// A plugin's files, read and verified, not yet loaded.
-struct Obtained {
-    manifest: String,
-    component: Vec<u8>,
-    /// README, licence, signature (a packed plugin's).
-    extra: Vec<(String, Vec<u8>)>,
-    /// The digest checked: of the packed file, the registry's manifest, or the component.
-    digest: String,
-    verification: Verification,
-    /// The key that signed it, and the name the user trusts it by.
-    signed_by: Option<String>,
+/// When to ask the user before placing a plugin.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// Always (an install), unless `--yes`.
+    Always { yes: bool },
+    /// Only when it asks for more than the grants accepted for the version it replaces (an
+    /// update), unless `--yes`.
+    IfWider { yes: bool },
 }
 
 /// Installs the plugin `request` names.
@@ -55,16 +45,47 @@ pub async fn install(paths: &Paths, request: Request) -> anyhow::Result<()> {
     let pin = request.sha256.as_deref().map(parse_pin).transpose()?;
     let source = Source::parse(&request.source)?;
     let trusted = Trusted::read(&paths.trusted_publishers())?;
-    let obtained = obtain(&source, pin.as_deref(), &trusted, request.timeout).await?;
+    let indexes = Indexes::read(&paths.plugin_indexes())?;
+    let obtained = obtain(
+        &source,
+        &request.source,
+        pin.as_deref(),
+        &trusted,
+        &indexes,
+        request.timeout,
+    )
+    .await?;
     let runtime = plugin_runtime(paths)?;
+    place(
+        paths,
+        &runtime,
+        obtained,
+        Ask::Always { yes: request.yes },
+        request.allow_downgrade,
+    )?;
+    Ok(())
+}
+
+/// Stages `obtained`, shows it, asks as `ask` says, installs it and records it: whether it was
+/// installed.
+pub fn place(
+    paths: &Paths,
+    runtime: &Runtime,
+    obtained: Obtained,
+    ask: Ask,
+    allow_downgrade: bool,
+) -> anyhow::Result<bool> {
     let manifest = Manifest::parse(&obtained.manifest)
-        .map_err(|e| anyhow::anyhow!("{}: {MANIFEST_FILE}: {e}", request.source))?;
-    let plugins = load_plugins_with(&runtime, paths)?;
+        .map_err(|e| anyhow::anyhow!("{}: {MANIFEST_FILE}: {e}", obtained.source))?;
+    let plugins = load_plugins_with(runtime, paths)?;
     plugins.check_installable(&manifest.id, &paths.installed_plugins())?;
+    let lock_path = paths.plugins_lock();
+    let lock = Lock::read(&lock_path)?;
     let installed = plugins
         .get(&manifest.id)
-        .map(|p| p.manifest().version.clone());
-    check_not_downgrade(&manifest, installed.as_deref(), request.allow_downgrade)?;
+        .map(|p| p.manifest().version.clone())
+        .or_else(|| lock.get(&manifest.id).map(|l| l.version.clone()));
+    check_not_downgrade(&manifest, installed.as_deref(), allow_downgrade)?;
     let extra: Vec<(&str, &[u8])> = obtained
         .extra
         .iter()
@@ -76,9 +97,7 @@ pub async fn install(paths: &Paths, request: Request) -> anyhow::Result<()> {
         &extra,
         &paths.plugin_staging(),
     )?;
-    let lock_path = paths.plugins_lock();
-    let lock = Lock::read(&lock_path)?;
-    super::describe::describe(&staged.plugin, &request.source);
+    super::describe::describe(&staged.plugin, &obtained.source);
     println!(
         "  verified: {} ({})",
         obtained.verification.describe(),
@@ -87,48 +106,70 @@ pub async fn install(paths: &Paths, request: Request) -> anyhow::Result<()> {
     if let Some(signer) = &obtained.signed_by {
         println!("  signed by {}", printable(signer));
     }
-    let previous = lock.get(&manifest.id);
     let grants = staged.plugin.requested_capabilities();
-    if let (Some(version), Some(previous)) = (&installed, previous) {
-        let new: Vec<&String> = grants
+    let wider: Vec<&String> = match lock.get(&manifest.id) {
+        Some(previous) => grants
             .iter()
             .filter(|g| !previous.grants.contains(g))
-            .collect();
-        println!("  replaces version {version}; asks for more than it:");
-        if new.is_empty() {
-            println!("    nothing");
+            .collect(),
+        None => grants.iter().collect(),
+    };
+    if let (Some(version), Some(_)) = (&installed, lock.get(&manifest.id)) {
+        if wider.is_empty() {
+            println!("  replaces version {version} and asks for nothing more than it");
+        } else {
+            println!("  replaces version {version} and asks for more than it:");
         }
-        for grant in new {
+        for grant in &wider {
             println!("    + {}", printable(grant));
         }
     }
-    if !granted(request.yes, &staged)? {
+    let ask_now = match ask {
+        Ask::Always { yes } => (!yes).then_some(grants.iter().collect::<Vec<_>>()),
+        Ask::IfWider { yes } => (!yes && !wider.is_empty()).then_some(wider.clone()),
+    };
+    if let Some(asks) = ask_now
+        && !granted(&staged, &asks)?
+    {
         staged.discard();
         println!("Nothing was installed.");
-        return Ok(());
+        return Ok(false);
     }
-    let plugin = staged.install(&runtime, &paths.installed_plugins())?;
-    record(&lock_path, &plugin, &request.source, &obtained, grants)?;
+    let plugin = staged.install(runtime, &paths.installed_plugins())?;
+    Lock::record(
+        &lock_path,
+        Locked {
+            id: plugin.id().to_owned(),
+            version: plugin.manifest().version.clone(),
+            source: obtained.source.clone(),
+            digest: obtained.digest.clone(),
+            verification: obtained.verification.clone(),
+            signed_by: obtained.signed_by.clone(),
+            index: obtained.index.clone(),
+            revoked: None,
+            grants,
+            installed_at: quarry_core::times::rfc3339(quarry_store::now_ms()),
+        },
+    )
+    .context("installed, but the lock of installed plugins could not be written")?;
     println!(
         "Installed {} {} in {}. A running server loads it at its next start (the settings page installs without a restart).",
         plugin.manifest().name,
         plugin.manifest().version,
         plugin.dir().display()
     );
-    Ok(())
+    Ok(true)
 }
 
-/// Whether the user grants what the staged plugin asks for: `--yes`, or their answer at a
-/// terminal. Without one and without `--yes`, an error naming the flag.
-pub fn granted(yes: bool, staged: &StagedPlugin) -> anyhow::Result<bool> {
-    if yes {
-        return Ok(true);
-    }
+/// Whether the user grants `asks` to the staged plugin, answered at a terminal. Without one,
+/// an error naming them and `--yes`.
+fn granted(staged: &StagedPlugin, asks: &[&String]) -> anyhow::Result<bool> {
+    let asks: Vec<&str> = asks.iter().map(|a| a.as_str()).collect();
     if !std::io::stdin().is_terminal() {
-        let asks = staged.plugin.requested_capabilities();
         bail!(
-            "not installed: no terminal to ask whether to grant {} what it asks for ({}); pass --yes to grant it",
+            "not installed: no terminal to ask whether to grant {} {} what it asks for ({}); pass --yes to grant it",
             staged.plugin.id(),
+            staged.plugin.manifest().version,
             asks.join("; ")
         );
     }
@@ -137,171 +178,6 @@ pub fn granted(yes: bool, staged: &StagedPlugin) -> anyhow::Result<bool> {
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
-}
-
-/// Records the installed plugin in the lock.
-fn record(
-    lock_path: &Path,
-    plugin: &Plugin,
-    source: &str,
-    obtained: &Obtained,
-    grants: Vec<String>,
-) -> anyhow::Result<()> {
-    let source = match Path::new(source).canonicalize() {
-        Ok(path) if !source.contains("://") => path.display().to_string(),
-        _ => source.to_owned(),
-    };
-    Lock::record(
-        lock_path,
-        Locked {
-            id: plugin.id().to_owned(),
-            version: plugin.manifest().version.clone(),
-            source,
-            digest: obtained.digest.clone(),
-            verification: obtained.verification.clone(),
-            signed_by: obtained.signed_by.clone(),
-            grants,
-            installed_at: quarry_core::times::rfc3339(quarry_store::now_ms()),
-        },
-    )
-    .context("installed, but the lock of installed plugins could not be written")
-}
-
-/// The plugin's files from `source`, verified: against `pin` (a `sha256:` digest) where
-/// given, by a signature of a publisher in `trusted`; bytes from elsewhere need one of the two
-/// (or a registry digest).
-async fn obtain(
-    source: &Source,
-    pin: Option<&str>,
-    trusted: &Trusted,
-    timeout: Duration,
-) -> anyhow::Result<Obtained> {
-    match source {
-        Source::Folder(dir) => {
-            if pin.is_some() {
-                bail!(
-                    "--sha256 pins a packed file; {} is a folder of your own (pack it with `quarry plugin pack` to pin it)",
-                    dir.display()
-                );
-            }
-            from_folder(dir)
-        }
-        Source::File(path) => {
-            let bytes = read_bounded(path, MAX_PACK_BYTES)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            from_packed(bytes, pin, trusted, Some(Verification::LocalSource))
-        }
-        Source::Url(url) => {
-            let bytes = Fetcher::new(timeout)?.get(url, MAX_PACK_BYTES).await?;
-            from_packed(bytes, pin, trusted, None).with_context(|| format!("{url}: not installed"))
-        }
-        Source::Oci(reference) => {
-            let (packed, manifest_digest) = oci::pull(Fetcher::new(timeout)?, reference).await?;
-            let by_digest = reference
-                .digest
-                .is_some()
-                .then_some(Verification::OciDigest);
-            let mut obtained =
-                from_packed(packed, pin, trusted, by_digest).with_context(|| match &reference.tag {
-                    Some(_) if reference.digest.is_none() => format!(
-                        "{reference}: not installed (a tag can be moved to other bytes at any time: pin the plugin as oci://{}/{}@sha256:<digest>, the digest `quarry plugin push` printed)",
-                        reference.registry, reference.repository
-                    ),
-                    _ => format!("{reference}: not installed"),
-                })?;
-            if obtained.verification == Verification::OciDigest {
-                obtained.digest = manifest_digest;
-            }
-            Ok(obtained)
-        }
-        Source::Name { name, .. } => bail!(
-            "{name}: no such folder or file here, and no plugin index is configured to find a plugin by name; give a folder, a packed file, an https:// address with --sha256, or an oci:// reference"
-        ),
-    }
-}
-
-/// A plugin folder of the user's: its manifest and component.
-fn from_folder(dir: &Path) -> anyhow::Result<Obtained> {
-    let manifest_path = dir.join(MANIFEST_FILE);
-    let manifest = read_bounded_text(&manifest_path, MAX_MANIFEST_BYTES)
-        .with_context(|| format!("cannot read {}", manifest_path.display()))?;
-    let parsed = Manifest::parse(&manifest)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", manifest_path.display()))?;
-    let component_path = parsed.component_path(dir);
-    let component = read_bounded(&component_path, MAX_COMPONENT_BYTES)
-        .with_context(|| format!("cannot read {}", component_path.display()))?;
-    Ok(Obtained {
-        digest: sha256_digest(&component),
-        manifest,
-        component,
-        extra: Vec::new(),
-        verification: Verification::LocalSource,
-        signed_by: None,
-    })
-}
-
-/// A packed file's plugin: its bytes checked against `pin` before anything reads them, its
-/// signature checked when it has one (one that does not match refuses it), and verified by
-/// a trusted signature, else the pin, else `otherwise` (a source that needs neither); with
-/// none of them, refused, saying how to pin or trust it.
-fn from_packed(
-    bytes: Vec<u8>,
-    pin: Option<&str>,
-    trusted: &Trusted,
-    otherwise: Option<Verification>,
-) -> anyhow::Result<Obtained> {
-    let digest = sha256_digest(&bytes);
-    if let Some(pin) = pin
-        && pin != digest
-    {
-        return Err(PackageError::DigestMismatch {
-            expected: pin.to_owned(),
-            actual: digest,
-        }
-        .into());
-    }
-    let pack = Pack::parse(&bytes)?;
-    let signer = signature::verify(&pack)?;
-    let publisher = signer.as_ref().and_then(|key| trusted.find(key));
-    let verification = match (publisher, pin, otherwise) {
-        (Some(_), _, _) => Verification::TrustedSignature,
-        (None, Some(_), _) => Verification::Sha256Pin,
-        (None, None, Some(otherwise)) => otherwise,
-        (None, None, None) => match &signer {
-            Some(key) => bail!(
-                "it is signed by {key}, a key you do not trust. If you know it is the publisher's, trust it with `quarry plugin trust {key} --name NAME`; or pin the file with --sha256 {}",
-                digest.trim_start_matches("sha256:")
-            ),
-            None => bail!(
-                "it is not signed, and nothing pins it: give --sha256 HEX, the hash its publisher gave for the file (`sha256sum FILE`), or install it from the folder or file you have"
-            ),
-        },
-    };
-    Ok(Obtained {
-        manifest: pack.manifest_text().to_owned(),
-        component: pack.component().to_vec(),
-        extra: pack
-            .extra_files()
-            .into_iter()
-            .map(|(name, bytes)| (name.to_owned(), bytes.to_vec()))
-            .collect(),
-        digest,
-        verification,
-        signed_by: signer.map(|key| match publisher {
-            Some(p) => format!("{key} ({})", p.name),
-            None => key.to_string(),
-        }),
-    })
-}
-
-/// `HEX` or `sha256:HEX` as `sha256:hex`.
-fn parse_pin(text: &str) -> anyhow::Result<String> {
-    let hex = text.trim().strip_prefix("sha256:").unwrap_or(text.trim());
-    let pin = format!("sha256:{}", hex.to_ascii_lowercase());
-    if !oci::is_sha256_digest(&pin) {
-        bail!("--sha256 {text:?}: give the 64 hex digits of the file's sha256 (`sha256sum FILE`)");
-    }
-    Ok(pin)
 }
 
 /// Refuses to put an older version over a newer one unless asked: a downgrade can bring back

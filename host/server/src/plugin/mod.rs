@@ -2,9 +2,12 @@
 //! install it from anywhere after showing what it asks for, list and remove plugins.
 
 mod describe;
+mod indexes;
 mod install;
+mod obtain;
 mod publish;
 mod trust;
+mod update;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -68,6 +71,16 @@ pub async fn run(paths: &Paths, command: PluginCommand) -> anyhow::Result<()> {
         PluginCommand::Keygen { output } => publish::keygen(&output),
         PluginCommand::Trust { key, name } => trust::trust(paths, key.as_deref(), name),
         PluginCommand::Untrust { key } => trust::untrust(paths, &key),
+        PluginCommand::Update { id, yes, timeout } => {
+            update::update(
+                paths,
+                id.as_deref(),
+                yes,
+                Duration::from_secs(timeout.max(1)),
+            )
+            .await
+        }
+        PluginCommand::Index { command } => indexes::run(paths, command).await,
         PluginCommand::Push {
             file,
             target,
@@ -110,6 +123,15 @@ fn list(paths: &Paths, json: bool) -> anyhow::Result<()> {
             None => println!("  source: comes with Quarry"),
         }
         println!();
+    }
+    for entry in lock.plugins.iter().filter(|p| p.revoked.is_some()) {
+        println!(
+            "{} {}: REVOKED by its publisher ({}); disabled, not loaded. Update it (`quarry plugin update {}`) or remove it.",
+            entry.id,
+            entry.version,
+            printable(entry.revoked.as_deref().unwrap_or_default()),
+            entry.id
+        );
     }
     Ok(())
 }
