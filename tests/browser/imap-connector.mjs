@@ -16,6 +16,8 @@ await withPage("imap", async (page, shot) => {
   await page.waitForSelector("body[data-ready=true]");
   await page.click("nav a[data-tab=connectors]");
   await page.selectOption("#connector-plugin", "imap");
+  const origin = await page.textContent("#connector-plugin-origin");
+  check(origin === "Comes with Quarry.", `the form says where the plugin is from: ${origin}`);
 
   // The fields: a password is typed into a password field; the address and the CA file say
   // what they take.

@@ -208,6 +208,20 @@ fn a_packed_plugin_installs_from_https_only_with_its_sha256_and_is_locked() {
         .find(|p| p["id"] == "folder")
         .expect("bundled");
     assert_eq!(folder["origin"]["source"], "bundled");
+    // The settings page shows the same.
+    let mut q = q;
+    q.start();
+    let admin = quarry_tests::admin::sign_in(&q);
+    let page = admin.call(&q, "GET", "/admin/v1/plugins", None).json();
+    let shown = page["plugins"]
+        .as_array()
+        .expect("plugins")
+        .iter()
+        .find(|p| p["id"] == "older-notes")
+        .expect("shown");
+    assert_eq!(shown["origin"]["source"], Value::from(url.as_str()));
+    assert_eq!(shown["origin"]["verified"], "sha256 pinned by you");
+    q.stop();
 
     // An older version does not replace a newer one unless asked.
     let old_file = out.join("older-notes-0.9.0.qplugin");

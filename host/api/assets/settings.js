@@ -483,12 +483,20 @@ async function loadPlugins() {
   renderPluginFields();
 }
 
+/** Where a plugin came from and how it was verified, in one line. */
+function originText(origin) {
+  if (origin.source === "bundled") return "Comes with Quarry.";
+  const signed = origin.signed_by ? `, signed by ${origin.signed_by}` : "";
+  return `From ${origin.source}: ${origin.verified}${signed}.`;
+}
+
 function renderPluginFields() {
   const plugin = state.plugins.find((p) => p.id === $("#connector-plugin").value);
   const box = $("#connector-fields");
   box.replaceChildren();
   $("#connector-asks").replaceChildren();
   $("#connector-plugin-about").textContent = plugin ? plugin.description : "No plugins installed.";
+  $("#connector-plugin-origin").textContent = plugin && plugin.origin ? originText(plugin.origin) : "";
   if (!plugin) return;
   for (const field of plugin.settings) {
     const id = `setting-${field.key}`;
