@@ -91,8 +91,9 @@ build_each() {
 componentize_py="${QUARRY_PY_TOOLS:-$HOME/.cache/quarry/tools/py}/bin/componentize-py"
 build_python() { # <plugin folder> <WIT folder> <output>
   [ -x "$componentize_py" ] || { echo "plugins: $componentize_py missing; run 'make setup'" >&2; exit 1; }
+  # The SDK (python/sdk/quarry_sdk.py) is found beside the app.
   (cd "$1" && PYTHONDONTWRITEBYTECODE=1 "$componentize_py" -d "$2" -w connector \
-    componentize app -o "$3" >/dev/null)
+    componentize -p . -p "$ROOT/plugins/python/sdk" app -o "$3" >/dev/null)
 }
 build_each Python python "$("$componentize_py" --version 2>/dev/null || echo missing)" build_python
 

@@ -4,8 +4,11 @@
 // JSON Lines (one record per line), and indexes each record as a document: a title, a text made
 // of the chosen fields, a link and a date. Works with exports of notes and bookmarks apps, REST
 // APIs and datasets. Built into a WebAssembly component with componentize-js; the host calls
-// `source` below through quarry:connector@0.1.0, and lets `fetch` reach only the URL's host.
-import { config, log, progress } from 'quarry:connector/host@0.1.0';
+// `source` below through quarry:connector@0.5.0, and lets `fetch` reach only the URL's host.
+// The texts of many records are answered in one call from one download (`fetchContents`); the
+// SDK (`../sdk/connector.js`) answers the calls a JSON source has no use for.
+import { config, log } from 'quarry:connector/host@0.5.0';
+import { batch, connector, fail, progress } from '../sdk/connector.js';
 
 /** The connector's settings, with the manifest's defaults filled in by the host. */
 function settings(entries = config()) {
@@ -20,11 +23,6 @@ function settings(entries = config()) {
     updatedField: s.updated_field || '',
     token: s.token || '',
   };
-}
-
-/** A connector error the host shows to the user (WIT `connector-error`). */
-function fail(tag, message) {
-  throw { tag, val: message };
 }
 
 /** A field of a record by dotted path (`author.name`). */
@@ -158,26 +156,37 @@ async function find(s, locator) {
   return record;
 }
 
-export const source = {
+function contentOf(s, record) {
+  const title = asText(pick(record, s.titleField));
+  return { text: [title, textOf(s, record)].filter(Boolean).join('\n\n'), pageStarts: [], metadata: [] };
+}
+
+export const source = connector({
   async listDocs(_checkpoint) {
     const s = settings();
     const { records } = await byLocator(s, true);
-    progress('listing records', BigInt(records.length), BigInt(records.length));
+    progress('listing records', records.length, records.length);
     log('debug', `${records.length} records from ${s.url}`);
-    return {
-      upserts: records.map((r, n) => meta(s, r, n)),
-      deletes: [],
-      checkpoint: '',
-      more: false,
-      coverage: 'full',
-    };
+    return batch(records.map((r, n) => meta(s, r, n)));
   },
 
   async fetchContent(doc) {
     const s = settings();
-    const record = await find(s, doc.locator);
-    const title = asText(pick(record, s.titleField));
-    return { text: [title, textOf(s, record)].filter(Boolean).join('\n\n'), pageStarts: [], metadata: [] };
+    return contentOf(s, await find(s, doc.locator));
+  },
+
+  async fetchContents(docs) {
+    // One download answers them all: the listing's, or a fresh one for records it lacks.
+    const s = settings();
+    const results = [];
+    for (const doc of docs) {
+      try {
+        results.push({ tag: 'ok', val: contentOf(s, await find(s, doc.locator)) });
+      } catch (error) {
+        results.push({ tag: 'err', val: error });
+      }
+    }
+    return results;
   },
 
   async readFile(doc, offset, maxBytes) {
@@ -192,4 +201,4 @@ export const source = {
     if (!s.url) fail('invalid-config', 'url: give the address of the JSON');
     await fetchRecords(s);
   },
-};
+});

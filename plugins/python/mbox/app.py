@@ -3,7 +3,13 @@
 Lists every message of the `.mbox` files in the granted folder (and its subfolders), indexes
 each message's subject, people, date and text body, and serves the raw message as the
 original file. Built into a WebAssembly component with componentize-py; the host calls the
-`Source` methods below through `quarry:connector@0.1.0`.
+`Source` methods below through `quarry:connector@0.5.0`, with the Python SDK (`quarry_sdk`,
+python/sdk) answering the calls this connector leaves to it.
+
+The folder is listed with one host call per folder (`walk`); a mailbox the host saw change is
+read again alone (`list_changes`), and a message removed from a mailbox that is still there
+leaves the index at the next full listing. A locator carries its message's digest, so a
+mailbox rewritten since (compacted, say) never serves another message's bytes.
 """
 
 import email
@@ -19,34 +25,22 @@ import hashlib
 import html.parser
 import os
 
-from componentize_py_types import Err
-from wit_world import exports
-from wit_world.imports import host, types
+from quarry_sdk import (Connector, batch, changed_files, changes, fail, log, progress,
+                        read_range, settings, stable_id, walk)
+from wit_world.imports import types
 
 # Messages per listing batch: small enough to finish well within a call's time limit.
 BATCH = 200
 SUFFIXES = (".mbox", ".mbx")
 
 
-def settings():
-    """The connector's settings, as the host validated them against the manifest."""
-    return dict(host.config())
-
-
-def fail(kind, message):
-    """Raises a connector error the host shows to the user."""
-    raise Err(kind(message))
+def is_mailbox(name):
+    return name.lower().endswith(SUFFIXES)
 
 
 def mailboxes(root):
     """Relative paths of the mbox files under `root`, sorted, hidden ones left out."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.lower().endswith(SUFFIXES) and not name.startswith("."):
-                found.append(os.path.relpath(os.path.join(folder, name), root))
-    return sorted(found)
+    return sorted(entry.rel for entry in walk(root, keep=is_mailbox))
 
 
 def messages_from(path, start):
@@ -104,16 +98,17 @@ def meta(rel, offset, raw):
     message_id = header(message, "message-id")
     key = message_id or f"{rel}:{offset}"
     subject = header(message, "subject") or "(no subject)"
+    digest = hashlib.sha256(raw).hexdigest()[:32]
     return types.DocMeta(
-        id="m_" + hashlib.sha256(key.encode()).hexdigest()[:32],
-        locator=f"{offset}:{length}:{rel}",
+        id=stable_id("m", key),
+        locator=f"{offset}:{length}:{digest}:{rel}",
         title=subject,
         path=rel,
         url=None,
         mime_type="message/rfc822",
         size_bytes=length,
         update_time_ms=date_ms(message),
-        version=hashlib.sha256(raw).hexdigest()[:32],
+        version=digest,
         has_text=True,
     )
 
@@ -156,23 +151,19 @@ def body_text(message):
 
 
 def read(root, locator):
-    """The raw bytes a locator names, or a not-found error."""
+    """The raw bytes a locator names (`offset:length:digest:path`), or a not-found error when
+    the mailbox no longer holds that message there."""
     try:
-        offset, length, rel = locator.split(":", 2)
+        offset, length, digest, rel = locator.split(":", 3)
         offset, length = int(offset), int(length)
     except ValueError:
-        fail(types.ConnectorError_NotFound, f"not a message locator: {locator!r}")
+        fail("not-found", f"not a message locator: {locator!r}")
     path = os.path.normpath(os.path.join(root, rel))
     if not path.startswith(root.rstrip("/") + "/"):
-        fail(types.ConnectorError_NotFound, f"outside the folder: {rel!r}")
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            raw = f.read(length)
-    except OSError as e:
-        fail(types.ConnectorError_NotFound, f"{rel}: {e}")
-    if not raw.startswith(b"From ") and offset != 0:
-        fail(types.ConnectorError_NotFound, f"{rel} changed; the next sync lists it again")
+        fail("not-found", f"outside the folder: {rel!r}")
+    raw, _ = read_range(path, offset, length)
+    if hashlib.sha256(raw).hexdigest()[:32] != digest:
+        fail("not-found", f"{rel} changed; the next sync lists it again")
     return raw
 
 
@@ -182,12 +173,7 @@ def read(root, locator):
 body_text(email.message_from_bytes(b"Subject: warm-up\n\nwarm-up\n", policy=email.policy.default))
 
 
-def batch(upserts, checkpoint, more):
-    return types.Batch(upserts=upserts, deletes=[], checkpoint=checkpoint, more=more,
-                       coverage=types.Coverage.FULL)
-
-
-class Source(exports.Source):
+class Source(Connector):
     def list_docs(self, checkpoint):
         # The checkpoint is where the next batch starts: "<byte offset>:<mailbox path>".
         root = settings()["folder"]
@@ -200,16 +186,37 @@ class Source(exports.Source):
         for n, rel in enumerate(files):
             if rel < at_file:
                 continue
-            host.progress(f"reading {rel}", n, len(files))
+            progress(f"reading {rel}", n, len(files))
             start = at_offset if rel == at_file else 0
             try:
                 for offset, raw in messages_from(os.path.join(root, rel), start):
                     if len(upserts) == BATCH:
-                        return batch(upserts, f"{offset}:{rel}", True)
+                        return batch(upserts, checkpoint=f"{offset}:{rel}", more=True)
                     upserts.append(meta(rel, offset, raw))
             except OSError as e:
-                host.log(types.LogLevel.WARN, f"cannot read {rel}: {e}")
-        return batch(upserts, "", False)
+                log(f"cannot read {rel}: {e}", types.LogLevel.WARN)
+        return batch(upserts)
+
+    def list_changes(self, paths):
+        # A mailbox the host saw change is read again alone; one that is gone (or a folder,
+        # or a mailbox too large for one answer) needs a full listing to find what left.
+        changed = changed_files(paths, settings()["folder"])
+        if changed is None:
+            return None
+        upserts = []
+        for rel, entry in changed:
+            if not is_mailbox(rel):
+                continue
+            if entry is None:
+                return None
+            try:
+                for offset, raw in messages_from(entry.path, 0):
+                    if len(upserts) == BATCH:
+                        return None
+                    upserts.append(meta(rel, offset, raw))
+            except OSError:
+                return None
+        return changes(upserts, [])
 
     def fetch_content(self, doc):
         message = parse(read(settings()["folder"], doc.locator))
@@ -227,4 +234,4 @@ class Source(exports.Source):
     def validate_config(self, config):
         root = dict(config).get("folder", "")
         if not os.path.isdir(root):
-            fail(types.ConnectorError_InvalidConfig, "folder: not a folder Quarry can read")
+            fail("invalid-config", "folder: not a folder Quarry can read")
