@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use quarry_tests::quarry::Quarry;
-use quarry_tests::web::WebServer;
 use serde_json::Value;
 
 fn repo() -> PathBuf {
@@ -98,39 +97,19 @@ fn author(lang: &str, name: &str, id: &str, words: &str) {
     assert!(readme.contains("quarry plugin check . --set"), "{readme}");
     build(lang, &dir, &id.replace('-', "_"));
 
-    // The sample source: a folder of notes, or JSON records over HTTP.
-    let web = WebServer::start();
-    let setting = if lang == "js" {
-        web.put(
-            "/records.json",
-            "application/json",
-            &format!(r#"[{{"id": 1, "title": "First", "text": "{words}"}}, {{"id": 2, "title": "Second", "text": "other"}}]"#),
-        );
-        format!("url={}", web.url("/records.json"))
-    } else {
-        let notes = q.scratch("notes");
-        std::fs::create_dir_all(&notes).expect("notes");
-        std::fs::write(notes.join("first.md"), format!("# First\n\n{words}\n")).expect("note");
-        std::fs::write(notes.join("second.txt"), "other").expect("note");
-        std::fs::write(notes.join("image.png"), [0u8, 1, 2]).expect("not a note");
-        format!("folder={}", notes.display())
-    };
+    // The sample source: a folder of notes.
+    let notes = q.scratch("notes");
+    std::fs::create_dir_all(&notes).expect("notes");
+    std::fs::write(notes.join("first.md"), format!("# First\n\n{words}\n")).expect("note");
+    std::fs::write(notes.join("second.txt"), "other").expect("note");
+    std::fs::write(notes.join("image.png"), [0u8, 1, 2]).expect("not a note");
+    let setting = format!("folder={}", notes.display());
 
     let dir_arg = dir.to_string_lossy().into_owned();
     let check = q.cli_ok(&["plugin", "check", &dir_arg, "--set", &setting]);
-    // Rust connectors start from the SDK's 0.5.0 (with list-changes, fetch-contents,
-    // read-scans and watch), the others from 0.1.0.
-    let (wit, functions) = if lang == "rust" {
-        (
-            "quarry:connector@0.5.0",
-            "list-docs, list-changes, fetch-content, fetch-contents, read-file, read-scans, watch, validate-config",
-        )
-    } else {
-        (
-            "quarry:connector@0.1.0",
-            "list-docs, fetch-content, read-file, validate-config",
-        )
-    };
+    // Every language starts from the newest WIT, its SDK answering what the template leaves.
+    let wit = "quarry:connector@0.5.0";
+    let functions = "list-docs, list-changes, fetch-content, fetch-contents, read-file, read-scans, watch, validate-config";
     for expected in [wit, functions, "Listing    2 documents", words] {
         assert!(
             check.contains(expected),
@@ -158,10 +137,32 @@ fn author(lang: &str, name: &str, id: &str, words: &str) {
     q.cli_ok(&["connector", "sync", name, "--wait"]);
     let found = q.cli_json(&["search", words, "--json"]);
     assert_eq!(found["total"], 1, "{found}");
-    assert_eq!(
-        found["results"][0]["title"],
-        Value::from(if lang == "js" { "First" } else { "first.md" })
+    assert_eq!(found["results"][0]["title"], Value::from("first.md"));
+
+    // While Quarry serves, a new note is indexed from the watcher's hint alone: the plugin
+    // answers `list-changes` for that path, without listing the folder again.
+    let mut q = q;
+    q.start();
+    // The sync a start makes (for what changed while Quarry was stopped) ends first.
+    let started = std::time::Instant::now();
+    while !q.log().contains("sync finished") && started.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let key = q.integration("Reader", "all", &[]);
+    std::fs::write(notes.join("third.md"), "# Third\n\ncormorant fishing\n").expect("note");
+    quarry_tests::found::wait_until_found(
+        &q,
+        &key,
+        ("cormorant", "title"),
+        &["third.md"],
+        std::time::Duration::from_secs(60),
     );
+    let log = q.log();
+    assert!(
+        log.contains("listed: 1, indexed: 1"),
+        "the new note came from its hint alone:\n{log}"
+    );
+    q.stop();
 
     let refused = q.cli(&["plugin", "remove", id]);
     assert!(

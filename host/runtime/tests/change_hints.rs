@@ -126,22 +126,68 @@ fn no_path_outside_the_grant_is_ever_passed_to_a_plugin() {
 #[test]
 fn a_component_of_0_1_0_is_asked_nothing_and_listed_whole() {
     let runtime = runtime();
-    let plugin = load(&runtime, "mbox", Limits::default());
+    let plugin = load(&runtime, "first-notes", Limits::default());
     assert_eq!(plugin.manifest().wit, "0.1.0");
     let tmp = tempfile::tempdir().expect("tempdir");
-    let root = tmp.path().join("mail");
-    write(
-        &root,
-        "inbox.mbox",
-        "From a@example.com Mon Jan  5 09:00:00 2026\nSubject: Hello\n\nBody.\n",
-    );
+    let root = tmp.path().join("notes");
+    write(&root, "a.txt", "first");
     let mut session = folder_session(&plugin, &root);
-    let hints = session.change_hints(&[root.join("inbox.mbox")]);
-    assert_eq!(hints, ["/folder/inbox.mbox"]);
+    let hints = session.change_hints(&[root.join("a.txt")]);
+    assert_eq!(hints, ["/folder/a.txt"]);
     assert!(
         session.list_changes(&hints).expect("answers").is_none(),
         "0.1.0 has no list-changes: the host lists everything"
     );
     let (docs, _) = list_all(&mut session).expect("a 0.1.0 component still lists");
-    assert!(!docs.is_empty());
+    assert_eq!(docs.len(), 1);
+}
+
+const MESSAGE: &str = "From a@example.com Mon Jan  5 09:00:00 2026\nSubject: Hello\n\nBody.\n";
+
+#[test]
+fn the_python_mbox_connector_reads_again_only_the_mailbox_hinted() {
+    let runtime = runtime();
+    let plugin = load(&runtime, "mbox", Limits::default());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("mail");
+    write(&root, "inbox.mbox", MESSAGE);
+    write(
+        &root,
+        "old/archive.mbox",
+        &MESSAGE.replace("Hello", "Archived"),
+    );
+    let mut session = folder_session(&plugin, &root);
+    let (all, _) = list_all(&mut session).expect("lists");
+    assert_eq!(all.len(), 2);
+
+    let later = MESSAGE
+        .replace("Hello", "Later")
+        .replace("Jan  5", "Jan  6");
+    write(&root, "inbox.mbox", &format!("{MESSAGE}{later}"));
+    let hints = session.change_hints(&[root.join("inbox.mbox")]);
+    let batches = session
+        .list_changes(&hints)
+        .expect("lists changes")
+        .expect("a changed mailbox is read alone");
+    let batch = &batches[0];
+    assert_eq!(batch.coverage, Coverage::Changes);
+    let mut titles: Vec<&str> = batch
+        .upserts
+        .iter()
+        .map(|d| d.meta.title.as_str())
+        .collect();
+    titles.sort();
+    assert_eq!(titles, ["Hello", "Later"], "the archive is not read again");
+    // Both texts in one call (fetch-contents).
+    let calls = session.usage().calls;
+    let texts = common::fetch_all(&mut session, &batch.upserts);
+    assert!(texts.iter().all(Result::is_ok), "{texts:?}");
+    assert_eq!(session.usage().calls - calls, 1);
+
+    // A mailbox that is gone, or a folder, needs a full listing.
+    fs::remove_file(root.join("old/archive.mbox")).expect("rm");
+    let gone = session.change_hints(&[root.join("old/archive.mbox")]);
+    assert!(session.list_changes(&gone).expect("answers").is_none());
+    let folder = session.change_hints(&[root.join("old")]);
+    assert!(session.list_changes(&folder).expect("answers").is_none());
 }

@@ -1,6 +1,7 @@
-//! Versions of `quarry:connector`, with real components: 0.1.0 (the Python mbox connector),
-//! 0.2.0 (`testing/older-notes`, on that version's own bindings) and 0.5.0 (the folder
-//! connector, on the SDK) all list and give their texts; 0.5.0 (as 0.3.0, whose calls it
+//! Versions of `quarry:connector`, with real components: 0.1.0 (`testing/first-notes`) and
+//! 0.2.0 (`testing/older-notes`), each on that version's own bindings, and 0.5.0 (the folder
+//! connector on the Rust SDK, the mbox connector on the Python SDK) all list and give their
+//! texts; 0.5.0 (as 0.3.0, whose calls it
 //! compiles from the same code) gives many small texts in one call, and a document that cannot
 //! be read in such a call fails alone.
 
@@ -34,9 +35,10 @@ fn components_of_every_supported_version_list_and_give_their_texts() {
         write(&notes, &format!("n{i}.txt"), &format!("note number {i}"));
     }
     for (id, version, folder, calls_for_texts) in [
-        ("mbox", "0.1.0", &mail, None),
-        // One document at a time: 0.2.0 has no fetch-contents.
+        // One document at a time: 0.1.0 and 0.2.0 have no fetch-contents.
+        ("first-notes", "0.1.0", &notes, Some(10)),
         ("older-notes", "0.2.0", &notes, Some(10)),
+        ("mbox", "0.5.0", &mail, None),
         // Ten small documents in one call.
         ("folder", "0.5.0", &notes, Some(1)),
     ] {

@@ -57,27 +57,21 @@ macro_rules! sdk {
     };
 }
 
-/// The WIT a scaffold is built against: the Rust SDK's (0.5.0: change hints, texts fetched
-/// several at a time, scans read by the host's OCR, connections and watching); Python and JavaScript connectors start from 0.1.0, whose four functions
-/// are all they must implement.
-fn wit(lang: Lang) -> File {
-    match lang {
-        Lang::Rust => file(
-            "wit/connector@0.5.0/connector.wit",
-            include_str!("../../../wit/connector@0.5.0/connector.wit"),
-        ),
-        Lang::Python | Lang::Js => file(
-            "wit/connector@0.1.0/connector.wit",
-            include_str!("../../../wit/connector@0.1.0/connector.wit"),
-        ),
-    }
+/// The WIT every scaffold is built against, the newest the host runs (0.5.0: change hints,
+/// texts fetched several at a time, scans read by the host's OCR, connections and watching),
+/// which the SDK of each language implements.
+fn wit() -> File {
+    file(
+        "wit/connector@0.5.0/connector.wit",
+        include_str!("../../../wit/connector@0.5.0/connector.wit"),
+    )
 }
 
 /// Files every scaffold has.
-fn common(lang: Lang) -> [File; 3] {
+fn common() -> [File; 3] {
     [
         file("README.md", template!("README.md.tmpl")),
-        wit(lang),
+        wit(),
         file(
             ".gitignore",
             "*.wasm\n*.wasm.tmp\ntarget/\nnode_modules/\n__pycache__/\n",
@@ -86,7 +80,7 @@ fn common(lang: Lang) -> [File; 3] {
 }
 
 fn files(lang: Lang) -> Vec<File> {
-    let mut files: Vec<File> = common(lang).into();
+    let mut files: Vec<File> = common().into();
     match lang {
         Lang::Rust => files.extend([
             file("Cargo.toml", template!("rust/Cargo.toml.tmpl")),
@@ -116,6 +110,10 @@ fn files(lang: Lang) -> Vec<File> {
         Lang::Python => files.extend([
             file("app.py", template!("python/app.py.tmpl")),
             file(
+                "quarry_sdk.py",
+                include_str!("../../../plugins/python/sdk/quarry_sdk.py"),
+            ),
+            file(
                 "quarry-plugin.toml",
                 template!("python/quarry-plugin.toml.tmpl"),
             ),
@@ -128,6 +126,14 @@ fn files(lang: Lang) -> Vec<File> {
                 template!("js/quarry-plugin.toml.tmpl"),
             ),
             file("package.json", template!("js/package.json.tmpl")),
+            file(
+                "sdk/connector.js",
+                include_str!("../../../plugins/js/sdk/connector.js"),
+            ),
+            file(
+                "sdk/errors.js",
+                include_str!("../../../plugins/js/sdk/errors.js"),
+            ),
             file("build.mjs", include_str!("../../../plugins/js/build.mjs")),
             script("build.sh", template!("js/build.sh.tmpl")),
         ]),
@@ -158,19 +164,19 @@ fn words(lang: Lang) -> Words {
         },
         Lang::Python => Words {
             language: "Python",
-            wit: "0.1.0",
+            wit: "0.5.0",
             source: "app.py",
-            edit: "it indexes the `.txt` and `.md` files of a granted folder; `list_docs` says what exists, `fetch_content` gives a document's text. Import at the top of `app.py` every module you use: componentize-py includes what is imported while it builds.",
+            edit: "it indexes the `.txt` and `.md` files of a granted folder; `list_docs` says what exists, `list_changes` answers the host's change hints, `fetch_content` gives a document's text. `quarry_sdk.py` answers the other calls and has the helpers (`walk`, `read_start`, `changed_files`, `progress`, `recognize_text`). Import at the top of `app.py` every module you use: componentize-py includes what is imported while it builds.",
             needs: "once: `pip install componentize-py==0.25.1`",
             sample: "folder=/path/to/notes",
         },
         Lang::Js => Words {
             language: "JavaScript",
-            wit: "0.1.0",
+            wit: "0.5.0",
             source: "connector.js",
-            edit: "it indexes the records of a JSON array served over HTTP; `listDocs` says what exists, `fetchContent` gives a record's text. `fetch` works, but only to the host of the `url` setting.",
+            edit: "it indexes the `.txt` and `.md` files of a granted folder; `listDocs` says what exists, `listChanges` answers the host's change hints, `fetchContent` gives a document's text. `sdk/connector.js` answers the other calls and has the helpers (`walk`, `readStart`, `changedFiles`, `progress`); `fetch` works, to the hosts a `url` setting or `capabilities.network` grants.",
             needs: "Node.js 18 or later; the first build runs `npm install` (componentize-js)",
-            sample: "url=https://example.com/records.json",
+            sample: "folder=/path/to/notes",
         },
     }
 }
