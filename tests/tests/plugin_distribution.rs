@@ -380,7 +380,23 @@ fn a_source_that_answers_slowly_or_without_end_is_cut_off_in_bounded_time_and_me
         std::thread::sleep(Duration::from_secs(60));
     });
     let pin = "2".repeat(64);
-    for (url, expected) in [(&endless, "larger than"), (&silent, "no answer within 3 s")] {
+    // The same servers as registries: a manifest without end, a registry that says nothing.
+    let as_registry = |url: &str| {
+        let host = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        format!("oci://{host}/quarry/notes@sha256:{pin}")
+    };
+    let endless_registry = as_registry(&endless);
+    let silent_registry = as_registry(&silent);
+    for (url, expected) in [
+        (&endless, "larger than"),
+        (&silent, "no answer within 3 s"),
+        (&endless_registry, "larger than"),
+        (&silent_registry, "no answer within 3 s"),
+    ] {
         let started = Instant::now();
         let (out, peak_kib) = q.cli_watched(
             &[

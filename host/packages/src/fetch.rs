@@ -109,8 +109,12 @@ pub async fn read_body(
     let too_large = || PackageError::Fetch {
         url: url.to_string(),
         message: format!(
-            "the answer is larger than {} MiB, more than a plugin may be",
-            max >> 20
+            "the answer is larger than {}, the most Quarry reads for it; nothing was installed",
+            if max >= 1 << 20 {
+                format!("{} MiB", max >> 20)
+            } else {
+                format!("{} KiB", max >> 10)
+            }
         ),
     };
     if response.content_length().is_some_and(|len| len > max) {
