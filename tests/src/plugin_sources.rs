@@ -1,9 +1,14 @@
 //! Where published plugins come from in the tests: a web server over HTTPS (Apache httpd with
 //! mod_ssl, a certificate of the harness's CA) serving packed files, and an OCI registry
-//! (Debian's docker-registry, the CNCF distribution registry) with htpasswd sign-in. Both run
-//! on loopback as the servers' user and are stopped by PID.
+//! (Debian's docker-registry, the CNCF distribution registry) that signs in with htpasswd, or
+//! with the token flow public registries use: its `auth: token` trusts tokens signed by a key
+//! of the harness's, which [`TokenIssuer`] hands out as the Docker token specification says
+//! (Debian packages no token service). They run on loopback, the servers as the servers'
+//! user, and are stopped by PID.
 
 use std::path::PathBuf;
+
+use base64::Engine as _;
 use std::process::{Child, Stdio};
 
 use crate::local_servers::{
@@ -96,22 +101,46 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Starts one with no repositories.
+    /// Starts one with no repositories, signing in with htpasswd (HTTP Basic).
     pub fn start() -> Registry {
+        Registry::start_with(|d| {
+            write_htpasswd(d, REGISTRY_USER, REGISTRY_PASSWORD);
+            format!(
+                "auth:\n  htpasswd:\n    realm: quarry-test\n    path: {}\n",
+                d.join("htpasswd").display()
+            )
+        })
+    }
+
+    /// Starts one that takes only tokens `issuer` signed (the Bearer token flow).
+    pub fn start_with_tokens(issuer: &TokenIssuer) -> Registry {
+        Registry::start_with(|d| {
+            std::fs::copy(
+                issuer.dir.path().join("server.pem"),
+                d.join("token-signer.pem"),
+            )
+            .expect("copy the signer's certificate");
+            format!(
+                "auth:\n  token:\n    realm: {}\n    service: {TOKEN_SERVICE}\n    issuer: {TOKEN_ISSUER}\n    rootcertbundle: {}\n",
+                issuer.realm(),
+                d.join("token-signer.pem").display()
+            )
+        })
+    }
+
+    fn start_with(auth: impl FnOnce(&std::path::Path) -> String) -> Registry {
         let dir = tempfile::Builder::new()
             .prefix("quarry-registry")
             .tempdir()
             .expect("a temporary folder");
         let d = dir.path();
         std::fs::create_dir(d.join("data")).expect("mkdir");
-        write_htpasswd(d, REGISTRY_USER, REGISTRY_PASSWORD);
         let port = free_port();
         let config = format!(
             "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {data}\n\
-             http:\n  addr: 127.0.0.1:{port}\n  secret: quarry-test-secret\n\
-             auth:\n  htpasswd:\n    realm: quarry-test\n    path: {htpasswd}\n",
+             http:\n  addr: 127.0.0.1:{port}\n  secret: quarry-test-secret\n{auth}",
             data = d.join("data").display(),
-            htpasswd = d.join("htpasswd").display(),
+            auth = auth(d),
         );
         std::fs::write(d.join("config.yml"), config).expect("write config.yml");
         let log = std::fs::File::create(d.join("registry.log")).expect("the log");
@@ -148,7 +177,6 @@ impl Registry {
 
     /// GETs `path` (under `/v2/`) as the signed-in user, with `accept`: the body.
     pub fn get(&self, path: &str, accept: &str) -> Vec<u8> {
-        use base64::Engine as _;
         let basic = base64::engine::general_purpose::STANDARD
             .encode(format!("{REGISTRY_USER}:{REGISTRY_PASSWORD}"));
         let authorization = format!("Basic {basic}");
@@ -179,4 +207,163 @@ impl Drop for Registry {
         }
         wait_until_closed(self.port);
     }
+}
+
+/// The registry's name for itself in tokens (`aud`).
+const TOKEN_SERVICE: &str = "quarry-test-registry";
+/// Who signs its tokens (`iss`).
+const TOKEN_ISSUER: &str = "quarry-test-issuer";
+
+/// The token endpoint of the Docker token specification: `GET /token?service=&scope=` with the
+/// user's Basic credentials answers `{"token"}`, a JWT (ES256, its certificate in `x5c`) that
+/// grants the scope asked for; wrong or no credentials answer 401. Served on loopback by a
+/// thread of the test's.
+pub struct TokenIssuer {
+    dir: tempfile::TempDir,
+    port: u16,
+    /// How many tokens it handed out.
+    issued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl TokenIssuer {
+    /// Starts one with a signing key and certificate of the harness's CA.
+    pub fn start() -> TokenIssuer {
+        let dir = tempfile::Builder::new()
+            .prefix("quarry-tokens")
+            .tempdir()
+            .expect("a temporary folder");
+        make_certificates(dir.path());
+        let key_pem = std::fs::read_to_string(dir.path().join("server.key")).expect("key");
+        let cert_pem = std::fs::read_to_string(dir.path().join("server.pem")).expect("cert");
+        let signer = Signer::new(&key_pem, &cert_pem);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let issued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = issued.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                answer_token_request(stream, &signer, &counter);
+            }
+        });
+        TokenIssuer { dir, port, issued }
+    }
+
+    /// Its token endpoint.
+    pub fn realm(&self) -> String {
+        format!("http://127.0.0.1:{}/token", self.port)
+    }
+
+    /// How many tokens it handed out so far.
+    pub fn issued(&self) -> usize {
+        self.issued.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Signs tokens with the issuer's key (ECDSA P-256, SHA-256: JWT's ES256).
+struct Signer {
+    key: ring::signature::EcdsaKeyPair,
+    /// The certificate, DER in base64, for the header's `x5c`.
+    x5c: String,
+}
+
+impl Signer {
+    fn new(key_pem: &str, cert_pem: &str) -> Signer {
+        let der = |pem: &str| {
+            let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(body)
+                .expect("PEM holds base64")
+        };
+        let key = ring::signature::EcdsaKeyPair::from_pkcs8(
+            &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            &der(key_pem),
+            &ring::rand::SystemRandom::new(),
+        )
+        .expect("an ECDSA P-256 key in PKCS#8");
+        Signer {
+            key,
+            x5c: base64::engine::general_purpose::STANDARD.encode(der(cert_pem)),
+        }
+    }
+
+    /// A JWT granting `actions` on repository `name` to `subject`, for five minutes.
+    fn token(&self, subject: &str, name: &str, actions: &[&str]) -> String {
+        let url = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs();
+        let header = serde_json::json!({"typ": "JWT", "alg": "ES256", "x5c": [self.x5c]});
+        let claims = serde_json::json!({
+            "iss": TOKEN_ISSUER, "sub": subject, "aud": TOKEN_SERVICE,
+            "exp": now + 300, "nbf": now - 10, "iat": now, "jti": format!("{now}-{name}"),
+            "access": [{"type": "repository", "name": name, "actions": actions}],
+        });
+        let signed = format!(
+            "{}.{}",
+            url(header.to_string().as_bytes()),
+            url(claims.to_string().as_bytes())
+        );
+        let signature = self
+            .key
+            .sign(&ring::rand::SystemRandom::new(), signed.as_bytes())
+            .expect("sign");
+        format!("{signed}.{}", url(signature.as_ref()))
+    }
+}
+
+/// Answers one request to the token endpoint.
+fn answer_token_request(
+    mut stream: std::net::TcpStream,
+    signer: &Signer,
+    issued: &std::sync::atomic::AtomicUsize,
+) {
+    use std::io::{BufRead, Write};
+    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+    let mut request_line = String::new();
+    let _ = reader.read_line(&mut request_line);
+    let mut authorization = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("authorization")
+        {
+            authorization = value.trim().to_owned();
+        }
+    }
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD
+            .encode(format!("{REGISTRY_USER}:{REGISTRY_PASSWORD}"))
+    );
+    let target = request_line.split_whitespace().nth(1).unwrap_or_default();
+    let query = target.split_once('?').map_or("", |(_, q)| q);
+    let scope = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("scope="))
+        .map(|s| {
+            s.replace("%3A", ":")
+                .replace("%2F", "/")
+                .replace("%2C", ",")
+        })
+        .unwrap_or_default();
+    // repository:<name>:<actions>
+    let mut parts = scope.splitn(3, ':');
+    let (_, name, actions) = (parts.next(), parts.next(), parts.next());
+    let answer = if authorization != expected {
+        "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
+    } else {
+        let actions: Vec<&str> = actions.unwrap_or_default().split(',').collect();
+        let token = signer.token(REGISTRY_USER, name.unwrap_or_default(), &actions);
+        issued.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let body = serde_json::json!({"token": token, "expires_in": 300}).to_string();
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let _ = stream.write_all(answer.as_bytes());
 }

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use quarry_tests::plugin_sources::{Registry, WebServer};
+use quarry_tests::plugin_sources::{Registry, TokenIssuer, WebServer};
 use quarry_tests::quarry::Quarry;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -343,6 +343,35 @@ fn a_plugin_pushed_to_a_registry_installs_by_its_digest_and_tools_read_its_compo
         Some(pack_digest.as_str())
     );
     q.cli_ok(&["plugin", "remove", "older-notes", "--yes"]);
+}
+
+#[test]
+fn a_registry_that_signs_in_by_tokens_takes_a_push_and_gives_the_plugin_back() {
+    let q = Quarry::new();
+    let issuer = TokenIssuer::start();
+    let registry = Registry::start_with_tokens(&issuer);
+    let file = q.scratch("published").join("older-notes-1.0.0.qplugin");
+    pack(&q, &publishable(&q, "1.0.0"), &file);
+    let file = file.to_string_lossy();
+    let target = format!("oci://{}/quarry/older-notes:1.0.0", registry.host());
+    let anonymous = q.cli(&["plugin", "push", &file, &target]);
+    assert!(
+        !anonymous.ok && anonymous.stderr.contains("QUARRY_REGISTRY_USERNAME"),
+        "{}",
+        anonymous.stderr
+    );
+    let credentials = Registry::credentials();
+    let pushed = q.cli_with_env(&["plugin", "push", &file, &target], &credentials);
+    assert!(pushed.ok, "{}\n{}", pushed.stderr, registry.log());
+    let digest = printed_digest(&pushed.stdout);
+    assert!(issuer.issued() > 0, "the push went by tokens");
+    let pinned = format!("oci://{}/quarry/older-notes@{digest}", registry.host());
+    let installed = q.cli_with_env(&["plugin", "install", &pinned, "--yes"], &credentials);
+    assert!(installed.ok, "{}\n{}", installed.stderr, registry.log());
+    assert_eq!(
+        locked(&q, "older-notes").expect("locked")["verification"].as_str(),
+        Some("oci-digest")
+    );
 }
 
 /// A hostile download server on loopback: each connection gets `answer`'s treatment.
