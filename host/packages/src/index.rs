@@ -3,7 +3,8 @@
 //! still installable by its exact version) or revoked it (never installed, and disabled where
 //! it is). The user lists the indexes they use in `plugin-indexes.toml` in the data folder.
 //!
-//! An index is JSON served over HTTPS:
+//! An index is JSON served over HTTPS, or kept in an OCI registry as an artifact whose layer
+//! is the JSON (`quarry plugin index push`, or `oras push`):
 //!
 //! ```json
 //! {"quarry-plugin-index": 1,
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::PackageError;
 use crate::fetch::Fetcher;
 use crate::lock::{Held, write_replacing};
-use crate::oci::is_sha256_digest;
+use crate::oci::{self, Reference, is_sha256_digest};
 
 /// The list of indexes' file name in the data folder.
 pub const INDEXES_FILE: &str = "plugin-indexes.toml";
@@ -72,11 +73,23 @@ pub struct Index {
 }
 
 impl Index {
-    /// Fetches and checks the index at `url`.
-    pub async fn fetch(fetcher: &Fetcher, url: &Url) -> Result<Index, PackageError> {
-        let bytes = fetcher.get(url, MAX_INDEX_BYTES).await?;
+    /// Fetches and checks the index at `location`: an `https://` address (`http://` on this
+    /// computer) or an `oci://` reference.
+    pub async fn fetch(fetcher: &Fetcher, location: &str) -> Result<Index, PackageError> {
+        let bytes = match location.strip_prefix("oci://") {
+            Some(reference) => {
+                let reference = Reference::parse(reference)?;
+                oci::pull_index(fetcher.clone(), &reference, MAX_INDEX_BYTES).await?
+            }
+            None => {
+                let url = Url::parse(location).map_err(|e| {
+                    PackageError::Refused(format!("{location}: not an address: {e}"))
+                })?;
+                fetcher.get(&url, MAX_INDEX_BYTES).await?
+            }
+        };
         Index::parse(&bytes).map_err(|message| PackageError::Fetch {
-            url: url.to_string(),
+            url: location.to_owned(),
             message: format!("not a Quarry plugin index: {message}"),
         })
     }
@@ -165,7 +178,7 @@ impl Index {
 /// One index the user added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexEntry {
-    /// Its address.
+    /// Its address, or `oci://` reference.
     pub url: String,
 }
 
@@ -191,12 +204,12 @@ impl Indexes {
         })
     }
 
-    /// Adds `url` at the end (once).
-    pub fn add(path: &Path, url: &Url) -> Result<(), PackageError> {
+    /// Adds `location` (an address or `oci://` reference) at the end (once).
+    pub fn add(path: &Path, location: &str) -> Result<(), PackageError> {
         Indexes::change(path, |list| {
-            if !list.indexes.iter().any(|i| i.url == url.as_str()) {
+            if !list.indexes.iter().any(|i| i.url == location) {
                 list.indexes.push(IndexEntry {
-                    url: url.to_string(),
+                    url: location.to_owned(),
                 });
             }
         })

@@ -250,10 +250,12 @@ pub enum PluginCommand {
 /// `quarry plugin index ...`.
 #[derive(Debug, Subcommand)]
 pub enum IndexCommand {
-    /// Add an index (an https:// address of its JSON), after reading it once.
+    /// Add an index, after reading it once: the https:// address of its JSON, or the
+    /// oci://registry/name:tag it was pushed to.
     Add {
-        /// Its address.
-        url: String,
+        /// Its address or reference.
+        #[arg(value_name = "URL")]
+        location: String,
         /// Seconds the first read may take at most.
         #[arg(long, default_value_t = 60, value_name = "SECONDS")]
         timeout: u64,
@@ -262,8 +264,19 @@ pub enum IndexCommand {
     List,
     /// Remove an index.
     Remove {
-        /// Its address, as `plugin index list` shows it.
-        url: String,
+        /// Its address or reference, as `plugin index list` shows it.
+        #[arg(value_name = "URL")]
+        location: String,
+    },
+    /// Push an index file (its JSON) to an OCI registry, for users to add as oci://...
+    Push {
+        /// The index's JSON.
+        file: PathBuf,
+        /// Where: oci://registry/name:tag.
+        target: String,
+        /// Seconds each request may take at most.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
     },
 }
 

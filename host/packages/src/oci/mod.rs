@@ -26,6 +26,10 @@ pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+jso
 pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
 /// The component layer's media type.
 pub const WASM_MEDIA_TYPE: &str = "application/wasm";
+/// The media type of an index's one layer (`index.rs`).
+pub const INDEX_MEDIA_TYPE: &str = "application/vnd.quarry.plugin-index.v1+json";
+/// The empty config of an artifact that needs none (OCI 1.1).
+const EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
 /// The largest config read: the manifest, README, licence and signature in base64.
 const MAX_CONFIG_BYTES: u64 = 4 << 20;
 /// The largest manifest read.
@@ -89,14 +93,81 @@ pub async fn push(
     reference: &Reference,
 ) -> Result<Pushed, PackageError> {
     check_name(pack, reference)?;
+    let (manifest, blobs) = artifact(pack)?;
+    put_artifact(fetcher, reference, &manifest, &blobs).await
+}
+
+/// Pushes an index (`index.rs`'s JSON) to `reference`: an artifact whose one layer is the
+/// index, as `oras push REF index.json:application/vnd.quarry.plugin-index.v1+json` makes.
+pub async fn push_index(
+    fetcher: Fetcher,
+    index: &[u8],
+    reference: &Reference,
+) -> Result<Pushed, PackageError> {
+    let config = b"{}".to_vec();
+    let manifest = Manifest {
+        schema_version: 2,
+        media_type: Some(MANIFEST_MEDIA_TYPE.into()),
+        config: Descriptor {
+            media_type: EMPTY_MEDIA_TYPE.into(),
+            digest: sha256_digest(&config),
+            size: config.len() as u64,
+            annotations: Default::default(),
+        },
+        layers: vec![Descriptor {
+            media_type: INDEX_MEDIA_TYPE.into(),
+            digest: sha256_digest(index),
+            size: index.len() as u64,
+            annotations: [(
+                "org.opencontainers.image.title".to_owned(),
+                "index.json".to_owned(),
+            )]
+            .into(),
+        }],
+        annotations: Default::default(),
+    };
+    let manifest =
+        serde_json::to_vec(&manifest).map_err(|e| PackageError::Plugin(e.to_string()))?;
+    let blobs = [Blob::new(config), Blob::new(index.to_vec())];
+    put_artifact(fetcher, reference, &manifest, &blobs).await
+}
+
+/// The index at `reference`: its artifact's layer of the index's media type, at most `max`
+/// bytes.
+pub async fn pull_index(
+    fetcher: Fetcher,
+    reference: &Reference,
+    max: u64,
+) -> Result<Vec<u8>, PackageError> {
+    let mut registry = Registry::new(fetcher, reference)?;
+    let (manifest, url, _) = fetch_manifest(&mut registry, reference).await?;
+    let layer = manifest
+        .layers
+        .iter()
+        .find(|l| l.media_type == INDEX_MEDIA_TYPE)
+        .ok_or_else(|| PackageError::Fetch {
+            url: url.to_string(),
+            message: format!(
+                "not a plugin index: no layer of {INDEX_MEDIA_TYPE}; push one with `quarry plugin index push`"
+            ),
+        })?;
+    fetch_blob(&mut registry, layer, max).await
+}
+
+/// Uploads `blobs`, then `manifest` under `reference`'s tag.
+async fn put_artifact(
+    fetcher: Fetcher,
+    reference: &Reference,
+    manifest: &[u8],
+    blobs: &[Blob],
+) -> Result<Pushed, PackageError> {
     if reference.digest.is_some() {
         return Err(PackageError::Refused(format!(
             "{reference}: push to a tag (oci://registry/name:tag); the digest is the registry's to give"
         )));
     }
-    let (manifest, blobs) = artifact(pack)?;
     let mut registry = Registry::new(fetcher, reference)?;
-    for blob in &blobs {
+    for blob in blobs {
         upload_blob(&mut registry, blob).await?;
     }
     let url = registry.url(&format!("manifests/{}", reference.reference()))?;
@@ -105,27 +176,25 @@ pub async fn push(
             Method::PUT,
             &url,
             &[("Content-Type", MANIFEST_MEDIA_TYPE)],
-            Some(&manifest),
+            Some(manifest),
             MAX_MANIFEST_BYTES,
         )
         .await?;
     if !answer.status.is_success() {
         return Err(registry_error(&url, &answer, "storing the manifest"));
     }
-    let digest = sha256_digest(&manifest);
+    let digest = sha256_digest(manifest);
     Ok(Pushed {
         pinned: reference.pinned(&digest),
         digest,
     })
 }
 
-/// Pulls the packed plugin at `reference`: the packed file as it was pushed, and the manifest's
-/// digest. A reference by digest must match it; every blob must match its descriptor.
-pub async fn pull(
-    fetcher: Fetcher,
+/// The manifest at `reference`, its address and digest; a reference by digest must match it.
+async fn fetch_manifest(
+    registry: &mut Registry,
     reference: &Reference,
-) -> Result<(Vec<u8>, String), PackageError> {
-    let mut registry = Registry::new(fetcher, reference)?;
+) -> Result<(Manifest, reqwest::Url, String), PackageError> {
     let url = registry.url(&format!("manifests/{}", reference.reference()))?;
     let answer = registry
         .send(
@@ -148,12 +217,28 @@ pub async fn pull(
             actual: digest,
         });
     }
+    let manifest = serde_json::from_slice(&answer.body).map_err(|e| PackageError::Fetch {
+        url: url.to_string(),
+        message: format!(
+            "not an OCI image manifest ({e}; it is {})",
+            content_type(&answer)
+        ),
+    })?;
+    Ok((manifest, url, digest))
+}
+
+/// Pulls the packed plugin at `reference`: the packed file as it was pushed, and the manifest's
+/// digest. A reference by digest must match it; every blob must match its descriptor.
+pub async fn pull(
+    fetcher: Fetcher,
+    reference: &Reference,
+) -> Result<(Vec<u8>, String), PackageError> {
+    let mut registry = Registry::new(fetcher, reference)?;
+    let (manifest, url, digest) = fetch_manifest(&mut registry, reference).await?;
     let not_ours = |why: &str| PackageError::Fetch {
         url: url.to_string(),
         message: format!("not a packed Quarry plugin ({why}); push one with `quarry plugin push`"),
     };
-    let manifest: Manifest = serde_json::from_slice(&answer.body)
-        .map_err(|e| not_ours(&format!("{e}; it is {}", content_type(&answer))))?;
     if manifest.config.media_type != CONFIG_MEDIA_TYPE {
         return Err(not_ours(&format!(
             "its config is {}",

@@ -127,9 +127,8 @@ pub async fn from_index(
     let fetcher = Fetcher::new(timeout)?;
     let mut why_not = Vec::new();
     for entry in &indexes.indexes {
-        let url = quarry_packages::Url::parse(&entry.url)
-            .with_context(|| format!("{}: not an address", entry.url))?;
-        let index = match Index::fetch(&fetcher, &url).await {
+        let url = &entry.url;
+        let index = match Index::fetch(&fetcher, url).await {
             Ok(index) => index,
             Err(e) => {
                 why_not.push(e.to_string());

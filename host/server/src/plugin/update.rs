@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::bail;
 use quarry_core::terminal::printable;
 use quarry_packages::index::IndexEntry;
-use quarry_packages::{Fetcher, Index, Indexes, Lock, Locked, Trusted, Url};
+use quarry_packages::{Fetcher, Index, Indexes, Lock, Locked, Trusted};
 
 use super::install::{Ask, place};
 use super::obtain::from_index;
@@ -51,8 +51,7 @@ pub async fn update(
             continue;
         };
         if !fetched.contains_key(index_url) {
-            let url = Url::parse(index_url)?;
-            match Index::fetch(&fetcher, &url).await {
+            match Index::fetch(&fetcher, index_url).await {
                 Ok(index) => {
                     fetched.insert(index_url.clone(), index);
                 }
