@@ -343,6 +343,39 @@ fn a_plugin_pushed_to_a_registry_installs_by_its_digest_and_tools_read_its_compo
         Some(pack_digest.as_str())
     );
     q.cli_ok(&["plugin", "remove", "older-notes", "--yes"]);
+
+    // An index kept in the registry too: pushed, added by its reference, installed from.
+    let index = q.scratch("index").join("index.json");
+    let listing = serde_json::json!({
+        "quarry-plugin-index": 1,
+        "plugins": {"older-notes": {"versions": [
+            {"version": "1.0.0", "source": pinned, "sha256": pack_digest},
+        ]}},
+    });
+    std::fs::write(&index, listing.to_string()).expect("index");
+    let index_ref = format!("oci://{}/quarry/index:latest", registry.host());
+    let pushed = q.cli_with_env(
+        &[
+            "plugin",
+            "index",
+            "push",
+            &index.to_string_lossy(),
+            &index_ref,
+        ],
+        &credentials,
+    );
+    assert!(pushed.ok, "{}", pushed.stderr);
+    let added = q.cli_with_env(&["plugin", "index", "add", &index_ref], &credentials);
+    assert!(
+        added.ok && added.stdout.contains("older-notes"),
+        "{}",
+        added.stderr
+    );
+    let by_name = q.cli_with_env(&["plugin", "install", "older-notes", "--yes"], &credentials);
+    assert!(by_name.ok, "{}", by_name.stderr);
+    let entry = locked(&q, "older-notes").expect("locked");
+    assert_eq!(entry["verification"].as_str(), Some("index-digest"));
+    assert_eq!(entry["index"].as_str(), Some(index_ref.as_str()));
 }
 
 #[test]
