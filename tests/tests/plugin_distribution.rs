@@ -710,17 +710,20 @@ fn an_index_installs_by_name_and_updates_ask_again_when_grants_widen_and_revoked
     );
 
     // Yanked: reported, still installed. Revoked: reported and disabled.
-    let yanked = (
-        "1.1.0",
-        "older-notes-1.1.0.qplugin",
-        wider.as_str(),
-        Some(("yanked", "it lists too much")),
-    );
-    web.put(
-        "index.json",
-        &index_json(&web, "older-notes", &[v1, yanked]),
-    );
-    let report = cli(&["plugin", "update"]);
+    let withdraw = |how: &str, why: &str| {
+        let release = (
+            "1.1.0",
+            "older-notes-1.1.0.qplugin",
+            wider.as_str(),
+            Some((how, why)),
+        );
+        web.put(
+            "index.json",
+            &index_json(&web, "older-notes", &[v1, release]),
+        );
+        cli(&["plugin", "update"])
+    };
+    let report = withdraw("yanked", "it lists too much");
     assert!(
         report.ok
             && report
@@ -729,17 +732,7 @@ fn an_index_installs_by_name_and_updates_ask_again_when_grants_widen_and_revoked
         "{}",
         report.stdout
     );
-    let revoked = (
-        "1.1.0",
-        "older-notes-1.1.0.qplugin",
-        wider.as_str(),
-        Some(("revoked", "it sends notes away")),
-    );
-    web.put(
-        "index.json",
-        &index_json(&web, "older-notes", &[v1, revoked]),
-    );
-    let report = cli(&["plugin", "update"]);
+    let report = withdraw("revoked", "it sends notes away");
     assert!(
         report
             .stdout

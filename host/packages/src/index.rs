@@ -23,13 +23,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::PackageError;
 use crate::fetch::Fetcher;
-use crate::lock::{Held, write_replacing};
 use crate::oci::{self, Reference, is_sha256_digest};
+use crate::state;
 
 /// The list of indexes' file name in the data folder.
 pub const INDEXES_FILE: &str = "plugin-indexes.toml";
 /// The largest index read.
 const MAX_INDEX_BYTES: u64 = 8 << 20;
+/// The largest list of indexes read.
+const MAX_LIST_BYTES: u64 = 1 << 20;
 
 /// One published version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -193,15 +195,7 @@ pub struct Indexes {
 impl Indexes {
     /// Reads the list at `path`; none there is no index.
     pub fn read(path: &Path) -> Result<Indexes, PackageError> {
-        let text = match quarry_runtime::read_bounded_text(path, 1 << 20) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Indexes::default()),
-            Err(e) => return Err(PackageError::io(path)(e)),
-        };
-        toml::from_str(&text).map_err(|e| PackageError::State {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })
+        state::read(path, MAX_LIST_BYTES)
     }
 
     /// Adds `location` (an address or `oci://` reference) at the end (once).
@@ -227,15 +221,8 @@ impl Indexes {
     }
 
     fn change(path: &Path, change: impl FnOnce(&mut Indexes)) -> Result<(), PackageError> {
-        let _held = Held::take(path)?;
-        let mut list = Indexes::read(path)?;
-        change(&mut list);
-        let text = toml::to_string(&list).map_err(|e| PackageError::State {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
         let header = "# The plugin indexes `quarry plugin install NAME` searches, in order (`quarry plugin index`).\n";
-        write_replacing(path, format!("{header}{text}").as_bytes())
+        state::change(path, MAX_LIST_BYTES, header, change)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod oci;
 pub mod pack;
 pub mod signature;
 pub mod source;
+mod state;
 pub mod trust;
 
 pub use address::check_web_url;

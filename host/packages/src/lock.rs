@@ -1,15 +1,14 @@
 //! `plugins.lock` in the data folder: for every plugin installed there, where it came from, the
-//! digest that was checked, how it was verified and the grants the user accepted. Written
-//! whole to a new file and renamed over the old (a crash leaves one or the other), under an
-//! exclusive `flock` so the CLI and a server installing from the settings page never lose each
-//! other's entries.
+//! digest that was checked, how it was verified and the grants the user accepted. A state file
+//! (`state.rs`): changed under a file lock, so the CLI and a server installing from the
+//! settings page never lose each other's entries, and written whole.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::PackageError;
+use crate::state;
 
 /// The lock file's name in the data folder.
 pub const LOCK_FILE: &str = "plugins.lock";
@@ -94,26 +93,16 @@ impl Lock {
 
     /// Reads the lock at `path`; none there is an empty lock.
     pub fn read(path: &Path) -> Result<Lock, PackageError> {
-        let text = match quarry_runtime::read_bounded_text(path, MAX_LOCK_BYTES) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-            Err(e) => return Err(PackageError::io(path)(e)),
-        };
-        toml::from_str(&text).map_err(|e| PackageError::State {
-            path: path.to_owned(),
-            message: format!(
-                "{e}; it is written by Quarry: move it aside and install the plugins again to write it anew"
-            ),
-        })
+        state::read(path, MAX_LOCK_BYTES)
     }
 
     /// Changes the lock at `path` by `change`, holding it for the time.
     pub fn update(path: &Path, change: impl FnOnce(&mut Lock)) -> Result<(), PackageError> {
-        let _held = Held::take(path)?;
-        let mut lock = Lock::read(path)?;
-        change(&mut lock);
-        lock.plugins.sort_by(|a, b| a.id.cmp(&b.id));
-        lock.write(path)
+        let header = "# Written by Quarry: the plugins installed with `quarry plugin install` or the settings page,\n# where each came from, how it was verified and what you granted it.\n";
+        state::change(path, MAX_LOCK_BYTES, header, |lock: &mut Lock| {
+            change(lock);
+            lock.plugins.sort_by(|a, b| a.id.cmp(&b.id));
+        })
     }
 
     /// Records `entry`, replacing the entry of the same id.
@@ -127,74 +116,6 @@ impl Lock {
     /// Forgets plugin `id`.
     pub fn forget(path: &Path, id: &str) -> Result<(), PackageError> {
         Lock::update(path, |lock| lock.plugins.retain(|p| p.id != id))
-    }
-
-    fn write(&self, path: &Path) -> Result<(), PackageError> {
-        let text = toml::to_string(self).map_err(|e| PackageError::State {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
-        let header = "# Written by Quarry: the plugins installed with `quarry plugin install` or the settings page,\n# where each came from, how it was verified and what you granted it.\n";
-        write_replacing(path, format!("{header}{text}").as_bytes())
-    }
-}
-
-/// Writes `bytes` to a new file beside `path` (mode 0600), syncs it and renames it over `path`.
-pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(PackageError::io(dir))?;
-    let new = sibling(path, ".new");
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&new)
-        .map_err(PackageError::io(&new))?;
-    file.write_all(bytes).map_err(PackageError::io(&new))?;
-    file.sync_all().map_err(PackageError::io(&new))?;
-    std::fs::rename(&new, path).map_err(PackageError::io(path))?;
-    if let Ok(dir) = std::fs::File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
-}
-
-/// `path` with `suffix` added to its file name.
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(suffix);
-    path.with_file_name(name)
-}
-
-/// An exclusive `flock` on `<path>.held`, let go when dropped.
-pub(crate) struct Held(std::fs::File);
-
-impl Held {
-    /// Waits for and takes the hold on `path`.
-    pub(crate) fn take(path: &Path) -> Result<Held, PackageError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let held = sibling(path, ".held");
-        if let Some(dir) = held.parent() {
-            std::fs::create_dir_all(dir).map_err(PackageError::io(dir))?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&held)
-            .map_err(PackageError::io(&held))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| PackageError::io(&held)(e.into()))?;
-        Ok(Held(file))
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let _ = rustix::fs::flock(&self.0, rustix::fs::FlockOperation::Unlock);
     }
 }
 

@@ -6,8 +6,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::PackageError;
-use crate::lock::{Held, write_replacing};
 use crate::signature::PublicKey;
+use crate::state;
 
 /// The file's name in the data folder.
 pub const TRUST_FILE: &str = "trusted-publishers.toml";
@@ -36,15 +36,7 @@ pub struct Trusted {
 impl Trusted {
     /// Reads the file at `path`; none there trusts no one.
     pub fn read(path: &Path) -> Result<Trusted, PackageError> {
-        let text = match quarry_runtime::read_bounded_text(path, MAX_TRUST_BYTES) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Trusted::default()),
-            Err(e) => return Err(PackageError::io(path)(e)),
-        };
-        toml::from_str(&text).map_err(|e| PackageError::State {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })
+        state::read(path, MAX_TRUST_BYTES)
     }
 
     /// The trusted publisher of `key`.
@@ -79,15 +71,8 @@ impl Trusted {
     }
 
     fn change(path: &Path, change: impl FnOnce(&mut Trusted)) -> Result<(), PackageError> {
-        let _held = Held::take(path)?;
-        let mut trusted = Trusted::read(path)?;
-        change(&mut trusted);
-        let text = toml::to_string(&trusted).map_err(|e| PackageError::State {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
         let header = "# The plugin publishers you trust (`quarry plugin trust`): a plugin signed by one of\n# these keys installs without a sha256 pin.\n";
-        write_replacing(path, format!("{header}{text}").as_bytes())
+        state::change(path, MAX_TRUST_BYTES, header, change)
     }
 }
 
