@@ -249,22 +249,28 @@ fn a_packed_plugin_installs_from_https_only_with_its_sha256_and_is_locked() {
     assert!(locked(&q, "older-notes").is_none());
 }
 
-#[test]
-fn a_plugin_pushed_to_a_registry_installs_by_its_digest_and_tools_read_its_component() {
-    let q = Quarry::new();
-    let registry = Registry::start();
-    let credentials = Registry::credentials();
+/// older-notes 1.0.0 packed, and where in `registry` it goes: the file, the `oci://` target
+/// and the file's sha256. Pushing without signing in is refused, naming how to sign in.
+fn packed_for_registry(q: &Quarry, registry: &Registry) -> (String, String, String) {
     let file = q.scratch("published").join("older-notes-1.0.0.qplugin");
-    let pack_digest = pack(&q, &publishable(&q, "1.0.0"), &file);
-    let file = file.to_string_lossy();
+    let digest = pack(q, &publishable(q, "1.0.0"), &file);
+    let file = file.to_string_lossy().into_owned();
     let target = format!("oci://{}/quarry/older-notes:1.0.0", registry.host());
-
     let anonymous = q.cli(&["plugin", "push", &file, &target]);
     assert!(
         !anonymous.ok && anonymous.stderr.contains("QUARRY_REGISTRY_USERNAME"),
         "{}",
         anonymous.stderr
     );
+    (file, target, digest)
+}
+
+#[test]
+fn a_plugin_pushed_to_a_registry_installs_by_its_digest_and_tools_read_its_component() {
+    let q = Quarry::new();
+    let registry = Registry::start();
+    let credentials = Registry::credentials();
+    let (file, target, pack_digest) = packed_for_registry(&q, &registry);
     let renamed = format!("oci://{}/quarry/notes:1.0.0", registry.host());
     let misnamed = q.cli_with_env(&["plugin", "push", &file, &renamed], &credentials);
     assert!(
@@ -383,16 +389,7 @@ fn a_registry_that_signs_in_by_tokens_takes_a_push_and_gives_the_plugin_back() {
     let q = Quarry::new();
     let issuer = TokenIssuer::start();
     let registry = Registry::start_with_tokens(&issuer);
-    let file = q.scratch("published").join("older-notes-1.0.0.qplugin");
-    pack(&q, &publishable(&q, "1.0.0"), &file);
-    let file = file.to_string_lossy();
-    let target = format!("oci://{}/quarry/older-notes:1.0.0", registry.host());
-    let anonymous = q.cli(&["plugin", "push", &file, &target]);
-    assert!(
-        !anonymous.ok && anonymous.stderr.contains("QUARRY_REGISTRY_USERNAME"),
-        "{}",
-        anonymous.stderr
-    );
+    let (file, target, _) = packed_for_registry(&q, &registry);
     let credentials = Registry::credentials();
     let pushed = q.cli_with_env(&["plugin", "push", &file, &target], &credentials);
     assert!(pushed.ok, "{}\n{}", pushed.stderr, registry.log());
