@@ -121,7 +121,11 @@ impl Registry {
             for (name, value) in headers {
                 request = request.header(*name, *value);
             }
-            if let Some(authorization) = &self.authorization {
+            // The sign-in goes to the registry alone, never to a storage host an upload's
+            // location names.
+            if let Some(authorization) = &self.authorization
+                && url.origin() == self.base.origin()
+            {
                 request = request.header(AUTHORIZATION, authorization.clone());
             }
             if let Some(body) = body {
@@ -133,7 +137,10 @@ impl Registry {
                     request.send().await.map_err(|e| fetch_error(url, &e))
                 })
                 .await?;
-            if response.status() == StatusCode::UNAUTHORIZED && !answered_challenge {
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !answered_challenge
+                && url.origin() == self.base.origin()
+            {
                 answered_challenge = true;
                 let challenge = response
                     .headers()
