@@ -216,6 +216,12 @@ impl Plugin {
                 quoted(secret)
             ));
         }
+        if self.wit_version().reads_scans() {
+            asks.push(
+                "Have the images and scanned pages of its documents read by Quarry's text recognition (OCR), which runs on this computer"
+                    .to_owned(),
+            );
+        }
         let limits = self.limits();
         asks.push(format!(
             "Runs sandboxed: at most {} MiB of memory and {} s per call",

@@ -10,7 +10,8 @@
 // Helpers: `settings`, `fail`, `log`, `progress`, `stableId`; `walk` lists a granted folder
 // with one host call per folder (`host.read-folder`: names, kinds, sizes and times together);
 // `readStart` reads a file's start in one call, `readRange` a part of it; `changedFiles` reads
-// the host's change hints; `batch` and `changes` build listings. `fetch` reaches the hosts the
+// the host's change hints; `recognizeText` reads a gray image with the host's OCR; `batch` and
+// `changes` build listings. `fetch` reaches the hosts the
 // manifest and the user grant.
 
 import {
@@ -19,6 +20,7 @@ import {
   progress as hostProgress,
   readFolder,
   readFileStart,
+  recognizeText as hostRecognizeText,
 } from 'quarry:connector/host@0.5.0';
 import { connectorError } from './errors.js';
 
@@ -141,6 +143,13 @@ export function changedFiles(paths, root) {
     else found.push([rel, fileOf(root, rel, entry)]);
   }
   return found;
+}
+
+/** The text the host's OCR reads in a gray image (`pixels`: a `Uint8Array`, one byte a pixel,
+ * rows from the top; 0 is black): `{ text, lines, confidence, ... }`; what `readScans` answers
+ * for a page. Throws the host's `ocr-error` when it cannot. */
+export function recognizeText(width, height, pixels) {
+  return hostRecognizeText({ width, height, pixels });
 }
 
 /** A listing batch: the documents listed, those gone, where the next batch starts. */
