@@ -157,6 +157,11 @@ fn author(lang: &str, name: &str, id: &str, words: &str) {
         &["third.md"],
         std::time::Duration::from_secs(60),
     );
+    // Its sync ends (and says so) a moment after the note is searchable.
+    let found = std::time::Instant::now();
+    while !q.log().contains("listed: 1, indexed: 1") && found.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let log = q.log();
     assert!(
         log.contains("listed: 1, indexed: 1"),
