@@ -533,7 +533,7 @@ async fn credentials(store: &Store, name: &str, mode: &str, yes: bool) -> anyhow
     match mode {
         CredentialMode::Off => {
             eprintln!("{OFF_WARNING}");
-            if !yes && !confirm("Turn the check off?")? {
+            if !yes && !crate::ask::confirm("Turn the check off?")? {
                 bail!("left as it was (pass --yes to turn it off without this question)");
             }
         }
@@ -547,19 +547,6 @@ async fn credentials(store: &Store, name: &str, mode: &str, yes: bool) -> anyhow
         credential_words(mode)
     );
     Ok(())
-}
-
-/// Asks a yes/no question on the terminal; false when there is none to ask on.
-fn confirm(question: &str) -> anyhow::Result<bool> {
-    use std::io::{BufRead, IsTerminal, Write};
-    if !std::io::stdin().is_terminal() {
-        return Ok(false);
-    }
-    eprint!("{question} [y/N] ");
-    std::io::stderr().flush()?;
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 /// Failed documents, and documents without a text layer, `connector status` shows at most.

@@ -3,6 +3,7 @@
 
 mod activity;
 mod admin;
+mod ask;
 mod bundle;
 mod cli;
 mod config;

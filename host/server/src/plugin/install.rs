@@ -4,7 +4,6 @@
 //! was verified, and grants it (or `--yes`); then it is installed and recorded in
 //! `plugins.lock`. `plugin update` places newer versions the same way (`update.rs`).
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -165,7 +164,7 @@ pub fn place(
 /// an error naming them and `--yes`.
 fn granted(staged: &StagedPlugin, asks: &[&String]) -> anyhow::Result<bool> {
     let asks: Vec<&str> = asks.iter().map(|a| a.as_str()).collect();
-    if !std::io::stdin().is_terminal() {
+    if !crate::ask::can_ask() {
         bail!(
             "not installed: no terminal to ask whether to grant {} {} what it asks for ({}); pass --yes to grant it",
             staged.plugin.id(),
@@ -173,11 +172,7 @@ fn granted(staged: &StagedPlugin, asks: &[&String]) -> anyhow::Result<bool> {
             asks.join("; ")
         );
     }
-    print!("Grant this plugin what it asks for and install it? [y/N] ");
-    std::io::stdout().flush()?;
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+    crate::ask::confirm("Grant this plugin what it asks for and install it?")
 }
 
 /// Refuses to put an older version over a newer one unless asked: a downgrade can bring back

@@ -9,7 +9,6 @@ mod publish;
 mod trust;
 mod update;
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -196,14 +195,10 @@ async fn remove(paths: &Paths, id: &str, yes: bool) -> anyhow::Result<()> {
         );
     }
     if !yes {
-        if !std::io::stdin().is_terminal() {
+        if !crate::ask::can_ask() {
             bail!("not removed: no terminal to ask; pass --yes to remove plugin {id}");
         }
-        print!("Remove plugin {id}? [y/N] ");
-        std::io::stdout().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        if !crate::ask::confirm(&format!("Remove plugin {id}?"))? {
             println!("Nothing was removed.");
             return Ok(());
         }
