@@ -37,8 +37,8 @@ pub struct IndexDoc {
     pub page_starts: Vec<u32>,
     /// Connector metadata.
     pub metadata: Vec<(String, String)>,
-    /// Its passages' vectors; `None` until the embedding queue computes them. Written, never
-    /// read back.
+    /// Its passages' vectors; `None` until the embedding queue computes them. Written, and read
+    /// back only by the queue, for a document whose first passages alone have them.
     pub embedding: Option<Embedding>,
 }
 
@@ -157,9 +157,10 @@ impl IndexDoc {
 }
 
 /// Adds a document's passage vectors, their byte ranges and the model that made them (the
-/// model even when there is no vector, so the document is not taken for embedding again).
+/// model even when there is no vector, so the document is not taken for embedding again; marked
+/// unfinished while only its first passages have vectors).
 fn add_embedding(doc: &mut TantivyDocument, embedding: &Embedding, f: &Fields) {
-    doc.add_text(f.model, &embedding.model);
+    doc.add_text(f.model, embedding.model_term());
     if embedding.is_empty() {
         return;
     }

@@ -14,6 +14,7 @@ mod highlight;
 mod hybrid;
 mod keyword;
 mod keyword_side;
+mod kinds;
 mod merges;
 mod pending;
 mod query_syntax;
@@ -40,7 +41,8 @@ pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
 pub use highlight::QueryWords;
 pub use hybrid::POOL;
-pub use pending::Pending;
+pub use kinds::DocKind;
+pub use pending::{KindProgress, Pending};
 pub use query_syntax::{Part, parse as parse_query};
 pub use request::{
     Combine, Filters, Fusion, Passages, Ranking, SearchRequest, SemanticQuery, SortBy, SortOrder,
@@ -214,11 +216,15 @@ impl SearchIndex {
     }
 
     /// Up to `max_docs` documents that lack vectors of `model` (written without a model, with
-    /// another, or since the last embedding), newest first and read whole; fewer once their
-    /// texts hold `max_bytes` (always one at least). Empty when none is pending.
+    /// another, or since the last embedding; or with the vectors of their first passages only),
+    /// in the embedding queue's order (the documents of the connectors `first`, then the others;
+    /// documents without vectors before the rest of long ones; prose first; the newest first:
+    /// `pending.rs`) and read whole; fewer once their texts hold `max_bytes` (always one at
+    /// least). Empty when none is pending.
     pub fn pending_vectors(
         &self,
         model: &str,
+        first: &[ConnectorId],
         max_docs: usize,
         max_bytes: usize,
     ) -> Result<Vec<Pending>, IndexError> {
@@ -226,8 +232,24 @@ impl SearchIndex {
             &self.reader.searcher(),
             &self.fields,
             model,
+            first,
             max_docs,
             max_bytes,
+        )
+    }
+
+    /// Per kind of document ([`DocKind`], those that have documents), how many there are and
+    /// how many have vectors of `model`: of `connector`, or of every connector.
+    pub fn embedding_by_kind(
+        &self,
+        model: &str,
+        connector: Option<&ConnectorId>,
+    ) -> Result<Vec<KindProgress>, IndexError> {
+        pending::by_kind(
+            &self.reader.searcher(),
+            &self.fields,
+            model,
+            connector.map(ConnectorId::as_str),
         )
     }
 

@@ -1,31 +1,66 @@
 //! Documents waiting for their passage vectors. A sync writes documents without vectors, so
 //! they are searchable by keyword at once; a background queue (`quarry_sync::EmbeddingQueue`)
-//! takes the documents that lack vectors of the loaded model from here, newest first, embeds
-//! them and gives them back. The index itself is the queue (what lacks vectors is pending), so
-//! a crash loses nothing and a restart resumes where it stopped.
+//! takes the documents that lack vectors of the loaded model from here, embeds them and gives
+//! them back. The index itself is the queue (what lacks vectors is pending), so a crash loses
+//! nothing and a restart resumes where it stopped.
+//!
+//! The order is what a person waiting to search by meaning is likely to ask for first:
+//! 1. the connectors the user put first (`quarry connector embed-first`), then the others;
+//! 2. within them, documents without any vector (the queue embeds their first passages, so every
+//!    document can be found by meaning early) before those whose first passages alone have
+//!    vectors (the rest of long documents);
+//! 3. within each, prose, then other documents, code, data and logs ([`DocKind`]);
+//! 4. within each kind, the newest first.
 
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::IndexRecordOption;
-use tantivy::{Order, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
 
 use quarry_core::{ConnectorId, DocId};
 
 use crate::IndexError;
-use crate::document::{IndexDoc, documents, key, part_starts};
+use crate::document::{IndexDoc, documents, key, part_starts, passages};
+use crate::kinds::DocKind;
 use crate::schema::Fields;
 use crate::text_parts::StoredText;
+use crate::vectors::{Embedding, unfinished_term};
 
 /// A document read whole for embedding, and which version of it that was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
     /// The document; set its `embedding` and hand it back ([`crate::SearchIndex::add_vectors`]).
+    /// Taken by the queue with its first passages' vectors, it holds them, unfinished
+    /// ([`Embedding::is_complete`]).
     pub doc: IndexDoc,
     /// The revision it was read at: its vectors are stored only over that revision.
     pub(crate) revision: u64,
 }
 
-/// Documents without vectors of `model`, optionally of one connector only.
+/// Which of a document's vectors are missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// All of them.
+    All,
+    /// Those after its first passages.
+    Rest,
+}
+
+impl Missing {
+    fn clauses(self, f: &Fields, model: &str) -> Vec<(Occur, Box<dyn Query>)> {
+        let unfinished = term(f.model, &unfinished_term(model));
+        match self {
+            Missing::All => vec![
+                (Occur::MustNot, term(f.model, model)),
+                (Occur::MustNot, unfinished),
+            ],
+            Missing::Rest => vec![(Occur::Must, unfinished)],
+        }
+    }
+}
+
+/// Documents without vectors of `model` (or with those of their first passages only),
+/// optionally of one connector only.
 pub(crate) fn without_vectors(f: &Fields, model: &str, connector: Option<&str>) -> Box<dyn Query> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
         (Occur::Must, documents()),
@@ -44,33 +79,173 @@ fn term(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
     ))
 }
 
-/// Up to `max_docs` documents without vectors of `model`, newest first, read whole; no more
-/// once their texts hold `max_bytes` (always at least one).
+/// The queue's tiers, in the order of the module's documentation: each a query of pending
+/// documents and which of their vectors are missing.
+fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<(Box<dyn Query>, Missing)> {
+    let pinned = || -> Box<dyn Query> {
+        Box::new(TermSetQuery::new(
+            first
+                .iter()
+                .map(|c| Term::from_field_text(f.connector, c.as_str())),
+        ))
+    };
+    let parts: Vec<Option<(Occur, Box<dyn Query>)>> = match first.is_empty() {
+        true => vec![None],
+        false => vec![
+            Some((Occur::Must, pinned())),
+            Some((Occur::MustNot, pinned())),
+        ],
+    };
+    let mut out = Vec::new();
+    for part in parts {
+        for missing in [Missing::All, Missing::Rest] {
+            for kind in DocKind::ALL {
+                let mut clauses = vec![(Occur::Must, documents()), (Occur::Must, kind.query(f))];
+                clauses.extend(missing.clauses(f, model));
+                if let Some((occur, query)) = &part {
+                    clauses.push((*occur, query.box_clone()));
+                }
+                out.push((
+                    Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>,
+                    missing,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Up to `max_docs` documents without vectors of `model` (or with those of their first
+/// passages only), in the queue's order, read whole; no more once their texts hold `max_bytes`
+/// (always at least one). `first` are the connectors whose documents come before all others.
 pub(crate) fn take(
     searcher: &Searcher,
     f: &Fields,
     model: &str,
+    first: &[ConnectorId],
     max_docs: usize,
     max_bytes: usize,
 ) -> Result<Vec<Pending>, IndexError> {
-    let query = without_vectors(f, model, None);
-    let found = searcher.search(
-        &*query,
-        &TopDocs::with_limit(max_docs.max(1))
-            .order_by_fast_field::<i64>(Fields::UPDATED, Order::Desc),
-    )?;
-    let mut out = Vec::with_capacity(found.len());
+    let max_docs = max_docs.max(1);
+    let mut out = Vec::with_capacity(max_docs);
     let mut bytes = 0usize;
-    for (_, address) in found {
-        if !out.is_empty() && bytes >= max_bytes {
-            break;
-        }
-        if let Some(pending) = read_whole(searcher, f, address)? {
+    for (query, missing) in tiers(f, model, first) {
+        let wanted = max_docs - out.len();
+        let found = searcher.search(
+            &*query,
+            &TopDocs::with_limit(wanted).order_by_fast_field::<i64>(Fields::UPDATED, Order::Desc),
+        )?;
+        for (_, address) in found {
+            if !out.is_empty() && bytes >= max_bytes {
+                return Ok(out);
+            }
+            let Some(mut pending) = read_whole(searcher, f, address)? else {
+                continue;
+            };
+            if missing == Missing::Rest {
+                pending.doc.embedding = first_passages(searcher, f, model, address)?;
+            }
             bytes += pending.doc.text.len();
             out.push(pending);
         }
+        if out.len() >= max_docs {
+            break;
+        }
     }
     Ok(out)
+}
+
+/// The vectors of a document's first passages, as the queue stored them before the rest.
+fn first_passages(
+    searcher: &Searcher,
+    f: &Fields,
+    model: &str,
+    address: DocAddress,
+) -> Result<Option<Embedding>, IndexError> {
+    let stored: TantivyDocument = searcher.doc(address)?;
+    let ranges = passages(&stored, f)
+        .into_iter()
+        .map(|(s, e)| (offset(s), offset(e)))
+        .collect();
+    let Some(column) = searcher
+        .segment_reader(address.segment_ord)
+        .fast_fields()
+        .bytes(Fields::VECTORS)?
+    else {
+        return Ok(None);
+    };
+    let Some(ord) = column.term_ords(address.doc_id).next() else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    if !column
+        .ord_to_bytes(ord, &mut bytes)
+        .map_err(|e| IndexError::Io {
+            what: "reading passage vectors",
+            source: std::sync::Arc::new(e),
+        })?
+    {
+        return Ok(None);
+    }
+    Ok(Embedding::decode(model, ranges, &bytes))
+}
+
+/// Byte offsets stored as u32 (texts are capped far lower).
+fn offset(byte: usize) -> u32 {
+    u32::try_from(byte).unwrap_or(u32::MAX)
+}
+
+/// How many documents of each kind there are, and how many have vectors of `model` (all, or
+/// those of their first passages only), of `connector` or of all.
+pub(crate) fn by_kind(
+    searcher: &Searcher,
+    f: &Fields,
+    model: &str,
+    connector: Option<&str>,
+) -> Result<Vec<KindProgress>, IndexError> {
+    let count = |clauses: Vec<(Occur, Box<dyn Query>)>| -> Result<u64, IndexError> {
+        Ok(searcher.search(&BooleanQuery::new(clauses), &Count)? as u64)
+    };
+    let mut out = Vec::with_capacity(DocKind::ALL.len());
+    for kind in DocKind::ALL {
+        let of_kind = || {
+            let mut clauses = vec![(Occur::Must, documents()), (Occur::Must, kind.query(f))];
+            if let Some(connector) = connector {
+                clauses.push((Occur::Must, term(f.connector, connector)));
+            }
+            clauses
+        };
+        let total = count(of_kind())?;
+        if total == 0 {
+            continue;
+        }
+        let with = |model_term: &str| {
+            let mut clauses = of_kind();
+            clauses.push((Occur::Must, term(f.model, model_term)));
+            count(clauses)
+        };
+        out.push(KindProgress {
+            kind,
+            documents: total,
+            embedded: with(model)?,
+            first_passages: with(&unfinished_term(model))?,
+        });
+    }
+    Ok(out)
+}
+
+/// How far the embedding of one kind of document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindProgress {
+    /// The kind.
+    pub kind: DocKind,
+    /// Its documents.
+    pub documents: u64,
+    /// Those whose every passage has its vector.
+    pub embedded: u64,
+    /// Those whose first passages alone have theirs (found by meaning already; the rest of
+    /// the text follows).
+    pub first_passages: u64,
 }
 
 /// The document of `connector` keyed `doc`, read whole, with its revision.
@@ -93,7 +268,7 @@ pub(crate) fn one(
 fn read_whole(
     searcher: &Searcher,
     f: &Fields,
-    address: tantivy::DocAddress,
+    address: DocAddress,
 ) -> Result<Option<Pending>, IndexError> {
     let stored: TantivyDocument = searcher.doc(address)?;
     let Some(mut doc) = IndexDoc::from_tantivy(&stored, f) else {

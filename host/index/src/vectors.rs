@@ -28,7 +28,13 @@ pub struct Embedding {
     dims: usize,
     /// Per passage: scale (f32 bits) and the quantised components.
     quantised: Vec<(u32, Vec<i8>)>,
+    /// False while only the document's first passages have vectors (the embedding queue
+    /// computes the rest later): the document stays pending.
+    complete: bool,
 }
+
+/// What the `model` term of a document whose first passages alone have vectors ends with.
+const UNFINISHED: &str = "#first-passages";
 
 impl Embedding {
     /// Quantises one vector per passage; `vectors` and `passages` pair up in order.
@@ -47,12 +53,81 @@ impl Embedding {
             passages,
             dims,
             quantised,
+            complete: true,
         }
+    }
+
+    /// The same vectors, marked as a document's first passages only: the document stays
+    /// pending until [`Embedding::extend`] adds the rest.
+    pub fn unfinished(self) -> Embedding {
+        Embedding {
+            complete: false,
+            ..self
+        }
+    }
+
+    /// Adds the vectors of the passages that follow (`passages` and `vectors` pair up) and
+    /// marks the embedding complete or not; vectors of other dimensions are dropped.
+    pub fn extend(&mut self, passages: Vec<(u32, u32)>, vectors: &[Vec<f32>], complete: bool) {
+        let more = Embedding::new(&self.model, passages, vectors);
+        if self.dims == 0 {
+            self.dims = more.dims;
+        }
+        if more.dims == self.dims {
+            self.passages.extend(more.passages);
+            self.quantised.extend(more.quantised);
+        }
+        self.complete = complete;
+    }
+
+    /// True when every passage has its vector (not only the first ones).
+    pub fn is_complete(&self) -> bool {
+        self.complete
     }
 
     /// True when there is nothing to store.
     pub fn is_empty(&self) -> bool {
         self.dims == 0 || self.quantised.is_empty()
+    }
+
+    /// The term the index keeps for the model: the model's id once the embedding is complete,
+    /// another before, so the document is still found as pending.
+    pub(crate) fn model_term(&self) -> String {
+        match self.complete {
+            true => self.model.clone(),
+            false => unfinished_term(&self.model),
+        }
+    }
+
+    /// An unfinished embedding read back from the index: the passages' ranges and the encoded
+    /// vectors ([`Embedding::encode`]). `None` when the vectors are of another model or do not
+    /// pair up with the ranges.
+    pub(crate) fn decode(
+        model: &str,
+        passages: Vec<(u32, u32)>,
+        bytes: &[u8],
+    ) -> Option<Embedding> {
+        let (dims, body) = encoded(bytes, model_hash(model))?;
+        if body.len() % (4 + dims) != 0 || body.len() / (4 + dims) != passages.len() {
+            return None;
+        }
+        let quantised = body
+            .chunks_exact(4 + dims)
+            .map(|p| {
+                let scale = u32::from_le_bytes([p[0], p[1], p[2], p[3]]);
+                (
+                    scale,
+                    p[4..].iter().map(|&b| i8::from_le_bytes([b])).collect(),
+                )
+            })
+            .collect();
+        Some(Embedding {
+            model: model.to_owned(),
+            passages,
+            dims,
+            quantised,
+            complete: false,
+        })
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -77,6 +152,21 @@ pub(crate) fn quantise(v: &[f32]) -> (f32, Vec<i8>) {
     // In [-127, 127] by construction, so the cast cannot wrap.
     let q = v.iter().map(|x| (x / scale).round() as i8).collect();
     (scale, q)
+}
+
+/// An encoded value's dimensions and passages, when it holds vectors of the model hashed
+/// `model`.
+fn encoded(bytes: &[u8], model: u64) -> Option<(usize, &[u8])> {
+    let header = bytes.get(..HEADER)?;
+    let dims = usize::from(u16::from_le_bytes([header[0], header[1]]));
+    let mut hash = [0u8; 8];
+    hash.copy_from_slice(&header[2..HEADER]);
+    (dims != 0 && u64::from_le_bytes(hash) == model).then(|| (dims, &bytes[HEADER..]))
+}
+
+/// The `model` term of documents whose first passages alone have vectors of `model`.
+pub(crate) fn unfinished_term(model: &str) -> String {
+    format!("{model}{UNFINISHED}")
 }
 
 /// A stable 64-bit hash of a model id.
@@ -144,17 +234,14 @@ impl SegmentVectors {
     /// or a malformed value).
     fn append(&mut self, bytes: &[u8], model: u64) -> (u32, u32) {
         let first = u32::try_from(self.scales.len()).unwrap_or(u32::MAX);
-        let Some(header) = bytes.get(..HEADER) else {
+        let Some((dims, body)) = encoded(bytes, model) else {
             return (first, first);
         };
-        let dims = usize::from(u16::from_le_bytes([header[0], header[1]]));
-        let mut hash = [0u8; 8];
-        hash.copy_from_slice(&header[2..HEADER]);
-        if dims == 0 || u64::from_le_bytes(hash) != model || (self.dims != 0 && dims != self.dims) {
+        if self.dims != 0 && dims != self.dims {
             return (first, first);
         }
         self.dims = dims;
-        for passage in bytes[HEADER..].chunks_exact(4 + dims) {
+        for passage in body.chunks_exact(4 + dims) {
             self.scales.push(f32::from_le_bytes([
                 passage[0], passage[1], passage[2], passage[3],
             ]));

@@ -1,8 +1,12 @@
-//! The embedding queue's side of the index: documents without vectors are pending (newest
-//! first), vectors stored only over the version they were computed from, counts per connector.
+//! The embedding queue's side of the index: documents without vectors are pending (in the
+//! queue's order: connectors put first, documents without any vector before the rest of long
+//! ones, prose before code, data and logs, the newest first), vectors stored only over the
+//! version they were computed from, counts per connector and per kind.
 
 use quarry_core::{ConnectorId, DocId};
-use quarry_index::{Embedding, IndexDoc, IndexError, Pending, SearchIndex, WriteBatch};
+use quarry_index::{
+    DocKind, Embedding, IndexDoc, IndexError, KindProgress, Pending, SearchIndex, WriteBatch,
+};
 
 use common::text_doc;
 
@@ -59,16 +63,19 @@ fn pending_documents_are_taken_newest_first_whole_and_leave_the_queue_once_embed
     assert_eq!(index.pending_count(MODEL, None)?, 3);
     assert_eq!(index.pending_count(MODEL, Some(&cn("cn_a")))?, 2);
 
-    let taken = index.pending_vectors(MODEL, 2, usize::MAX)?;
+    let taken = index.pending_vectors(MODEL, &[], 2, usize::MAX)?;
     assert_eq!(ids(&taken), ["new", "long"], "newest first, at most 2");
     assert_eq!(taken[1].doc.text, long, "read whole, every part");
     // A byte budget stops the round after the document that reaches it.
-    assert_eq!(ids(&index.pending_vectors(MODEL, 3, 1)?), ["new"]);
+    assert_eq!(ids(&index.pending_vectors(MODEL, &[], 3, 1)?), ["new"]);
 
     index.add_vectors(embedded(taken))?;
     assert_eq!(index.pending_count(MODEL, None)?, 1);
     assert_eq!(index.pending_count(MODEL, Some(&cn("cn_b")))?, 0);
-    assert_eq!(ids(&index.pending_vectors(MODEL, 10, usize::MAX)?), ["old"]);
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 10, usize::MAX)?),
+        ["old"]
+    );
     // Another model's vectors are pending for this one.
     assert_eq!(index.pending_count("another-model", None)?, 3);
     // The document is the same after its vectors were added, its text whole.
@@ -91,7 +98,7 @@ fn vectors_of_an_older_version_are_never_stored_over_a_newer_one() -> Result<(),
             doc("cn_a", "kept", "unchanged", 3),
         ],
     )?;
-    let taken = index.pending_vectors(MODEL, 10, usize::MAX)?;
+    let taken = index.pending_vectors(MODEL, &[], 10, usize::MAX)?;
     assert_eq!(taken.len(), 3);
 
     // While the queue computes, a sync writes a new version of one and removes another.
@@ -103,7 +110,7 @@ fn vectors_of_an_older_version_are_never_stored_over_a_newer_one() -> Result<(),
     index.add_vectors(embedded(taken))?;
 
     // Only the unchanged one took its vectors; the new version waits for its own.
-    let still = index.pending_vectors(MODEL, 10, usize::MAX)?;
+    let still = index.pending_vectors(MODEL, &[], 10, usize::MAX)?;
     assert_eq!(ids(&still), ["edited"]);
     assert_eq!(still[0].doc.text, "second version");
     assert!(
@@ -114,5 +121,166 @@ fn vectors_of_an_older_version_are_never_stored_over_a_newer_one() -> Result<(),
     );
     assert_eq!(index.num_docs()?, 2);
 
+    Ok(())
+}
+
+/// A document of `connector` named `path`, of type `mime`.
+fn typed(connector: &str, id: &str, path: &str, mime: &str, updated_ms: i64) -> IndexDoc {
+    let mut d = text_doc(
+        connector,
+        id,
+        path,
+        &format!("the text of {id}"),
+        updated_ms,
+    );
+    d.info.meta.mime_type = mime.to_owned();
+    d
+}
+
+#[test]
+fn prose_is_taken_before_other_documents_code_data_and_logs_each_newest_first()
+-> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    upsert(
+        &index,
+        vec![
+            typed("cn_a", "build-log", "build.log", "text/plain", 9),
+            typed("cn_a", "main-rs", "src/main.rs", "text/x-rust", 8),
+            typed("cn_a", "data-json", "data.json", "application/json", 7),
+            typed("cn_a", "old-note", "notes/old.md", "text/markdown", 1),
+            typed("cn_a", "new-note", "notes/new.txt", "text/plain", 5),
+            typed("cn_a", "letter", "letter.pdf", "application/pdf", 3),
+            typed("cn_a", "archive", "photos.zip", "application/zip", 6),
+            typed("cn_a", "lib-py", "lib.py", "text/x-python", 4),
+            typed("cn_a", "settings", "app.ini", "text/plain", 10),
+        ],
+    )?;
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 20, usize::MAX)?),
+        [
+            "new-note",
+            "letter",
+            "old-note", // prose, newest first
+            "archive",  // other
+            "main-rs",
+            "lib-py", // code
+            "settings",
+            "data-json", // data (an .ini is configuration, whatever its type)
+            "build-log", // logs
+        ]
+    );
+    // A round smaller than a kind takes its newest.
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 2, usize::MAX)?),
+        ["new-note", "letter"]
+    );
+    Ok(())
+}
+
+#[test]
+fn documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_back()
+-> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    upsert(
+        &index,
+        vec![
+            typed("cn_a", "long-note", "long.md", "text/markdown", 9),
+            typed("cn_a", "code", "main.rs", "text/x-rust", 1),
+        ],
+    )?;
+    // The queue embedded the first passage of the long note only.
+    let mut taken = index.pending_vectors(MODEL, &[], 1, usize::MAX)?;
+    assert_eq!(ids(&taken), ["long-note"]);
+    let first = Embedding::new(MODEL, vec![(0, 4)], &[vec![0.5, -0.25, 1.0]]).unfinished();
+    taken[0].doc.embedding = Some(first.clone());
+    index.add_vectors(taken)?;
+
+    // Still pending, but after every document without vectors, even older code.
+    assert_eq!(index.pending_count(MODEL, None)?, 2);
+    let next = index.pending_vectors(MODEL, &[], 10, usize::MAX)?;
+    assert_eq!(ids(&next), ["code", "long-note"]);
+    assert_eq!(next[0].doc.embedding, None);
+    assert_eq!(
+        next[1].doc.embedding.as_ref(),
+        Some(&first),
+        "the first passages' vectors come back as they were stored, unfinished"
+    );
+
+    // The rest added, it leaves the queue.
+    let mut long = next.into_iter().nth(1).expect("the long note");
+    if let Some(e) = long.doc.embedding.as_mut() {
+        e.extend(vec![(5, 9)], &[vec![1.0, 0.0, 0.0]], true);
+    }
+    index.add_vectors(vec![long])?;
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 10, usize::MAX)?),
+        ["code"]
+    );
+    Ok(())
+}
+
+#[test]
+fn a_connector_put_first_is_taken_whole_before_the_others() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    upsert(
+        &index,
+        vec![
+            typed("cn_a", "a-note", "note.md", "text/markdown", 9),
+            typed("cn_b", "b-code", "main.rs", "text/x-rust", 1),
+            typed("cn_b", "b-note", "note.md", "text/markdown", 2),
+        ],
+    )?;
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[cn("cn_b")], 10, usize::MAX)?),
+        ["b-note", "b-code", "a-note"]
+    );
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 10, usize::MAX)?),
+        ["a-note", "b-note", "b-code"]
+    );
+    Ok(())
+}
+
+#[test]
+fn embedding_progress_is_counted_per_kind() -> Result<(), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    upsert(
+        &index,
+        vec![
+            typed("cn_a", "n1", "one.md", "text/markdown", 3),
+            typed("cn_a", "n2", "two.txt", "text/plain", 2),
+            typed("cn_a", "c1", "main.rs", "text/x-rust", 1),
+            typed("cn_b", "n3", "three.md", "text/markdown", 1),
+        ],
+    )?;
+    let mut taken = index.pending_vectors(MODEL, &[], 2, usize::MAX)?;
+    assert_eq!(ids(&taken), ["n1", "n2"]);
+    taken[1].doc.embedding =
+        Some(Embedding::new(MODEL, vec![(0, 4)], &[vec![1.0, 0.0, 0.0]]).unfinished());
+    let n2 = taken.remove(1);
+    index.add_vectors(embedded(taken))?;
+    index.add_vectors(vec![n2])?;
+    assert_eq!(
+        index.embedding_by_kind(MODEL, Some(&cn("cn_a")))?,
+        [
+            KindProgress {
+                kind: DocKind::Prose,
+                documents: 2,
+                embedded: 1,
+                first_passages: 1
+            },
+            KindProgress {
+                kind: DocKind::Code,
+                documents: 1,
+                embedded: 0,
+                first_passages: 0
+            },
+        ]
+    );
+    assert_eq!(index.embedding_by_kind(MODEL, None)?[0].documents, 3);
     Ok(())
 }
