@@ -93,7 +93,7 @@ fn main() {
             .expect("write");
     }
     let started = Instant::now();
-    quarry_sync::embed_all_pending(&index, &embedder, &AtomicBool::new(false), |_, _| {})
+    quarry_sync::embed_all_pending(&index, &embedder, &[], &AtomicBool::new(false), |_, _| {})
         .expect("embed the pending documents");
     let queue = started.elapsed().as_secs_f64();
 

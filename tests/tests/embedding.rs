@@ -1,6 +1,7 @@
 //! The default model as `make setup` installs it (a graph written from the fp32 weights by
 //! `scripts/bert_onnx.py`), run by the embedder: its vectors are sentence-transformers' own, and
-//! padding in a batch changes nothing. A model's prompts go before its queries and passages.
+//! padding in a batch changes nothing. A model's prompts go before its queries and passages. The
+//! queue embeds a long document's first passages first, and the rest later.
 
 use quarry_embed::{EmbedConfig, Embedder};
 use sha2::Digest;
@@ -214,7 +215,7 @@ fn new_weights_in_the_same_folder_give_a_new_id_and_the_old_vectors_are_computed
         "vectors of the old id count as missing for the new model"
     );
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let embedded = quarry_sync::embed_all_pending(&index, &new, &stop, |_, _| {})
+    let embedded = quarry_sync::embed_all_pending(&index, &new, &[], &stop, |_, _| {})
         .expect("computes them again");
     assert_eq!(embedded, 1);
     assert_eq!(index.pending_count(new.id(), None).expect("count"), 0);
@@ -237,5 +238,106 @@ fn passages_told_to_stop_come_back_without_vectors() {
             .expect("no error")
             .is_none(),
         "a stop is seen before the next batch"
+    );
+}
+
+/// Eight paragraphs of about 150 words (a passage each), on eight subjects.
+fn eight_subjects() -> String {
+    [
+        "A small brown dog chases a red ball across the grass of the city park while children laugh.",
+        "The committee approved the annual budget after a long debate about taxes and public spending.",
+        "Fresh bread rises slowly in a warm kitchen, and the baker shapes the dough into round loaves.",
+        "The violinist tuned her instrument before the orchestra began the first movement of the symphony.",
+        "Engineers inspected the old railway bridge and found rust on several of its steel beams.",
+        "The patient described a sharp pain in the chest, and the doctor ordered a heart scan at once.",
+        "A storm pushed high waves onto the harbour wall and the fishing boats stayed tied in port.",
+        "Red hot lava poured down the side of the erupting volcano and ash covered the nearby villages.",
+    ]
+    .iter()
+    .map(|sentence| {
+        std::iter::repeat_n(*sentence, 9)
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+    .collect::<Vec<_>>()
+    .join("\n\n")
+}
+
+#[test]
+fn a_long_document_is_found_by_its_opening_first_and_by_its_end_once_the_rest_is_embedded() {
+    use quarry_index::{Fusion, Ranking, SearchRequest, SemanticQuery};
+    let embedder = embedder();
+    let connector = quarry_core::ConnectorId::parse("cn_long").expect("valid id");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = quarry_index::SearchIndex::open(dir.path(), true).expect("index");
+    let text = eight_subjects();
+    index
+        .write(quarry_index::WriteBatch {
+            upserts: vec![quarry_index::IndexDoc {
+                info: quarry_index::DocInfo {
+                    connector: connector.clone(),
+                    doc_id: quarry_core::DocId::parse("subjects").expect("valid id"),
+                    meta: quarry_core::DocMeta {
+                        title: "subjects.txt".into(),
+                        path: Some("subjects.txt".into()),
+                        url: None,
+                        mime_type: "text/plain".into(),
+                        size_bytes: text.len() as u64,
+                        update_time_ms: 1_735_689_600_000,
+                    },
+                },
+                text,
+                page_starts: Vec::new(),
+                metadata: Vec::new(),
+                embedding: None,
+            }],
+            ..quarry_index::WriteBatch::default()
+        })
+        .expect("writes");
+    let best_passage = |query: &str| {
+        let mut request = SearchRequest::new(query, vec![connector.clone()], 1);
+        request.ranking = Ranking::Fused(
+            SemanticQuery {
+                model: embedder.id().to_owned(),
+                vector: embedder.embed_query(query).expect("embeds"),
+            },
+            Fusion::SEMANTIC_ONLY,
+        );
+        let results = index.search(&request).expect("searches");
+        results.hits.first().map(|hit| hit.snippet.text.clone())
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+
+    // The first round embeds its first passages only: it is found by meaning, by its opening.
+    assert_eq!(
+        quarry_sync::embed_round(&index, &embedder, &[], &stop).expect("embeds"),
+        1
+    );
+    let progress = index
+        .embedding_by_kind(embedder.id(), Some(&connector))
+        .expect("counts");
+    assert_eq!((progress[0].embedded, progress[0].first_passages), (0, 1));
+    assert_eq!(index.pending_count(embedder.id(), None).expect("count"), 1);
+    let dog = best_passage("a dog playing with a ball in the park").expect("found");
+    assert!(dog.contains("dog"), "{dog}");
+    let early = best_passage("lava and ash from a volcano").expect("found by its opening");
+    assert!(!early.contains("volcano"), "not embedded yet: {early}");
+
+    // The next round embeds the rest: the end is found where it is, the opening kept.
+    assert_eq!(
+        quarry_sync::embed_round(&index, &embedder, &[], &stop).expect("embeds"),
+        1
+    );
+    assert_eq!(index.pending_count(embedder.id(), None).expect("count"), 0);
+    let volcano = best_passage("lava and ash from a volcano").expect("found");
+    assert!(volcano.contains("volcano"), "{volcano}");
+    assert!(
+        best_passage("a dog playing with a ball in the park")
+            .expect("found")
+            .contains("dog")
+    );
+    assert_eq!(
+        quarry_sync::embed_round(&index, &embedder, &[], &stop).expect("nothing left"),
+        0
     );
 }

@@ -20,6 +20,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::disk_space::{DiskReserve, RESUME_FREE_BYTES};
+use crate::embedding_queue::EmbeddingOrder;
 use crate::source_watch::SourceWatches;
 use crate::store_changes::StoreChanges;
 use crate::watch::{Changed, FolderWatcher, RESCAN_EVERY};
@@ -60,6 +61,8 @@ pub struct Scheduler {
     next_due_ms: Mutex<Option<i64>>,
     /// Sources that tell of their changes (IMAP IDLE), watched while it runs.
     sources: SourceWatches,
+    /// The embedding queue's order, kept in step with the connectors put first.
+    embedding_order: Option<EmbeddingOrder>,
 }
 
 impl Scheduler {
@@ -79,7 +82,15 @@ impl Scheduler {
             store_changes: None,
             next_due_ms: Mutex::default(),
             sources: SourceWatches::default(),
+            embedding_order: None,
         }
+    }
+
+    /// Keeps `order` in step with the connectors the user put first for embedding, at every
+    /// look at the store.
+    pub fn ordering_embeddings(mut self, order: EmbeddingOrder) -> Scheduler {
+        self.embedding_order = Some(order);
+        self
     }
 
     /// Looks at the store when the database `db` is written (and when a sync falls due), not
@@ -269,6 +280,15 @@ impl Scheduler {
             .into_iter()
             .filter(|c| c.status != ConnectorStatus::Disabled)
             .collect();
+        if let Some(order) = &self.embedding_order {
+            order.set_first(
+                connectors
+                    .iter()
+                    .filter(|c| c.embed_first)
+                    .map(|c| c.id.clone())
+                    .collect(),
+            );
+        }
         let unwatchable = self.update_watches(&connectors).await;
         self.sources.keep(&self.syncer, &connectors, &self.stop);
         let now = now_ms();
