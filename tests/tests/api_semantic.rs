@@ -1,7 +1,8 @@
 //! Semantic search against the real server with the real model (`make setup` installs it):
 //! meaning without shared words, filters and exclusions before ranking, snippets and highlights,
 //! keyword mode with a warning when no model is loaded, and keyword first: documents are found
-//! by keyword before their vectors exist and by meaning after, across a crash.
+//! by keyword before their vectors exist and by meaning after, across a crash; a connector put
+//! first gets its vectors first, and its status counts them per kind of document.
 
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -298,4 +299,104 @@ fn an_index_of_an_older_layout_is_rebuilt_from_the_sources_at_start() {
     assert_eq!(body["mode"], "semantic");
     assert_eq!(paths(&body)[0], "pets.txt", "{body}");
     assert_eq!(body["total"], 4);
+}
+
+/// `count` files named `stem-NNNN.ext` of 30 made-up words each, written into `dir`.
+fn short_files(dir: &std::path::Path, stem: &str, ext: &str, count: usize, seed: u64) {
+    let words = vocabulary(2000);
+    let mut rng = Rng(seed);
+    for n in 0..count {
+        let path = dir.join(format!("{stem}-{n:04}.{ext}"));
+        std::fs::write(&path, text(&mut rng, &words, 30)).expect("write a file");
+    }
+}
+
+/// The embedding progress of every connector, in the order the server lists them.
+fn pending_by_name(q: &Quarry) -> Vec<(String, u64)> {
+    q.connectors()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap_or_default().to_owned(),
+                c["embedding"]["pending"].as_u64().unwrap_or(u64::MAX),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_connector_put_first_gets_its_vectors_before_others_and_its_status_counts_them_per_kind() {
+    let mut q = Quarry::new();
+    let notes = q.scratch("notes");
+    let code = q.scratch("code");
+    // Prose would come first; the code is put first, and needs more than one round (256).
+    short_files(&notes, "note", "md", 30, 3);
+    short_files(&code, "module", "rs", 300, 5);
+    q.add_folder("Notes", &notes);
+    q.add_folder("Work code", &code);
+    let pinned = q.cli(&["connector", "embed-first", "Work code"]);
+    assert!(pinned.ok, "{}", pinned.stderr);
+    assert!(
+        pinned.stdout.contains("before those of other connectors"),
+        "{}",
+        pinned.stdout
+    );
+    // Both synced for keyword search first (no model), so the queue starts with both waiting.
+    q.start_with_env(&[("QUARRY_MODEL_DIR", "none")]);
+    q.wait_for("both keyword syncs", |cs| {
+        cs.iter().all(|c| c["status"] == "idle")
+            && cs.iter().map(|c| &c["doc_count"]).collect::<Vec<_>>() == [30, 300]
+    });
+
+    q.stop();
+    q.start();
+    // Notes are counted before the code (a later look at the index), so notes with vectors
+    // while code still waits would show here.
+    let mut code_partly = false;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let seen = pending_by_name(&q);
+        assert_eq!(seen[0].0, "Notes", "{seen:?}");
+        let (notes_left, code_left) = (seen[0].1, seen[1].1);
+        code_partly |= code_left > 0 && code_left < 300 && notes_left == 30;
+        assert!(
+            notes_left == 30 || code_left == 0,
+            "notes before the code put first: {seen:?}"
+        );
+        if notes_left == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "vectors never finished: {seen:?}\n{}",
+            q.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        code_partly,
+        "a round of code alone was seen, the notes waiting"
+    );
+
+    let status = q.cli(&["connector", "status", "Work code", "--json"]);
+    assert!(status.ok, "{}", status.stderr);
+    let status: Value = serde_json::from_str(&status.stdout).expect("json");
+    assert_eq!(status["embed_first"], true, "{status}");
+    assert_eq!(
+        status["embedding_by_kind"],
+        json!([{"kind": "code", "documents": 300, "embedded": 300, "first_passages": 0}])
+    );
+    let text = q.cli(&["connector", "status", "Notes"]);
+    assert!(
+        text.stdout.contains("embedding (prose first):")
+            && text.stdout.contains("prose  30 of 30 documents"),
+        "{}",
+        text.stdout
+    );
+    let back = q.cli(&["connector", "embed-first", "Work code", "--undo"]);
+    assert!(
+        back.ok && back.stdout.contains("back in line"),
+        "{}",
+        back.stdout
+    );
 }

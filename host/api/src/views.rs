@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use quarry_core::times::rfc3339;
 use quarry_core::{ConnectorId, DocId};
-use quarry_index::{DocInfo, Hit, IndexError, SearchIndex};
+use quarry_index::{DocInfo, Hit, IndexError, KindProgress, SearchIndex};
 use quarry_packages::Lock;
 use quarry_runtime::{FieldKind, Grant, Plugin};
 use quarry_store::{
@@ -880,6 +880,37 @@ pub struct ConnectorStatusView {
     pub unjudged_files: NotedDocsView,
     /// Documents indexed with their secrets redacted (their files are not served).
     pub redacted_count: u64,
+    /// Whether the embedding queue takes this connector's documents before all others.
+    pub embed_first: bool,
+    /// How far its vectors are, per kind of document; `None` without a model.
+    pub embedding_by_kind: Option<Vec<EmbeddingKindView>>,
+}
+
+/// How far the vectors of one kind of a connector's documents are. The embedding queue takes
+/// prose first, then other documents, code, data and logs (docs/embedding.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbeddingKindView {
+    /// `prose`, `other`, `code`, `data` or `logs`.
+    pub kind: &'static str,
+    /// The connector's documents of this kind.
+    pub documents: u64,
+    /// Those whose every passage has its vector.
+    pub embedded: u64,
+    /// Those whose first passages alone have theirs: found by meaning already, the rest of
+    /// their text to follow.
+    pub first_passages: u64,
+}
+
+impl EmbeddingKindView {
+    /// The view of `progress`.
+    pub fn new(progress: &KindProgress) -> EmbeddingKindView {
+        EmbeddingKindView {
+            kind: progress.kind.name(),
+            documents: progress.documents,
+            embedded: progress.embedded,
+            first_passages: progress.first_passages,
+        }
+    }
 }
 
 /// Documents with a word for their user (held back, without a text layer, with a file that

@@ -496,6 +496,15 @@ pub enum ConnectorCommand {
         #[arg(long)]
         undo: bool,
     },
+    /// Compute a connector's vectors before those of all other connectors (search by meaning
+    /// covers it first); `--undo` puts it back in line.
+    EmbedFirst {
+        /// The connector's name.
+        name: String,
+        /// Put it back in line with the others.
+        #[arg(long)]
+        undo: bool,
+    },
     /// Set how often a connector syncs (a running server also syncs watched folders as soon
     /// as they change).
     Schedule {

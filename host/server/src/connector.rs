@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use quarry_api::views::{
-    ConnectorStatusView, ConnectorView, EmbeddingView, FailedDocView, NamedConnector, NotedDocView,
-    NotedDocsView, OcrView,
+    ConnectorStatusView, ConnectorView, EmbeddingKindView, EmbeddingView, FailedDocView,
+    NamedConnector, NotedDocView, NotedDocsView, OcrView,
 };
 use quarry_core::ConnectorId;
 use quarry_core::terminal::printable;
@@ -72,7 +72,8 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
         }
         ConnectorCommand::Remove { name } => remove(paths, store, &name).await,
         ConnectorCommand::Sync { name, wait, full } => sync(paths, store, &name, wait, full).await,
-        ConnectorCommand::Status { name, json } => status(store, &name, json).await,
+        ConnectorCommand::Status { name, json } => status(paths, store, &name, json).await,
+        ConnectorCommand::EmbedFirst { name, undo } => embed_first(store, &name, !undo).await,
         ConnectorCommand::Credentials { name, mode, yes } => {
             credentials(store, &name, &mode, yes).await
         }
@@ -101,16 +102,22 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
     }
 }
 
+/// The id of the model a server would load, and the index read-only; `None` without a model
+/// (or an index to count in).
+fn model_and_index(paths: &Paths) -> Option<(String, SearchIndex)> {
+    let config = paths.model.as_ref()?;
+    if !config.runtime_library.is_file() {
+        return None;
+    }
+    let model = quarry_embed::model_id(&config.model_dir).ok()?;
+    Some((model, open_index(paths, false).ok()?))
+}
+
 /// How far each connector's embeddings are, as the server's `GET /connectors` says; `None`
 /// for every connector without a model (or an index to count in).
 fn embedding_progress(paths: &Paths, connectors: &[Connector]) -> Vec<Option<EmbeddingView>> {
     let counted = || -> Option<Vec<EmbeddingView>> {
-        let config = paths.model.as_ref()?;
-        if !config.runtime_library.is_file() {
-            return None;
-        }
-        let model = quarry_embed::model_id(&config.model_dir).ok()?;
-        let index = open_index(paths, false).ok()?;
+        let (model, index) = model_and_index(paths)?;
         let ids: Vec<ConnectorId> = connectors.iter().map(|c| c.id.clone()).collect();
         EmbeddingView::counted(&index, &model, &ids).ok()
     };
@@ -118,6 +125,26 @@ fn embedding_progress(paths: &Paths, connectors: &[Connector]) -> Vec<Option<Emb
         Some(views) => views.into_iter().map(Some).collect(),
         None => connectors.iter().map(|_| None).collect(),
     }
+}
+
+/// How far a connector's embeddings are per kind of document; `None` without a model.
+fn embedding_by_kind(paths: &Paths, connector: &ConnectorId) -> Option<Vec<EmbeddingKindView>> {
+    let (model, index) = model_and_index(paths)?;
+    let kinds = index.embedding_by_kind(&model, Some(connector)).ok()?;
+    Some(kinds.iter().map(EmbeddingKindView::new).collect())
+}
+
+/// `quarry connector embed-first NAME [--undo]`.
+async fn embed_first(store: &Store, name: &str, first: bool) -> anyhow::Result<()> {
+    let c = store.set_embed_first(name, first).await?;
+    match first {
+        true => println!(
+            "The vectors of {:?} are computed before those of other connectors (a running server starts with its next round).",
+            c.name
+        ),
+        false => println!("{:?} is back in line for its vectors.", c.name),
+    }
+    Ok(())
 }
 
 /// How far OCR is with each connector's documents, as the server's `GET /connectors` says;
@@ -329,24 +356,34 @@ async fn sync_here(
         report.deleted
     );
     if let Some(embedder) = load_embedder(paths) {
-        embed_here(index, embedder).await?;
+        embed_here(index, embedder, store.connectors_embedded_first().await?).await?;
     }
     Ok(())
 }
 
 /// Computes the vectors a server's embedding queue would (no server runs to do it), showing
 /// progress: the documents are searchable by keyword already, by meaning once this ends.
-async fn embed_here(index: Arc<SearchIndex>, embedder: Arc<Embedder>) -> anyhow::Result<()> {
+async fn embed_here(
+    index: Arc<SearchIndex>,
+    embedder: Arc<Embedder>,
+    first: Vec<ConnectorId>,
+) -> anyhow::Result<()> {
     let started = Instant::now();
     let done = Arc::new(AtomicU64::new(0));
     let total = Arc::new(AtomicU64::new(0));
     let task = {
         let (done, total) = (done.clone(), total.clone());
         tokio::task::spawn_blocking(move || {
-            embed_all_pending(&index, &embedder, &AtomicBool::new(false), |d, t| {
-                done.store(d, Ordering::Relaxed);
-                total.store(t, Ordering::Relaxed);
-            })
+            embed_all_pending(
+                &index,
+                &embedder,
+                &first,
+                &AtomicBool::new(false),
+                |d, t| {
+                    done.store(d, Ordering::Relaxed);
+                    total.store(t, Ordering::Relaxed);
+                },
+            )
         })
     };
     let mut display = ProgressDisplay::new();
@@ -368,6 +405,28 @@ async fn embed_here(index: Arc<SearchIndex>, embedder: Arc<Embedder>) -> anyhow:
         );
     }
     Ok(())
+}
+
+/// The lines of `connector status` on its vectors: per kind, in the queue's order.
+fn print_embedding(c: &Connector, kinds: Option<&[EmbeddingKindView]>) {
+    let Some(kinds) = kinds else {
+        return;
+    };
+    let first = match c.embed_first {
+        true => ", before other connectors",
+        false => "",
+    };
+    println!("  embedding (prose first{first}):");
+    for k in kinds {
+        let partly = match k.first_passages {
+            0 => String::new(),
+            n => format!(", {n} by their first passages"),
+        };
+        println!(
+            "    {:<6} {} of {} documents{partly}",
+            k.kind, k.embedded, k.documents
+        );
+    }
 }
 
 /// Follows a sync the server runs, until it has finished one that started after `asked`.
@@ -400,8 +459,9 @@ async fn follow(store: &Store, connector: &Connector, asked: i64) -> anyhow::Res
 }
 
 /// `quarry connector status NAME`.
-async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
+async fn status(paths: &Paths, store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     let c = store.connector_by_name(name).await?;
+    let by_kind = embedding_by_kind(paths, &c.id);
     let failed = store.failed_docs(&c.id, FAILED_SHOWN).await?;
     let no_text = store.docs_without_text(&c.id, FAILED_SHOWN).await?;
     let no_text_count = store.count_docs_without_text(&c.id).await?;
@@ -422,6 +482,8 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
             held_back: noted(c.held_back_count, &held_back),
             unjudged_files: noted(unjudged_count, &unjudged),
             redacted_count: redacted,
+            embed_first: c.embed_first,
+            embedding_by_kind: by_kind,
         };
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());
@@ -448,6 +510,7 @@ async fn status(store: &Store, name: &str, json: bool) -> anyhow::Result<()> {
     if let Some(error) = &c.last_error {
         println!("  last error: {}", printable(error));
     }
+    print_embedding(&c, by_kind.as_deref());
     println!("  credentials: {}", credential_words(c.credentials.mode));
     for pattern in &c.credentials.released {
         println!("    released: {}", printable(pattern));

@@ -8,7 +8,7 @@ use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
-use quarry_sync::{EmbeddingQueue, OcrQueue, OriginalsQueue, Scheduler, Syncer};
+use quarry_sync::{EmbeddingOrder, EmbeddingQueue, OcrQueue, OriginalsQueue, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -56,10 +56,15 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         tracing::info!("sealed the secret settings of {sealed} connector(s) stored in clear");
     }
     let embedder = load_embedder(paths);
-    // Documents are searchable by keyword as soon as a sync writes them; their vectors follow.
+    // Documents are searchable by keyword as soon as a sync writes them; their vectors follow,
+    // in the order the scheduler keeps from the store (the connectors put first).
+    let embedding_order = EmbeddingOrder::default();
+    embedding_order.set_first(store.connectors_embedded_first().await?);
     let _embedding = embedder
         .as_ref()
-        .map(|embedder| EmbeddingQueue::start(index.clone(), embedder.clone()))
+        .map(|embedder| {
+            EmbeddingQueue::start(index.clone(), embedder.clone(), embedding_order.clone())
+        })
         .transpose()?;
     let syncer = Arc::new(Syncer::new(
         store.clone(),
@@ -80,6 +85,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         Scheduler::new(syncer, args.parallel_syncs as usize)
             .watching(own_files)
             .keeping_disk_reserve(&paths.data_dir)
+            .ordering_embeddings(embedding_order)
             .woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
     );
     scheduler.start().await?;

@@ -219,6 +219,8 @@ pub struct Connector {
     pub credentials: CredentialPolicy,
     pub listing: ListingState,
     pub schedule: Schedule,
+    /// Whether the embedding queue takes its documents before those of other connectors.
+    pub embed_first: bool,
 }
 
 impl fmt::Debug for NewConnector {
@@ -455,6 +457,31 @@ impl Store {
         .bind(connector.id.as_str())
         .execute(&self.pool)
         .await?;
+        self.connector_by_name(name).await
+    }
+
+    /// The connectors whose documents the embedding queue takes before all others.
+    pub async fn connectors_embedded_first(&self) -> Result<Vec<ConnectorId>, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM connectors WHERE embed_first != 0 AND removed_ms IS NULL",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        ids.into_iter()
+            .map(|id| {
+                ConnectorId::parse(id).map_err(|e| StoreError::unreadable("connectors.id", e))
+            })
+            .collect()
+    }
+
+    /// Puts a connector's documents before all others in the embedding queue, or back in line.
+    pub async fn set_embed_first(&self, name: &str, first: bool) -> Result<Connector, StoreError> {
+        let connector = self.connector_by_name(name).await?;
+        sqlx::query("UPDATE connectors SET embed_first = ? WHERE id = ?")
+            .bind(i64::from(first))
+            .bind(connector.id.as_str())
+            .execute(&self.pool)
+            .await?;
         self.connector_by_name(name).await
     }
 
@@ -753,6 +780,7 @@ impl Store {
             credentials: CredentialPolicy::from_row(row)?,
             listing: ListingState::from_row(row)?,
             schedule: Schedule::from_row(row)?,
+            embed_first: flag(row, "embed_first")?,
         })
     }
 

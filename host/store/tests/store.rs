@@ -217,6 +217,31 @@ async fn sharing_selections_follow_connectors() -> Result<(), StoreError> {
 }
 
 #[tokio::test]
+async fn connectors_put_first_for_embedding_are_remembered_until_put_back() -> Result<(), StoreError>
+{
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(&dir).await;
+    let notes = store.add_connector(&folder("Notes"), NOW).await?;
+    store.add_connector(&folder("Code"), NOW).await?;
+    assert!(!notes.embed_first);
+    assert!(store.connectors_embedded_first().await?.is_empty());
+    assert!(store.set_embed_first("notes", true).await?.embed_first);
+    assert_eq!(
+        store.connectors_embedded_first().await?,
+        vec![notes.id.clone()]
+    );
+    assert!(!store.set_embed_first("Notes", false).await?.embed_first);
+    assert!(store.connectors_embedded_first().await?.is_empty());
+    store.set_embed_first("Notes", true).await?;
+    store.remove_connector("Notes", NOW).await?;
+    assert!(
+        store.connectors_embedded_first().await?.is_empty(),
+        "a removed connector is not first"
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<(), StoreError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open(&dir).await;
