@@ -30,6 +30,7 @@ use crate::cli::{Cli, Command};
 use crate::setup::{Paths, open_store};
 
 fn main() -> std::process::ExitCode {
+    quarry_core::memory::one_heap_per_core();
     // The settings file's values stand as the options' defaults: the environment and flags
     // override them.
     let settings = match config::Settings::load(&Cli::command()) {
