@@ -88,6 +88,8 @@ run: build
 # The memory bench's baseline is the revision before the work on memory at rest, built once,
 # with the model in the form it fetched.
 MEMORY_BASELINE = fab3b36d6e9a5401fd3c6e3e85b4903c1e0d7ce0
+# The home folder bench's baseline: the revision before the embedding queue had an order.
+ORDER_BASELINE = 04137367359fae89d7be44ce5afdf218fba9ac59
 bench: plugins
 	scripts/bench-venv.sh
 	scripts/pinned-venv.sh $(CACHE)/tools/secrets-bench tests/bench/secrets-requirements.txt "bench: detect-secrets"
@@ -100,6 +102,9 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench embedding_queue
 	$${QUARRY_ST_BENCH:-$$HOME/.cache/quarry/tools/st-bench}/bin/python tests/bench/int8_candidates.py $(QUARRY_MODEL_DIR) ../shared/eval/med/corpus.jsonl $$(nproc)
 	cargo bench --locked -p quarry-tests --bench sync
+	scripts/baseline.sh $(ORDER_BASELINE) $(CACHE)/baseline/quarry-$(ORDER_BASELINE)
+	QUARRY_BENCH_ORDER_BASELINE=$(CACHE)/baseline/quarry-$(ORDER_BASELINE) \
+	  cargo bench --locked -p quarry-tests --bench home_folder
 	scripts/manpages.sh $(CACHE)/eval/manpages
 	cargo bench --locked -p quarry-tests --bench index_languages
 	QUARRY_SECRETS_BENCH=$(CACHE)/tools/secrets-bench cargo bench --locked -p quarry-tests --bench credentials

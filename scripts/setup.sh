@@ -26,12 +26,13 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # connector's tests run Radicale and Xandikos (behind Apache's Basic authentication); the
 # browser connector's read profiles Chromium and Firefox ESR write. Published plugins are pushed
 # to and installed from Debian's docker-registry (the CNCF distribution registry) and served
-# by Apache with mod_ssl.
+# by Apache with mod_ssl. The home folder benchmark measures a first sync beside Recoll's
+# recollindex (recollcmd).
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
   dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools
   dovecot-imapd openssl isync
   apache2-bin apache2-utils rclone python3-cheroot python3-defusedxml python3-jinja2 python3-json5
-  python3-yaml radicale xandikos firefox-esr docker-registry)
+  python3-yaml radicale xandikos firefox-esr docker-registry recollcmd)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).
