@@ -14,10 +14,11 @@ use crate::schema::Fields;
 /// A document's kind, in the order the embedding queue takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DocKind {
-    /// Documents, notes, mail, PDFs, web pages, slides, calendars and contacts, images (their
-    /// text is what OCR read: letters, receipts, scans).
+    /// Documents, notes (`.txt`, Markdown, Org...), mail, PDFs, web pages, slides, calendars
+    /// and contacts, images (their text is what OCR read: letters, receipts, scans).
     Prose,
-    /// Anything not named below (archives, media, types a plugin made up): mostly a title.
+    /// Anything not named below: archives and media (mostly a title), plain text of no known
+    /// extension, types a plugin made up.
     Other,
     /// Source code and style sheets.
     Code,
@@ -107,8 +108,12 @@ fn by_extension(ext: &str) -> Option<DocKind> {
 }
 
 /// Extensions that say more than the type their files are given (a log or a configuration
-/// file is `text/plain`, like a note).
+/// file is `text/plain`, like a note). Plain text is prose in a `.txt` file; without an
+/// extension or with one no rule names (`.orig`, `.stderr`, `.wat` in a source tree: files a
+/// connector found to be text) it counts as other.
 const EXTENSIONS: &[(&str, DocKind)] = &[
+    ("txt", DocKind::Prose),
+    ("text", DocKind::Prose),
     ("log", DocKind::Logs),
     ("out", DocKind::Logs),
     ("ini", DocKind::Data),
@@ -132,7 +137,6 @@ const TYPES: &[(DocKind, &[&str])] = &[
     (
         DocKind::Prose,
         &[
-            "text/plain",
             "text/markdown",
             "text/x-markdown",
             "text/x-rst",
@@ -217,6 +221,8 @@ mod tests {
         assert_eq!(DocKind::of("text/plain", "log"), DocKind::Logs);
         assert_eq!(DocKind::of("text/plain", "ini"), DocKind::Data);
         assert_eq!(DocKind::of("text/plain", "txt"), DocKind::Prose);
+        assert_eq!(DocKind::of("text/plain", "orig"), DocKind::Other);
+        assert_eq!(DocKind::of("text/plain", ""), DocKind::Other);
         assert_eq!(DocKind::of("text/x-rust", "rs"), DocKind::Code);
         assert_eq!(DocKind::of("application/pdf", "pdf"), DocKind::Prose);
         assert_eq!(DocKind::of("application/json", "json"), DocKind::Data);

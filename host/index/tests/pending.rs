@@ -154,6 +154,7 @@ fn prose_is_taken_before_other_documents_code_data_and_logs_each_newest_first()
             typed("cn_a", "archive", "photos.zip", "application/zip", 6),
             typed("cn_a", "lib-py", "lib.py", "text/x-python", 4),
             typed("cn_a", "settings", "app.ini", "text/plain", 10),
+            typed("cn_a", "expected", "tests/ui/err.stderr", "text/plain", 11),
         ],
     )?;
     assert_eq!(
@@ -162,7 +163,8 @@ fn prose_is_taken_before_other_documents_code_data_and_logs_each_newest_first()
             "new-note",
             "letter",
             "old-note", // prose, newest first
-            "archive",  // other
+            "expected",
+            "archive", // other (plain text of an unknown extension)
             "main-rs",
             "lib-py", // code
             "settings",
