@@ -28,7 +28,7 @@ mod watch_tree;
 pub use adding::{ConnectorRequest, add_connector, own_folders_inside, seal_stored_secrets};
 pub use credentials::{RULES_VERSION, Recheck, recheck_index};
 pub use disk_space::{DiskReserve, RESERVE_BYTES, RESUME_FREE_BYTES};
-pub use embed::{FIRST_PASSAGES, embed_docs};
+pub use embed::embed_docs;
 pub use embedding_queue::{EmbeddingOrder, EmbeddingQueue, embed_all_pending, embed_round};
 pub use error::SyncError;
 pub use ocr_queue::OcrQueue;
