@@ -17,11 +17,12 @@ pub enum DocKind {
     /// Documents, notes (`.txt`, Markdown, Org...), mail, PDFs, web pages, slides, calendars
     /// and contacts, images (their text is what OCR read: letters, receipts, scans).
     Prose,
-    /// Anything not named below: archives and media (mostly a title), plain text of no known
-    /// extension, types a plugin made up.
-    Other,
     /// Source code and style sheets.
     Code,
+    /// Anything not named otherwise: archives and media (mostly a title), plain text of no
+    /// known extension (in a source tree: test expectations, generated files), types a plugin
+    /// made up.
+    Other,
     /// Structured data and configuration: JSON, CSV, XML, YAML, TOML, spreadsheets.
     Data,
     /// Log files.
@@ -32,8 +33,8 @@ impl DocKind {
     /// Every kind, in the order the embedding queue takes them.
     pub const ALL: [DocKind; 5] = [
         DocKind::Prose,
-        DocKind::Other,
         DocKind::Code,
+        DocKind::Other,
         DocKind::Data,
         DocKind::Logs,
     ];

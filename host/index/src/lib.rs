@@ -218,8 +218,8 @@ impl SearchIndex {
     /// Up to `max_docs` documents that lack vectors of `model` (written without a model, with
     /// another, or since the last embedding; or with the vectors of their first passages only),
     /// in the embedding queue's order (the documents of the connectors `first`, then the others;
-    /// documents without vectors before the rest of long ones; prose first; the newest first:
-    /// `pending.rs`) and read whole; fewer once their texts hold `max_bytes` (always one at
+    /// prose first; within a kind, documents without vectors before the rest of long ones; the
+    /// newest first: `pending.rs`) and read whole; fewer once their texts hold `max_bytes` (always one at
     /// least). Empty when none is pending.
     pub fn pending_vectors(
         &self,

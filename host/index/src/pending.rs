@@ -6,11 +6,11 @@
 //!
 //! The order is what a person waiting to search by meaning is likely to ask for first:
 //! 1. the connectors the user put first (`quarry connector embed-first`), then the others;
-//! 2. within them, documents without any vector (the queue embeds their first passages, so every
-//!    document can be found by meaning early) before those whose first passages alone have
+//! 2. within them, prose, then code, other documents, data and logs ([`DocKind`]);
+//! 3. within each kind, documents without any vector (the queue embeds their first passages, so
+//!    every document can be found by meaning early) before those whose first passages alone have
 //!    vectors (the rest of long documents);
-//! 3. within each, prose, then other documents, code, data and logs ([`DocKind`]);
-//! 4. within each kind, the newest first.
+//! 4. within each, the newest first.
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery, TermSetQuery};
@@ -98,8 +98,8 @@ fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<(Box<dyn Query>,
     };
     let mut out = Vec::new();
     for part in parts {
-        for missing in [Missing::All, Missing::Rest] {
-            for kind in DocKind::ALL {
+        for kind in DocKind::ALL {
+            for missing in [Missing::All, Missing::Rest] {
                 let mut clauses = vec![(Occur::Must, documents()), (Occur::Must, kind.query(f))];
                 clauses.extend(missing.clauses(f, model));
                 if let Some((occur, query)) = &part {

@@ -138,7 +138,7 @@ fn typed(connector: &str, id: &str, path: &str, mime: &str, updated_ms: i64) -> 
 }
 
 #[test]
-fn prose_is_taken_before_other_documents_code_data_and_logs_each_newest_first()
+fn prose_is_taken_before_code_other_documents_data_and_logs_each_newest_first()
 -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let index = SearchIndex::open(dir.path(), true)?;
@@ -163,10 +163,10 @@ fn prose_is_taken_before_other_documents_code_data_and_logs_each_newest_first()
             "new-note",
             "letter",
             "old-note", // prose, newest first
-            "expected",
-            "archive", // other (plain text of an unknown extension)
             "main-rs",
             "lib-py", // code
+            "expected",
+            "archive", // other (plain text of an unknown extension)
             "settings",
             "data-json", // data (an .ini is configuration, whatever its type)
             "build-log", // logs
@@ -181,7 +181,7 @@ fn prose_is_taken_before_other_documents_code_data_and_logs_each_newest_first()
 }
 
 #[test]
-fn documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_back()
+fn within_a_kind_documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_back()
 -> Result<(), IndexError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let index = SearchIndex::open(dir.path(), true)?;
@@ -189,7 +189,8 @@ fn documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_bac
         &index,
         vec![
             typed("cn_a", "long-note", "long.md", "text/markdown", 9),
-            typed("cn_a", "code", "main.rs", "text/x-rust", 1),
+            typed("cn_a", "old-note", "old.txt", "text/plain", 2),
+            typed("cn_a", "code", "main.rs", "text/x-rust", 8),
         ],
     )?;
     // The queue embedded the first passage of the long note only.
@@ -199,10 +200,10 @@ fn documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_bac
     taken[0].doc.embedding = Some(first.clone());
     index.add_vectors(taken)?;
 
-    // Still pending, but after every document without vectors, even older code.
-    assert_eq!(index.pending_count(MODEL, None)?, 2);
+    // Still pending: after every note without vectors, even an older one, before any code.
+    assert_eq!(index.pending_count(MODEL, None)?, 3);
     let next = index.pending_vectors(MODEL, &[], 10, usize::MAX)?;
-    assert_eq!(ids(&next), ["code", "long-note"]);
+    assert_eq!(ids(&next), ["old-note", "long-note", "code"]);
     assert_eq!(next[0].doc.embedding, None);
     assert_eq!(
         next[1].doc.embedding.as_ref(),
@@ -218,7 +219,7 @@ fn documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_bac
     index.add_vectors(vec![long])?;
     assert_eq!(
         ids(&index.pending_vectors(MODEL, &[], 10, usize::MAX)?),
-        ["code"]
+        ["old-note", "code"]
     );
     Ok(())
 }

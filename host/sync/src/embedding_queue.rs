@@ -1,8 +1,8 @@
 //! Keyword first, meaning after: syncs write documents without vectors, and this queue computes
 //! them in the background at the lowest priority (searches and syncs come first), in the order
-//! a person is likely to search by meaning: the connectors put first, then every document's
-//! first passages before the rest of long ones, prose before code, data and logs, the newest
-//! first (`SearchIndex::pending_vectors`). The index is the queue: a document lacking vectors
+//! a person is likely to search by meaning: the connectors put first, then prose before code,
+//! other files, data and logs, within each kind every document's first passages before the rest
+//! of long ones, the newest first (`SearchIndex::pending_vectors`). The index is the queue: a document lacking vectors
 //! of the loaded model is pending, so a crash or a stop loses nothing and the next start
 //! carries on. Vectors computed from a version of a document that changed meanwhile are not
 //! stored (`SearchIndex::add_vectors`).
