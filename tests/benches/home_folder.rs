@@ -82,8 +82,11 @@ fn source_tree(scratch: &Path) -> PathBuf {
             .chunks(8)
             .map(|line| format!("    let {} = {};\n", line[0], line[1..].join(" + ")))
             .collect();
-        std::fs::write(dir.join(format!("m{n}.rs")), format!("fn f() {{\n{code}}}\n"))
-            .expect("a file");
+        std::fs::write(
+            dir.join(format!("m{n}.rs")),
+            format!("fn f() {{\n{code}}}\n"),
+        )
+        .expect("a file");
     }
     tree
 }
@@ -166,7 +169,12 @@ fn write_abstracts(dir: &Path, abstracts: &[Abstract], tree: &Path) {
 }
 
 /// A server on both folders, started with `env`, its integration key.
-fn server(tree: &Path, notes: &Path, binary: Option<&Path>, env: &[(&str, &str)]) -> (Quarry, String) {
+fn server(
+    tree: &Path,
+    notes: &Path,
+    binary: Option<&Path>,
+    env: &[(&str, &str)],
+) -> (Quarry, String) {
     let mut q = Quarry::new();
     if let Some(binary) = binary {
         q.use_binary(binary.to_path_buf());
@@ -180,7 +188,8 @@ fn server(tree: &Path, notes: &Path, binary: Option<&Path>, env: &[(&str, &str)]
 
 /// Both connectors as `GET /connectors` lists them, by name.
 fn connectors(q: &Quarry, key: &str) -> Vec<Value> {
-    q.request("GET", "/api/v1/connectors", Some(key), None).json()["connectors"]
+    q.request("GET", "/api/v1/connectors", Some(key), None)
+        .json()["connectors"]
         .as_array()
         .cloned()
         .unwrap_or_default()
@@ -202,7 +211,11 @@ fn keyword_ready(q: &Quarry, key: &str, started: Instant) -> f64 {
         {
             return started.elapsed().as_secs_f64();
         }
-        assert!(Instant::now() < deadline, "no first sync in 3 hours: {}", q.log());
+        assert!(
+            Instant::now() < deadline,
+            "no first sync in 3 hours: {}",
+            q.log()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -341,11 +354,10 @@ impl Outcome {
                 self.ready
             ),
             false => format!(
-                "{} of {abstracts} abstracts after {:.0} s (stopped there; at that pace all after about {:.0} s, {:.0}x the embedder alone)",
+                "{} of {abstracts} abstracts after {:.0} s ({:.1}x the embedder alone; stopped there, the rest waiting behind other files)",
                 self.embedded,
                 self.after,
-                self.after * abstracts as f64 / self.embedded.max(1) as f64,
-                self.after * abstracts as f64 / self.embedded.max(1) as f64 / alone
+                self.after / alone
             ),
         }
     }
