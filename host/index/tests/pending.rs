@@ -124,6 +124,14 @@ fn vectors_of_an_older_version_are_never_stored_over_a_newer_one() -> Result<(),
     Ok(())
 }
 
+/// A new index in a temporary folder (kept while the folder is) holding `docs`.
+fn index_of(docs: Vec<IndexDoc>) -> Result<(tempfile::TempDir, SearchIndex), IndexError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let index = SearchIndex::open(dir.path(), true)?;
+    upsert(&index, docs)?;
+    Ok((dir, index))
+}
+
 /// A document of `connector` named `path`, of type `mime`.
 fn typed(connector: &str, id: &str, path: &str, mime: &str, updated_ms: i64) -> IndexDoc {
     let mut d = text_doc(
@@ -140,23 +148,18 @@ fn typed(connector: &str, id: &str, path: &str, mime: &str, updated_ms: i64) -> 
 #[test]
 fn prose_is_taken_before_code_other_documents_data_and_logs_each_newest_first()
 -> Result<(), IndexError> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let index = SearchIndex::open(dir.path(), true)?;
-    upsert(
-        &index,
-        vec![
-            typed("cn_a", "build-log", "build.log", "text/plain", 9),
-            typed("cn_a", "main-rs", "src/main.rs", "text/x-rust", 8),
-            typed("cn_a", "data-json", "data.json", "application/json", 7),
-            typed("cn_a", "old-note", "notes/old.md", "text/markdown", 1),
-            typed("cn_a", "new-note", "notes/new.txt", "text/plain", 5),
-            typed("cn_a", "letter", "letter.pdf", "application/pdf", 3),
-            typed("cn_a", "archive", "photos.zip", "application/zip", 6),
-            typed("cn_a", "lib-py", "lib.py", "text/x-python", 4),
-            typed("cn_a", "settings", "app.ini", "text/plain", 10),
-            typed("cn_a", "expected", "tests/ui/err.stderr", "text/plain", 11),
-        ],
-    )?;
+    let (_dir, index) = index_of(vec![
+        typed("cn_a", "build-log", "build.log", "text/plain", 9),
+        typed("cn_a", "main-rs", "src/main.rs", "text/x-rust", 8),
+        typed("cn_a", "data-json", "data.json", "application/json", 7),
+        typed("cn_a", "old-note", "notes/old.md", "text/markdown", 1),
+        typed("cn_a", "new-note", "notes/new.txt", "text/plain", 5),
+        typed("cn_a", "letter", "letter.pdf", "application/pdf", 3),
+        typed("cn_a", "archive", "photos.zip", "application/zip", 6),
+        typed("cn_a", "lib-py", "lib.py", "text/x-python", 4),
+        typed("cn_a", "settings", "app.ini", "text/plain", 10),
+        typed("cn_a", "expected", "tests/ui/err.stderr", "text/plain", 11),
+    ])?;
     assert_eq!(
         ids(&index.pending_vectors(MODEL, &[], 20, usize::MAX)?),
         [
@@ -183,16 +186,11 @@ fn prose_is_taken_before_code_other_documents_data_and_logs_each_newest_first()
 #[test]
 fn within_a_kind_documents_without_vectors_come_before_the_rest_of_long_ones_which_is_read_back()
 -> Result<(), IndexError> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let index = SearchIndex::open(dir.path(), true)?;
-    upsert(
-        &index,
-        vec![
-            typed("cn_a", "long-note", "long.md", "text/markdown", 9),
-            typed("cn_a", "old-note", "old.txt", "text/plain", 2),
-            typed("cn_a", "code", "main.rs", "text/x-rust", 8),
-        ],
-    )?;
+    let (_dir, index) = index_of(vec![
+        typed("cn_a", "long-note", "long.md", "text/markdown", 9),
+        typed("cn_a", "old-note", "old.txt", "text/plain", 2),
+        typed("cn_a", "code", "main.rs", "text/x-rust", 8),
+    ])?;
     // The queue embedded the first passage of the long note only.
     let mut taken = index.pending_vectors(MODEL, &[], 1, usize::MAX)?;
     assert_eq!(ids(&taken), ["long-note"]);
@@ -226,16 +224,11 @@ fn within_a_kind_documents_without_vectors_come_before_the_rest_of_long_ones_whi
 
 #[test]
 fn a_connector_put_first_is_taken_whole_before_the_others() -> Result<(), IndexError> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let index = SearchIndex::open(dir.path(), true)?;
-    upsert(
-        &index,
-        vec![
-            typed("cn_a", "a-note", "note.md", "text/markdown", 9),
-            typed("cn_b", "b-code", "main.rs", "text/x-rust", 1),
-            typed("cn_b", "b-note", "note.md", "text/markdown", 2),
-        ],
-    )?;
+    let (_dir, index) = index_of(vec![
+        typed("cn_a", "a-note", "note.md", "text/markdown", 9),
+        typed("cn_b", "b-code", "main.rs", "text/x-rust", 1),
+        typed("cn_b", "b-note", "note.md", "text/markdown", 2),
+    ])?;
     assert_eq!(
         ids(&index.pending_vectors(MODEL, &[cn("cn_b")], 10, usize::MAX)?),
         ["b-note", "b-code", "a-note"]
@@ -249,17 +242,12 @@ fn a_connector_put_first_is_taken_whole_before_the_others() -> Result<(), IndexE
 
 #[test]
 fn embedding_progress_is_counted_per_kind() -> Result<(), IndexError> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let index = SearchIndex::open(dir.path(), true)?;
-    upsert(
-        &index,
-        vec![
-            typed("cn_a", "n1", "one.md", "text/markdown", 3),
-            typed("cn_a", "n2", "two.txt", "text/plain", 2),
-            typed("cn_a", "c1", "main.rs", "text/x-rust", 1),
-            typed("cn_b", "n3", "three.md", "text/markdown", 1),
-        ],
-    )?;
+    let (_dir, index) = index_of(vec![
+        typed("cn_a", "n1", "one.md", "text/markdown", 3),
+        typed("cn_a", "n2", "two.txt", "text/plain", 2),
+        typed("cn_a", "c1", "main.rs", "text/x-rust", 1),
+        typed("cn_b", "n3", "three.md", "text/markdown", 1),
+    ])?;
     let mut taken = index.pending_vectors(MODEL, &[], 2, usize::MAX)?;
     assert_eq!(ids(&taken), ["n1", "n2"]);
     taken[1].doc.embedding =
