@@ -139,12 +139,10 @@ pub(crate) fn take(
             if !out.is_empty() && bytes >= max_bytes {
                 return Ok(out);
             }
-            let Some(mut pending) = read_whole(searcher, f, address)? else {
+            let rest_of = (missing == Missing::Rest).then_some(model);
+            let Some(pending) = read_whole(searcher, f, address, rest_of)? else {
                 continue;
             };
-            if missing == Missing::Rest {
-                pending.doc.embedding = first_passages(searcher, f, model, address)?;
-            }
             bytes += pending.doc.text.len();
             out.push(pending);
         }
@@ -155,15 +153,16 @@ pub(crate) fn take(
     Ok(out)
 }
 
-/// The vectors of a document's first passages, as the queue stored them before the rest.
+/// The vectors of the first passages of the document at `address` (`stored`), as the queue
+/// stored them before the rest.
 fn first_passages(
     searcher: &Searcher,
     f: &Fields,
     model: &str,
     address: DocAddress,
+    stored: &TantivyDocument,
 ) -> Result<Option<Embedding>, IndexError> {
-    let stored: TantivyDocument = searcher.doc(address)?;
-    let ranges = passages(&stored, f)
+    let ranges = passages(stored, f)
         .into_iter()
         .map(|(s, e)| (offset(s), offset(e)))
         .collect();
@@ -261,19 +260,24 @@ pub(crate) fn one(
     let Some(&(_, address)) = found.first() else {
         return Ok(None);
     };
-    read_whole(searcher, f, address)
+    read_whole(searcher, f, address, None)
 }
 
-/// The document at `address`, read whole, with its revision.
+/// The document at `address`, read whole, with its revision; with `rest_of` a model, also the
+/// vectors of its first passages (a document the queue comes back to for the rest).
 fn read_whole(
     searcher: &Searcher,
     f: &Fields,
     address: DocAddress,
+    rest_of: Option<&str>,
 ) -> Result<Option<Pending>, IndexError> {
     let stored: TantivyDocument = searcher.doc(address)?;
     let Some(mut doc) = IndexDoc::from_tantivy(&stored, f) else {
         return Ok(None);
     };
+    if let Some(model) = rest_of {
+        doc.embedding = first_passages(searcher, f, model, address, &stored)?;
+    }
     let key = key(&doc.info.connector, &doc.info.doc_id);
     doc.text = StoredText {
         key: &key,
