@@ -2,7 +2,7 @@
 //! given back once the queue is drained and opened again when passages come. Alone in its test
 //! binary, so that no other test's memory moves the figures.
 
-use quarry_embed::{EmbedConfig, Embedder};
+use quarry_embed::{EmbedConfig, Embedder, GraphChoice};
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
@@ -21,6 +21,7 @@ fn the_passages_session_is_given_back_when_released_and_reopened_with_the_same_v
         model_dir: quarry_tests::model_dir(),
         runtime_library: quarry_tests::ort_lib(),
         threads: 2,
+        graph: GraphChoice::default(),
     })
     .expect("the default model loads (run `make setup`)");
     let texts: Vec<String> = (0..48)

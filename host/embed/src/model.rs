@@ -13,6 +13,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::EmbedError;
 use crate::cache::QueryCache;
+use crate::graph::{Cpu, Graph, GraphChoice, chosen};
 use crate::pooling::Pooling;
 use crate::prompts::Prompts;
 
@@ -33,6 +34,8 @@ pub struct EmbedConfig {
     pub runtime_library: PathBuf,
     /// Threads for embedding passages (queries use one thread of their own).
     pub threads: usize,
+    /// Which of the folder's graphs to run ([`crate::graph`]).
+    pub graph: GraphChoice,
 }
 
 /// A loaded sentence-embedding model.
@@ -51,6 +54,7 @@ pub struct Embedder {
     queries: Mutex<Session>,
     cache: QueryCache,
     env: &'static ort::environment::Environment,
+    graph: Graph,
     model_file: PathBuf,
     threads: usize,
 }
@@ -85,29 +89,18 @@ pub fn onnx_runtime(library: &Path) -> Result<&'static ort::environment::Environ
         })
 }
 
-/// The model file of a model folder.
-fn model_file(dir: &Path) -> Result<PathBuf, EmbedError> {
-    ["onnx/model.onnx", "model.onnx"]
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
-        .ok_or_else(|| EmbedError::MissingFile {
-            dir: dir.to_owned(),
-            wanted: "onnx/model.onnx".into(),
-        })
+/// The id of the model in `dir` run as `graph` chooses on this CPU, without loading it: its
+/// folder's name and the start of the SHA-256 of the graph run, the graph's external weights
+/// and the model's prompts, if it has any ([`Embedder::id`]; vectors are compared only with
+/// vectors of the same id).
+pub fn model_id(dir: &Path, graph: GraphChoice) -> Result<String, EmbedError> {
+    let (_, model_file) = chosen(dir, graph, Cpu::this())?;
+    id_of(dir, &model_file, &Prompts::of_model(dir)?)
 }
 
-/// The id of the model in `dir` without loading it: its folder's name and the start of the
-/// SHA-256 of its graph, the graph's external weights and its prompts, if it has any
-/// ([`Embedder::id`]; vectors are compared only with vectors of the same id).
-pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
-    id_of(dir, &Prompts::of_model(dir)?)
-}
-
-fn id_of(dir: &Path, prompts: &Prompts) -> Result<String, EmbedError> {
-    let model_file = model_file(dir)?;
+fn id_of(dir: &Path, model_file: &Path, prompts: &Prompts) -> Result<String, EmbedError> {
     let mut hasher = Sha256::new();
-    for file in weight_files(&model_file) {
+    for file in weight_files(model_file) {
         hash_file(&mut hasher, &file).map_err(|e| EmbedError::BadFile {
             path: file.clone(),
             message: e.to_string(),
@@ -168,7 +161,7 @@ impl Embedder {
     /// Loads the model of `config`, checking that it is a sentence-embedding model.
     pub fn load(config: &EmbedConfig) -> Result<Embedder, EmbedError> {
         let dir = &config.model_dir;
-        let model_file = model_file(dir)?;
+        let (graph, model_file) = chosen(dir, config.graph, Cpu::this())?;
         let tokenizer_file = dir.join("tokenizer.json");
         if !tokenizer_file.is_file() {
             return Err(EmbedError::MissingFile {
@@ -214,7 +207,7 @@ impl Embedder {
         let token_types = names.contains(&"token_type_ids");
         let prompts = Prompts::of_model(dir)?;
         let mut embedder = Embedder {
-            id: id_of(dir, &prompts)?,
+            id: id_of(dir, &model_file, &prompts)?,
             dims: 0,
             max_tokens,
             pooling: Pooling::of_model(dir),
@@ -225,6 +218,7 @@ impl Embedder {
             queries: Mutex::new(queries),
             cache: QueryCache::default(),
             env,
+            graph,
             model_file: model_file.clone(),
             threads: config.threads.max(1),
         };
@@ -246,6 +240,11 @@ impl Embedder {
     /// from different ids are not comparable.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The graph it runs ([`crate::graph`]).
+    pub fn graph(&self) -> Graph {
+        self.graph
     }
 
     /// Length of the vectors.

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueHint};
 use quarry_api::ApiLimits;
+use quarry_embed::GraphChoice;
 
 /// Quarry: local search over your own data, for agents and scripts.
 #[derive(Debug, Parser)]
@@ -61,6 +62,12 @@ pub struct ModelOptions {
     /// Threads that embed documents while indexing [default: the number of cores].
     #[arg(long, env = "QUARRY_EMBED_THREADS", global = true)]
     pub embed_threads: Option<usize>,
+    /// Which of the model folder's graphs runs: auto (the fastest for this CPU of those the
+    /// folder has: int8 per token, or int8 blockwise where the CPU has VNNI, else fp32), fp32,
+    /// int8-per-token or int8-blockwise; a change recomputes the vectors in the background
+    /// [default: auto].
+    #[arg(long, env = "QUARRY_EMBED_GRAPH", global = true, value_parser = GraphChoice::parse)]
+    pub embed_graph: Option<GraphChoice>,
     /// The OCR models folder (det.onnx, rec.onnx, cls.onnx: docs/ocr.md), or `none` to read no
     /// text in images [default: the data folder's models/ppocr-v6 if there is one, else the
     /// one beside the embedding model, else the one installed with Quarry]; in a checkout

@@ -109,7 +109,7 @@ fn model_and_index(paths: &Paths) -> Option<(String, SearchIndex)> {
     if !config.runtime_library.is_file() {
         return None;
     }
-    let model = quarry_embed::model_id(&config.model_dir).ok()?;
+    let model = quarry_embed::model_id(&config.model_dir, config.graph).ok()?;
     Some((model, open_index(paths, false).ok()?))
 }
 

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use clap::{Arg, CommandFactory};
+use quarry_embed::GraphChoice;
 use serde_json::json;
 
 use crate::cli::Cli;
@@ -123,6 +124,19 @@ fn top_level(paths: &Paths, id: &str) -> Option<String> {
             .model
             .as_ref()
             .map_or_else(|| "none (no model)".to_owned(), |m| m.threads.to_string()),
+        "embed_graph" => paths.model.as_ref().map_or_else(
+            || "none (no model)".to_owned(),
+            |m| {
+                let cpu = quarry_embed::graph::Cpu::this();
+                match quarry_embed::graph::chosen(&m.model_dir, m.graph, cpu) {
+                    Ok((graph, _)) if m.graph == GraphChoice::Auto => {
+                        format!("auto ({graph} on this CPU)")
+                    }
+                    Ok((graph, _)) => graph.to_string(),
+                    Err(e) => format!("{} ({e})", m.graph),
+                }
+            },
+        ),
         _ => return None,
     })
 }

@@ -124,6 +124,7 @@ impl Paths {
             threads: cli.model.embed_threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             }),
+            graph: cli.model.embed_graph.unwrap_or_default(),
         });
         let mut plugin_dirs = Vec::new();
         match &cli.plugins.plugins_dir {
@@ -302,6 +303,8 @@ pub fn load_embedder(paths: &Paths) -> Option<Arc<Embedder>> {
         Ok(embedder) => {
             tracing::info!(
                 model = embedder.id(),
+                graph = embedder.graph().name(),
+                cpu_vnni = quarry_embed::graph::Cpu::this().vnni,
                 dims = embedder.dims(),
                 "semantic search is on"
             );

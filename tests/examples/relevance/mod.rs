@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
-use quarry_embed::{EmbedConfig, Embedder};
+use quarry_embed::{EmbedConfig, Embedder, GraphChoice};
 use quarry_index::{
     DocInfo, Fusion, IndexDoc, Ranking, SearchIndex, SearchRequest, SemanticQuery, WriteBatch,
 };
@@ -30,6 +30,7 @@ pub fn embedder() -> Result<Embedder, Box<dyn std::error::Error>> {
         model_dir: quarry_tests::model_dir(),
         runtime_library: quarry_tests::ort_lib(),
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        graph: GraphChoice::default(),
     })?;
     println!("model {} ({} dims)\n", embedder.id(), embedder.dims());
     Ok(embedder)
