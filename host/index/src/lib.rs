@@ -17,6 +17,7 @@ mod keyword_side;
 mod kinds;
 mod merges;
 mod pending;
+mod projects;
 mod query_syntax;
 mod request;
 mod schema;
@@ -136,6 +137,8 @@ pub struct SearchIndex {
     vectors: VectorCache,
     /// Threads woken after each commit of this process ([`SearchIndex::wake_on_commit`]).
     woken_on_commit: Mutex<Vec<Thread>>,
+    /// The software projects the embedding queue has found ([`SearchIndex::pending_vectors`]).
+    projects: Mutex<projects::Projects>,
 }
 
 impl SearchIndex {
@@ -172,6 +175,7 @@ impl SearchIndex {
             writer,
             vectors: VectorCache::default(),
             woken_on_commit: Mutex::default(),
+            projects: Mutex::default(),
         })
     }
 
@@ -218,8 +222,9 @@ impl SearchIndex {
     /// Up to `max_docs` documents that lack vectors of `model` (written without a model, with
     /// another, or since the last embedding; or with the vectors of their first passages only),
     /// in the embedding queue's order (the documents of the connectors `first`, then the others;
-    /// prose first; within a kind, documents without vectors before the rest of long ones; the
-    /// newest first: `pending.rs`) and read whole; fewer once their texts hold `max_bytes` (always one at
+    /// prose first; within a kind, documents without vectors before the rest of long ones;
+    /// prose outside software projects before the prose inside them; the newest first:
+    /// `pending.rs`) and read whole; fewer once their texts hold `max_bytes` (always one at
     /// least). Empty when none is pending.
     pub fn pending_vectors(
         &self,
@@ -228,11 +233,13 @@ impl SearchIndex {
         max_docs: usize,
         max_bytes: usize,
     ) -> Result<Vec<Pending>, IndexError> {
+        let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
         pending::take(
             &self.reader.searcher(),
             &self.fields,
             model,
             first,
+            &mut projects,
             max_docs,
             max_bytes,
         )

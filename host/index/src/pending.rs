@@ -10,7 +10,9 @@
 //! 3. within each kind, documents without any vector (the queue embeds their first passages, so
 //!    every document can be found by meaning early) before those whose first passages alone have
 //!    vectors (the rest of long documents);
-//! 4. within each, the newest first.
+//! 4. within each, for prose: the prose outside software projects before the prose inside them
+//!    (a folder with a build manifest, [`Projects`]: READMEs and changelogs of source trees);
+//! 5. within each, the newest first.
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery, TermSetQuery};
@@ -22,6 +24,7 @@ use quarry_core::{ConnectorId, DocId};
 use crate::IndexError;
 use crate::document::{IndexDoc, documents, key, part_starts, passages};
 use crate::kinds::DocKind;
+use crate::projects::Projects;
 use crate::schema::Fields;
 use crate::text_parts::StoredText;
 use crate::vectors::{Embedding, unfinished_term};
@@ -79,9 +82,28 @@ fn term(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
     ))
 }
 
-/// The queue's tiers, in the order of the module's documentation: each a query of pending
-/// documents and which of their vectors are missing.
-fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<(Box<dyn Query>, Missing)> {
+/// Which prose a tier holds: prose outside software projects comes before the prose inside
+/// them ([`Projects`]); other kinds are taken wherever they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Within {
+    /// Documents wherever they are.
+    Anywhere,
+    /// Documents outside every project (and those without a path).
+    OwnFolders,
+    /// Documents inside a project.
+    Projects,
+}
+
+/// One tier of the queue: a query of pending documents, which of their vectors are missing,
+/// and where they must be.
+struct Tier {
+    query: Box<dyn Query>,
+    missing: Missing,
+    within: Within,
+}
+
+/// The queue's tiers, in the order of the module's documentation.
+fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<Tier> {
     let pinned = || -> Box<dyn Query> {
         Box::new(TermSetQuery::new(
             first
@@ -99,16 +121,29 @@ fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<(Box<dyn Query>,
     let mut out = Vec::new();
     for part in parts {
         for kind in DocKind::ALL {
-            for missing in [Missing::All, Missing::Rest] {
+            let order: &[(Missing, Within)] = match kind {
+                DocKind::Prose => &[
+                    (Missing::All, Within::OwnFolders),
+                    (Missing::All, Within::Projects),
+                    (Missing::Rest, Within::OwnFolders),
+                    (Missing::Rest, Within::Projects),
+                ],
+                _ => &[
+                    (Missing::All, Within::Anywhere),
+                    (Missing::Rest, Within::Anywhere),
+                ],
+            };
+            for &(missing, within) in order {
                 let mut clauses = vec![(Occur::Must, documents()), (Occur::Must, kind.query(f))];
                 clauses.extend(missing.clauses(f, model));
                 if let Some((occur, query)) = &part {
                     clauses.push((*occur, query.box_clone()));
                 }
-                out.push((
-                    Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>,
+                out.push(Tier {
+                    query: Box::new(BooleanQuery::new(clauses)),
                     missing,
-                ));
+                    within,
+                });
             }
         }
     }
@@ -117,40 +152,122 @@ fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<(Box<dyn Query>,
 
 /// Up to `max_docs` documents without vectors of `model` (or with those of their first
 /// passages only), in the queue's order, read whole; no more once their texts hold `max_bytes`
-/// (always at least one). `first` are the connectors whose documents come before all others.
+/// (always at least one). `first` are the connectors whose documents come before all others;
+/// `projects` is what earlier calls learnt of the index's software projects.
 pub(crate) fn take(
     searcher: &Searcher,
     f: &Fields,
     model: &str,
     first: &[ConnectorId],
+    projects: &mut Projects,
     max_docs: usize,
     max_bytes: usize,
 ) -> Result<Vec<Pending>, IndexError> {
-    let max_docs = max_docs.max(1);
-    let mut out = Vec::with_capacity(max_docs);
-    let mut bytes = 0usize;
-    for (query, missing) in tiers(f, model, first) {
-        let wanted = max_docs - out.len();
-        let found = searcher.search(
-            &*query,
-            &TopDocs::with_limit(wanted).order_by_fast_field::<i64>(Fields::UPDATED, Order::Desc),
-        )?;
-        for (_, address) in found {
-            if !out.is_empty() && bytes >= max_bytes {
-                return Ok(out);
+    projects.refresh(searcher, f)?;
+    let mut taken = Taken {
+        searcher,
+        f,
+        model,
+        out: Vec::new(),
+        bytes: 0,
+        max_docs: max_docs.max(1),
+        max_bytes,
+    };
+    for tier in tiers(f, model, first) {
+        let full = match tier.within {
+            Within::Anywhere => taken.fill(&*tier.query, tier.missing, |_, _| true)?.0,
+            Within::Projects if !projects.any() => continue,
+            Within::Projects => {
+                let query = BooleanQuery::new(vec![
+                    (Occur::Must, tier.query),
+                    (Occur::Must, projects.known_inside(f)),
+                ]);
+                taken.fill(&query, tier.missing, |_, _| true)?.0
             }
-            let rest_of = (missing == Missing::Rest).then_some(model);
-            let Some(pending) = read_whole(searcher, f, address, rest_of)? else {
-                continue;
-            };
-            bytes += pending.doc.text.len();
-            out.push(pending);
-        }
-        if out.len() >= max_docs {
+            Within::OwnFolders => loop {
+                // Documents found inside a project are passed over and remembered; the next
+                // search leaves them out (and those taken), until a search passes over none.
+                let query = BooleanQuery::new(vec![
+                    (Occur::Must, tier.query.box_clone()),
+                    (Occur::MustNot, projects.known_inside(f)),
+                    (Occur::MustNot, taken.taken_query()),
+                ]);
+                let (full, passed) = taken.fill(&query, tier.missing, |key, stored| {
+                    !projects.holds(key, stored, f)
+                })?;
+                if full || passed == 0 {
+                    break full;
+                }
+            },
+        };
+        if full {
             break;
         }
     }
-    Ok(out)
+    Ok(taken.out)
+}
+
+/// The documents a call of [`take`] has taken so far, and its limits.
+struct Taken<'a> {
+    searcher: &'a Searcher,
+    f: &'a Fields,
+    model: &'a str,
+    out: Vec<Pending>,
+    bytes: usize,
+    max_docs: usize,
+    max_bytes: usize,
+}
+
+impl Taken<'_> {
+    /// The documents taken so far, as a query.
+    fn taken_query(&self) -> Box<dyn Query> {
+        Box::new(TermSetQuery::new(self.out.iter().map(|p| {
+            Term::from_field_text(self.f.key, &key(&p.doc.info.connector, &p.doc.info.doc_id))
+        })))
+    }
+
+    /// Whether no more documents are wanted.
+    fn full(&self) -> bool {
+        self.out.len() >= self.max_docs || (!self.out.is_empty() && self.bytes >= self.max_bytes)
+    }
+
+    /// Takes the documents `query` matches, newest first, that `keep` (given a document's key
+    /// and stored fields) keeps, until full. Returns whether it is full, and how many
+    /// documents `keep` passed over.
+    fn fill(
+        &mut self,
+        query: &dyn Query,
+        missing: Missing,
+        mut keep: impl FnMut(&str, &TantivyDocument) -> bool,
+    ) -> Result<(bool, usize), IndexError> {
+        let wanted = self.max_docs.saturating_sub(self.out.len());
+        if wanted == 0 {
+            return Ok((true, 0));
+        }
+        let found = self.searcher.search(
+            query,
+            &TopDocs::with_limit(wanted).order_by_fast_field::<i64>(Fields::UPDATED, Order::Desc),
+        )?;
+        let mut passed = 0;
+        for (_, address) in found {
+            if self.full() {
+                break;
+            }
+            let stored: TantivyDocument = self.searcher.doc(address)?;
+            let Some(doc) = IndexDoc::from_tantivy(&stored, self.f) else {
+                continue;
+            };
+            if !keep(&key(&doc.info.connector, &doc.info.doc_id), &stored) {
+                passed += 1;
+                continue;
+            }
+            let rest_of = (missing == Missing::Rest).then_some(self.model);
+            let pending = whole(self.searcher, self.f, address, &stored, doc, rest_of)?;
+            self.bytes += pending.doc.text.len();
+            self.out.push(pending);
+        }
+        Ok((self.full(), passed))
+    }
 }
 
 /// The vectors of the first passages of the document at `address` (`stored`), as the queue
@@ -260,29 +377,41 @@ pub(crate) fn one(
     let Some(&(_, address)) = found.first() else {
         return Ok(None);
     };
-    read_whole(searcher, f, address, None)
+    read_whole(searcher, f, address)
 }
 
-/// The document at `address`, read whole, with its revision; with `rest_of` a model, also the
-/// vectors of its first passages (a document the queue comes back to for the rest).
+/// The document at `address`, read whole, with its revision.
 fn read_whole(
     searcher: &Searcher,
     f: &Fields,
     address: DocAddress,
-    rest_of: Option<&str>,
 ) -> Result<Option<Pending>, IndexError> {
     let stored: TantivyDocument = searcher.doc(address)?;
-    let Some(mut doc) = IndexDoc::from_tantivy(&stored, f) else {
+    let Some(doc) = IndexDoc::from_tantivy(&stored, f) else {
         return Ok(None);
     };
+    whole(searcher, f, address, &stored, doc, None).map(Some)
+}
+
+/// `doc`, stored as `stored` at `address`, with its whole text and its revision; with `rest_of`
+/// a model, also the vectors of its first passages (a document the queue comes back to for the
+/// rest).
+fn whole(
+    searcher: &Searcher,
+    f: &Fields,
+    address: DocAddress,
+    stored: &TantivyDocument,
+    mut doc: IndexDoc,
+    rest_of: Option<&str>,
+) -> Result<Pending, IndexError> {
     if let Some(model) = rest_of {
-        doc.embedding = first_passages(searcher, f, model, address, &stored)?;
+        doc.embedding = first_passages(searcher, f, model, address, stored)?;
     }
     let key = key(&doc.info.connector, &doc.info.doc_id);
     doc.text = StoredText {
         key: &key,
         head: &doc.text,
-        starts: &part_starts(&stored, f),
+        starts: &part_starts(stored, f),
     }
     .whole(searcher, f)?;
     let revision = searcher
@@ -291,7 +420,7 @@ fn read_whole(
         .u64(Fields::REVISION)?
         .first(address.doc_id)
         .unwrap_or(0);
-    Ok(Some(Pending { doc, revision }))
+    Ok(Pending { doc, revision })
 }
 
 /// How many documents lack vectors of `model` (of `connector`, or of all).

@@ -1,6 +1,7 @@
 //! The embedding queue's side of the index: documents without vectors are pending (in the
 //! queue's order: connectors put first, documents without any vector before the rest of long
-//! ones, prose before code, data and logs, the newest first), vectors stored only over the
+//! ones, prose before code, data and logs, a person's own prose before that of software
+//! projects, the newest first), vectors stored only over the
 //! version they were computed from, counts per connector and per kind.
 
 use quarry_core::{ConnectorId, DocId};
@@ -218,6 +219,107 @@ fn within_a_kind_documents_without_vectors_come_before_the_rest_of_long_ones_whi
     assert_eq!(
         ids(&index.pending_vectors(MODEL, &[], 10, usize::MAX)?),
         ["old-note", "code"]
+    );
+    Ok(())
+}
+
+#[test]
+fn prose_inside_a_software_project_waits_behind_the_prose_outside_until_its_manifest_goes()
+-> Result<(), IndexError> {
+    let (_dir, index) = index_of(vec![
+        // A source tree in a home folder: a crate with its manifest, its README and docs.
+        typed(
+            "cn_home",
+            "manifest",
+            "src/tokio/Cargo.toml",
+            "application/toml",
+            1,
+        ),
+        typed(
+            "cn_home",
+            "readme",
+            "src/tokio/README.md",
+            "text/markdown",
+            9,
+        ),
+        typed(
+            "cn_home",
+            "guide",
+            "src/tokio/docs/guide.md",
+            "text/markdown",
+            8,
+        ),
+        // A folder whose name starts like the project's is not inside it.
+        typed(
+            "cn_home",
+            "ideas",
+            "src/tokio-notes/ideas.md",
+            "text/markdown",
+            7,
+        ),
+        // The same path in another connector, which has no manifest there.
+        typed(
+            "cn_other",
+            "elsewhere",
+            "src/tokio/README.md",
+            "text/markdown",
+            6,
+        ),
+        // A file with a manifest's words in its name is not one.
+        typed(
+            "cn_home",
+            "cargo-config",
+            "tools/cargo-config.toml",
+            "application/toml",
+            0,
+        ),
+        typed("cn_home", "usage", "tools/usage.md", "text/markdown", 5),
+        typed("cn_home", "letter", "letter.txt", "text/plain", 3),
+        typed("cn_home", "note", "notes/plan.md", "text/markdown", 2),
+    ])?;
+    let own = ["ideas", "elsewhere", "usage", "letter", "note"];
+    let mut order = own.to_vec();
+    // Then the project's prose; data last.
+    order.extend(["readme", "guide", "manifest", "cargo-config"]);
+    // A round passes over the project's newer prose to the newest outside it, searching on
+    // until it has its fill.
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 3, usize::MAX)?),
+        own[..3]
+    );
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 20, usize::MAX)?),
+        order
+    );
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 1, usize::MAX)?),
+        ["ideas"]
+    );
+
+    // Once the prose outside has its vectors, the project's comes next.
+    let taken = index.pending_vectors(MODEL, &[], own.len(), usize::MAX)?;
+    assert_eq!(ids(&taken), own);
+    index.add_vectors(embedded(taken))?;
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 2, usize::MAX)?),
+        ["readme", "guide"]
+    );
+
+    // Without its manifest the folder is no project: a new older note comes after its prose.
+    index.write(WriteBatch {
+        upserts: vec![typed(
+            "cn_home",
+            "new-note",
+            "notes/new.md",
+            "text/markdown",
+            0,
+        )],
+        deletes: vec![(cn("cn_home"), DocId::parse("manifest").expect("id"))],
+        ..WriteBatch::default()
+    })?;
+    assert_eq!(
+        ids(&index.pending_vectors(MODEL, &[], 3, usize::MAX)?),
+        ["readme", "guide", "new-note"]
     );
     Ok(())
 }
