@@ -50,9 +50,12 @@ impl Graph {
 
     /// The graph's file in model folder `dir`, if it has it.
     fn file_in(self, dir: &Path) -> Option<PathBuf> {
-        [dir.join("onnx").join(self.file_name()), dir.join(self.file_name())]
-            .into_iter()
-            .find(|p| p.is_file())
+        [
+            dir.join("onnx").join(self.file_name()),
+            dir.join(self.file_name()),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
     }
 }
 
@@ -226,7 +229,10 @@ mod tests {
     fn choices_parse_from_their_names_and_a_wrong_one_lists_them() {
         assert_eq!(GraphChoice::parse("auto"), Ok(GraphChoice::Auto));
         for graph in Graph::ALL {
-            assert_eq!(GraphChoice::parse(graph.name()), Ok(GraphChoice::Only(graph)));
+            assert_eq!(
+                GraphChoice::parse(graph.name()),
+                Ok(GraphChoice::Only(graph))
+            );
         }
         let err = GraphChoice::parse("int4").expect_err("not a graph");
         assert!(err.contains("int8-per-token"), "{err}");
