@@ -7,11 +7,11 @@
 //! The order is what a person waiting to search by meaning is likely to ask for first:
 //! 1. the connectors the user put first (`quarry connector embed-first`), then the others;
 //! 2. within them, prose, then code, other documents, data and logs ([`DocKind`]);
-//! 3. within each kind, documents without any vector (the queue embeds their first passages, so
+//! 3. within prose, the prose outside software projects, whole, before the prose inside them (a
+//!    folder with a build manifest, [`Projects`]: READMEs and changelogs of source trees);
+//! 4. within each, documents without any vector (the queue embeds their first passages, so
 //!    every document can be found by meaning early) before those whose first passages alone have
 //!    vectors (the rest of long documents);
-//! 4. within each, for prose: the prose outside software projects before the prose inside them
-//!    (a folder with a build manifest, [`Projects`]: READMEs and changelogs of source trees);
 //! 5. within each, the newest first.
 
 use tantivy::collector::{Count, TopDocs};
@@ -124,8 +124,8 @@ fn tiers(f: &Fields, model: &str, first: &[ConnectorId]) -> Vec<Tier> {
             let order: &[(Missing, Within)] = match kind {
                 DocKind::Prose => &[
                     (Missing::All, Within::OwnFolders),
-                    (Missing::All, Within::Projects),
                     (Missing::Rest, Within::OwnFolders),
+                    (Missing::All, Within::Projects),
                     (Missing::Rest, Within::Projects),
                 ],
                 _ => &[

@@ -296,14 +296,21 @@ fn prose_inside_a_software_project_waits_behind_the_prose_outside_until_its_mani
         ["ideas"]
     );
 
-    // Once the prose outside has its vectors, the project's comes next.
-    let taken = index.pending_vectors(MODEL, &[], own.len(), usize::MAX)?;
+    // The prose outside is taken whole before the project's: the rest of a long note (its
+    // first passages embedded) comes before the project's first passages.
+    let mut taken = index.pending_vectors(MODEL, &[], own.len(), usize::MAX)?;
     assert_eq!(ids(&taken), own);
+    let mut long_note = taken.remove(0);
+    long_note.doc.embedding =
+        Some(Embedding::new(MODEL, vec![(0, 4)], &[vec![0.5, -0.25, 1.0]]).unfinished());
     index.add_vectors(embedded(taken))?;
+    index.add_vectors(vec![long_note])?;
     assert_eq!(
-        ids(&index.pending_vectors(MODEL, &[], 2, usize::MAX)?),
-        ["readme", "guide"]
+        ids(&index.pending_vectors(MODEL, &[], 3, usize::MAX)?),
+        ["ideas", "readme", "guide"]
     );
+    let rest = index.pending_vectors(MODEL, &[], 1, usize::MAX)?;
+    index.add_vectors(embedded(rest))?;
 
     // Without its manifest the folder is no project: a new older note comes after its prose.
     index.write(WriteBatch {
