@@ -3,7 +3,8 @@
 //! - sentence-transformers on PyTorch, the same documents cut at 256 tokens, the best of batches
 //!   8 and 16 (`quarry_tests::bench::sentence_transformers`);
 //! - the embedder's own rate: every document's title and text embedded in one length-sorted
-//!   pass, cut at the model's 256 tokens as sentence-transformers cuts it;
+//!   pass, cut at the model's 256 tokens as sentence-transformers cuts it; where the default
+//!   runs an int8 graph, the same pass on the fp32 graph beside it;
 //! - the queue's rate: the same documents written to a real index without vectors, then
 //!   `embed_all_pending` (rounds read back from the index, passages, commits) until none is
 //!   pending, each token of a document counted once;
@@ -22,6 +23,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
+use quarry_embed::{EmbedConfig, Embedder, Graph, GraphChoice};
 use quarry_index::{DocInfo, IndexDoc, SearchIndex, WriteBatch};
 use quarry_tests::quarry::Quarry;
 use serde_json::Value;
@@ -67,6 +69,19 @@ fn main() {
     let started = Instant::now();
     embedder.embed_passages(&refs).expect("embed");
     let own = cut as f64 / started.elapsed().as_secs_f64();
+    let fp32 = (embedder.graph() != Graph::Fp32).then(|| {
+        let fp32 = Embedder::load(&EmbedConfig {
+            model_dir: quarry_tests::model_dir(),
+            runtime_library: quarry_tests::ort_lib(),
+            threads,
+            graph: GraphChoice::Only(Graph::Fp32),
+        })
+        .expect("the fp32 graph loads");
+        fp32.embed_passages(&refs[..16]).expect("warm-up");
+        let started = Instant::now();
+        fp32.embed_passages(&refs).expect("embed");
+        cut as f64 / started.elapsed().as_secs_f64()
+    });
     // The same texts through sentence-transformers, which cuts them at 256 tokens too.
     let torch = [8, 16]
         .into_iter()
@@ -107,7 +122,17 @@ fn main() {
         ),
         None => println!("  sentence-transformers: skipped (run scripts/bench-venv.sh)"),
     }
-    println!("  the embedder, whole documents cut at 256    {own:9.0}");
+    println!(
+        "  the embedder, whole documents cut at 256    {own:9.0}   ({} graph)",
+        embedder.graph()
+    );
+    if let Some(rate) = fp32 {
+        println!(
+            "  the same on the fp32 graph                  {rate:9.0}   ({} / fp32 {:.2}x)",
+            embedder.graph(),
+            own / rate
+        );
+    }
     println!(
         "  their passages, all at once, no index       {:9.0}   ({fed} tokens fed, {:.2}x the documents')",
         once as f64 / passages,
