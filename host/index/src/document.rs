@@ -2,8 +2,8 @@
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use tantivy::TantivyDocument;
-use tantivy::query::{ExistsQuery, Query};
-use tantivy::schema::Value;
+use tantivy::query::{ExistsQuery, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
 
 use crate::schema::Fields;
 use crate::text_parts;
@@ -12,6 +12,14 @@ use crate::vectors::Embedding;
 /// A query of every document, not the parts of long texts (only documents have a connector).
 pub(crate) fn documents() -> Box<dyn Query> {
     Box::new(ExistsQuery::new(Fields::CONNECTOR.to_owned(), false))
+}
+
+/// The documents (or parts) whose `field` holds the term `text`.
+pub(crate) fn term(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(
+        tantivy::Term::from_field_text(field, text),
+        IndexRecordOption::Basic,
+    ))
 }
 
 /// Which document, and what describes it (without its text).

@@ -22,7 +22,7 @@ use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
 use quarry_core::{ConnectorId, DocId};
 
 use crate::IndexError;
-use crate::document::{IndexDoc, documents, key, part_starts, passages};
+use crate::document::{IndexDoc, documents, key, part_starts, passages, term};
 use crate::kinds::DocKind;
 use crate::projects::Projects;
 use crate::schema::Fields;
@@ -73,13 +73,6 @@ pub(crate) fn without_vectors(f: &Fields, model: &str, connector: Option<&str>) 
         clauses.push((Occur::Must, term(f.connector, connector)));
     }
     Box::new(BooleanQuery::new(clauses))
-}
-
-fn term(field: tantivy::schema::Field, text: &str) -> Box<dyn Query> {
-    Box::new(TermQuery::new(
-        Term::from_field_text(field, text),
-        IndexRecordOption::Basic,
-    ))
 }
 
 /// Which prose a tier holds: prose outside software projects comes before the prose inside

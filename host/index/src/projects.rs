@@ -10,12 +10,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery, TermSetQuery};
-use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::query::{BooleanQuery, Occur, Query, TermSetQuery};
+use tantivy::schema::Value;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use crate::IndexError;
-use crate::document::documents;
+use crate::document::{documents, term};
 use crate::schema::Fields;
 
 /// Build manifests: a file of this name makes its folder a project's root. Each with the word
@@ -131,12 +131,6 @@ type Roots = HashMap<String, HashSet<String>>;
 
 /// The roots of the projects in the index: the folders of its build manifests.
 fn roots(searcher: &Searcher, f: &Fields) -> Result<Roots, IndexError> {
-    let term = |field, text: &str| -> Box<dyn Query> {
-        Box::new(TermQuery::new(
-            Term::from_field_text(field, text),
-            IndexRecordOption::Basic,
-        ))
-    };
     let manifests: Vec<(Occur, Box<dyn Query>)> = MANIFESTS
         .iter()
         .map(|(_, word, ext)| {
