@@ -11,6 +11,14 @@
 #   PREFIX/share/doc/quarry/onnxruntime/               its licence and third-party notices
 #   PREFIX/share/man/man1/quarry.1.gz                  the manual page
 #   PREFIX/share/{bash-completion,zsh,fish}/...        shell completions
+#   PREFIX/share/applications/dev.quarry.Quarry.desktop    the launcher (`quarry open`)
+#   PREFIX/share/dbus-1/services/dev.quarry.Quarry.SearchProvider.service
+#                                                      what the bus starts for the desktop's
+#                                                      search while Quarry is not running
+#   PREFIX/share/gnome-shell/search-providers/dev.quarry.Quarry.search-provider.ini
+#   PREFIX/share/krunner/dbusplugins/dev.quarry.Quarry.desktop
+#                                                      GNOME Shell's and KRunner's search
+#                                                      (docs/desktop.md)
 #   the user unit quarry.service: PREFIX/lib/systemd/user, or for a PREFIX in the home folder
 #   ~/.local/share/systemd/user (where a user manager looks)
 # The binary finds the plugins, model and library from its own place (PREFIX/bin/..): no flag or
@@ -39,6 +47,11 @@ bash_completion="$root/share/bash-completion/completions/quarry"
 zsh_completion="$root/share/zsh/site-functions/_quarry"
 fish_completion="$root/share/fish/vendor_completions.d/quarry.fish"
 doc="$root/share/doc/quarry"
+app_id=dev.quarry.Quarry
+launcher="$root/share/applications/$app_id.desktop"
+bus_service="$root/share/dbus-1/services/$app_id.SearchProvider.service"
+gnome_provider="$root/share/gnome-shell/search-providers/$app_id.search-provider.ini"
+krunner="$root/share/krunner/dbusplugins/$app_id.desktop"
 if [[ "$PREFIX" == "$HOME"/* ]]; then
   unit="$root/share/systemd/user/quarry.service"
 else
@@ -46,7 +59,8 @@ else
 fi
 
 if [ "${1:-}" = "--uninstall" ]; then
-  rm -f "$root/bin/quarry" "$man" "$bash_completion" "$zsh_completion" "$fish_completion" "$unit"
+  rm -f "$root/bin/quarry" "$man" "$bash_completion" "$zsh_completion" "$fish_completion" "$unit" \
+    "$launcher" "$bus_service" "$gnome_provider" "$krunner"
   rm -rf "$share" "$lib" "$doc"
   echo "install: removed Quarry from $root (your data, settings and keys are left as they were)"
   exit 0
@@ -103,6 +117,13 @@ file 644 "$tmp/zsh" "$zsh_completion"
 file 644 "$tmp/fish" "$fish_completion"
 sed "s|@BINDIR@|$PREFIX/bin|g" "$ROOT/packaging/quarry.service.in" > "$tmp/quarry.service"
 file 644 "$tmp/quarry.service" "$unit"
+for template in "$app_id.desktop" "$app_id.SearchProvider.service"; do
+  sed "s|@BINDIR@|$PREFIX/bin|g" "$ROOT/packaging/$template.in" > "$tmp/$template"
+done
+file 644 "$tmp/$app_id.desktop" "$launcher"
+file 644 "$tmp/$app_id.SearchProvider.service" "$bus_service"
+file 644 "$ROOT/packaging/$app_id.search-provider.ini" "$gnome_provider"
+file 644 "$ROOT/packaging/$app_id.krunner.desktop" "$krunner"
 
 echo "install: Quarry is in $root"
 echo "  start it now:        $PREFIX/bin/quarry serve"

@@ -15,6 +15,7 @@ pub mod dovecot;
 pub mod found;
 pub mod generated;
 pub mod http;
+pub mod install;
 pub mod local_servers;
 pub mod mail;
 pub mod mcp;
@@ -24,6 +25,7 @@ pub mod proc_status;
 pub mod quarry;
 pub mod rng;
 pub mod scans;
+pub mod session_bus;
 pub mod web;
 
 use std::io::Read;

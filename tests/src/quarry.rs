@@ -303,6 +303,9 @@ impl Quarry {
             // A settings file of this test's own (none unless the test writes it): the
             // machine's ~/.config/quarry/config.toml never reaches a test.
             .env("QUARRY_CONFIG", self.config_file())
+            // Never the desktop's session bus of the person running the tests: the desktop
+            // search's test starts a bus of its own and turns this on.
+            .env("QUARRY_DESKTOP_SEARCH", "false")
             .env_remove("QUARRY_DATA_DIR")
             .env_remove("QUARRY_LISTEN")
             .stdin(Stdio::null());

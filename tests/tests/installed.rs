@@ -13,6 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use quarry_tests::http;
+use quarry_tests::install::install_into;
 use quarry_tests::quarry::running_as_root;
 use serde_json::{Value, json};
 
@@ -366,25 +367,7 @@ fn make_install_into_an_empty_prefix_serves_with_no_flags_and_uninstall_leaves_d
     let prefix = tmp.path().join("prefix");
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
-    let install = |extra: &[&str]| {
-        let out = Command::new(root().join("scripts/install.sh"))
-            .args(extra)
-            .env("PREFIX", &prefix)
-            .env("BIN", quarry_tests::quarry::binary())
-            .env("PLUGINS", quarry_tests::plugins_dir())
-            .env(
-                "MODELS",
-                quarry_tests::model_dir().parent().expect("models/"),
-            )
-            .output()
-            .expect("install.sh runs");
-        assert!(
-            out.status.success(),
-            "install.sh {extra:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    install(&[]);
+    install_into(&prefix, &[]);
     let person = Person {
         runner: Vec::new(),
         home: home.clone(),
@@ -398,7 +381,7 @@ fn make_install_into_an_empty_prefix_serves_with_no_flags_and_uninstall_leaves_d
         &prefix.join("share/bash-completion/completions/quarry"),
         &prefix.join("lib/systemd/user/quarry.service"),
     );
-    install(&["--uninstall"]);
+    install_into(&prefix, &["--uninstall"]);
     let left: Vec<PathBuf> = walk_files(&prefix);
     assert!(left.is_empty(), "uninstall removes every file: {left:?}");
     assert!(data.join("quarry.db").is_file(), "the user's data stays");

@@ -9,6 +9,7 @@
 mod admin;
 mod audit;
 mod connections;
+pub mod desktop;
 mod error;
 mod extractors;
 mod integration_docs;

@@ -107,6 +107,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open Quarry's search page in the browser, signed in, searching QUERY if given.
+    Open {
+        /// What to search for.
+        query: Vec<String>,
+    },
+    /// What the session bus starts when the desktop searches while Quarry is not running: it
+    /// says so, and gives way to `quarry serve` (docs/desktop.md).
+    #[command(hide = true)]
+    DesktopSearch,
     /// Print the manual page or a shell's completions (what the package installs).
     #[command(hide = true)]
     Generate {
@@ -343,6 +352,11 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_AUDIT_RETENTION_DAYS", default_value_t = 90,
           value_parser = clap::value_parser!(u32).range(1..=36_500))]
     pub audit_retention_days: u32,
+    /// Answer the desktop's own search, GNOME Shell's overview and KRunner, on the session bus
+    /// when there is one (docs/desktop.md); `false` leaves the bus alone.
+    #[arg(long, env = "QUARRY_DESKTOP_SEARCH", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub desktop_search: bool,
 }
 
 impl ServeArgs {

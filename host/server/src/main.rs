@@ -9,6 +9,7 @@ mod cli;
 mod config;
 mod connector;
 mod descriptors;
+mod desktop;
 mod effective;
 mod generate;
 mod integration;
@@ -123,6 +124,11 @@ async fn run(cli: Cli, parsed: config::Parsed) -> anyhow::Result<()> {
             admin::run(&paths, &store, command).await
         }
         Command::Mcp(args) => mcp::run(&paths, &args).await,
+        Command::Open { query } => {
+            let store = open_store(&paths).await?;
+            desktop::open(&paths, &store, &query.join(" ")).await
+        }
+        Command::DesktopSearch => Ok(quarry_api::desktop::serve_not_running().await?),
         Command::Config { json } => effective::run(&paths, &parsed, json),
         Command::Generate { what } => generate::run(parsed.command, &what),
     }

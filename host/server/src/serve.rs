@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
+use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
@@ -56,16 +57,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         tracing::info!("sealed the secret settings of {sealed} connector(s) stored in clear");
     }
     let embedder = load_embedder(paths);
-    // Documents are searchable by keyword as soon as a sync writes them; their vectors follow,
-    // in the order the scheduler keeps from the store (the connectors put first).
-    let embedding_order = EmbeddingOrder::default();
-    embedding_order.set_first(store.connectors_embedded_first().await?);
-    let _embedding = embedder
-        .as_ref()
-        .map(|embedder| {
-            EmbeddingQueue::start(index.clone(), embedder.clone(), embedding_order.clone())
-        })
-        .transpose()?;
+    let (embedding_order, _embedding) = start_embedding(&store, &index, embedder.as_ref()).await?;
     let syncer = Arc::new(Syncer::new(
         store.clone(),
         index.clone(),
@@ -130,12 +122,29 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         descriptors,
         "connections are capped"
     );
+    let _desktop = crate::desktop::start(paths, args.desktop_search, state.clone()).await;
     let manager = ServiceManager::from_env();
     manager.notify(&format!("READY=1\nSTATUS=serving {}", config.public_url));
     let _watchdog = manager
         .watchdog_beat()
         .map(|beat| tokio::spawn(keep_watchdog(manager, beat, store.clone())));
     serve_until_stopped(listener, state, connections, scheduler, store).await
+}
+
+/// Starts computing vectors in the background. Documents are searchable by keyword as soon as
+/// a sync writes them; their vectors follow, in the order the scheduler keeps from the store (the
+/// connectors put first).
+async fn start_embedding(
+    store: &Store,
+    index: &Arc<SearchIndex>,
+    embedder: Option<&Arc<Embedder>>,
+) -> anyhow::Result<(EmbeddingOrder, Option<EmbeddingQueue>)> {
+    let order = EmbeddingOrder::default();
+    order.set_first(store.connectors_embedded_first().await?);
+    let queue = embedder
+        .map(|embedder| EmbeddingQueue::start(index.clone(), embedder.clone(), order.clone()))
+        .transpose()?;
+    Ok((order, queue))
 }
 
 /// Tells the service manager the service is alive every `beat` for as long as the database

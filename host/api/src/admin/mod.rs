@@ -20,6 +20,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{delete, get, post, put};
 
+pub(crate) use pages::escape;
 pub use session::LOGIN_LINK_MS;
 
 use crate::state::AppState;
