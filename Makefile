@@ -12,6 +12,8 @@ export WASM_TARGET_DIR ?= $(CACHE)/wasm-target
 PLUGINS_OUT := $(CURDIR)/target/plugins
 export QUARRY_PLUGINS_DIR ?= $(PLUGINS_OUT)
 export QUARRY_TEST_PLUGINS_DIR ?= $(CURDIR)/target/test-plugins
+RENDERER_OUT := $(CURDIR)/target/renderer
+export QUARRY_RENDERER ?= $(RENDERER_OUT)/quarry_preview.wasm
 # componentize-py's virtualenv (installed by `make setup`, used by `make plugins` and the tests).
 export QUARRY_PY_TOOLS ?= $(CACHE)/tools/py
 # The MCP Python SDK's virtualenv (installed by `make setup`, used by the MCP tests' client).
@@ -54,7 +56,7 @@ setup:
 	@QUARRY_SETUP_MODELS="$(MODEL)" scripts/setup.sh
 
 plugins: setup
-	@OUT=$(PLUGINS_OUT) scripts/build-plugins.sh
+	@OUT=$(PLUGINS_OUT) RENDERER_OUT=$(RENDERER_OUT) scripts/build-plugins.sh
 
 build: plugins
 	cargo build --workspace --all-targets --locked

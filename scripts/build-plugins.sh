@@ -34,6 +34,19 @@ report() { # <id> <component path>
   printf 'plugins: %-10s %8s bytes  %s\n' "$1" "$(stat -c %s "$2")" "$2"
 }
 
+# Quarry's page renderer (plugins/preview, wit/preview@0.1.0) is no connector: it goes to
+# $RENDERER_OUT, exporting quarry:preview/render.
+RENDERER_OUT="${RENDERER_OUT:-$ROOT/target/renderer}"
+mkdir -p "$RENDERER_OUT"
+cp "$PROFILE_DIR/quarry_preview.wasm" "$RENDERER_OUT/quarry_preview.wasm"
+if command -v wasm-tools >/dev/null 2>&1; then
+  wasm-tools validate "$RENDERER_OUT/quarry_preview.wasm"
+  wasm-tools component wit "$RENDERER_OUT/quarry_preview.wasm" \
+    | grep -qF "export quarry:preview/render@0.1.0;" \
+    || { echo "plugins: the renderer does not export quarry:preview/render@0.1.0" >&2; exit 1; }
+fi
+report renderer "$RENDERER_OUT/quarry_preview.wasm"
+
 # Lay out each plugin folder: the manifest next to the component it names.
 mkdir -p "$OUT" "$TEST_OUT"
 for manifest in $(find . -name quarry-plugin.toml -not -path './target/*' -not -path './python/*' \

@@ -47,6 +47,22 @@ pub fn plugins_dir() -> PathBuf {
     dir
 }
 
+/// Quarry's page renderer (`$QUARRY_RENDERER`, set by the Makefile; the repository's
+/// `target/renderer/quarry_preview.wasm` otherwise), which `make plugins` builds.
+pub fn renderer_component() -> PathBuf {
+    let path = std::env::var_os("QUARRY_RENDERER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/renderer/quarry_preview.wasm")
+        });
+    assert!(
+        path.is_file(),
+        "no page renderer at {}: run `make plugins`",
+        path.display()
+    );
+    path
+}
+
 /// The embedding model folder: `$QUARRY_MODEL_DIR`, set by the Makefile, or the repository's
 /// `models/all-MiniLM-L6-v2`, which `make setup` installs.
 pub fn model_dir() -> PathBuf {

@@ -49,6 +49,27 @@ pub fn in_font(font: &str, streams: &[&[u8]], line: &str) -> Vec<u8> {
     assemble(&objects, None)
 }
 
+/// A PDF file of `objects` as written (numbered from 1, the first the catalog): for files
+/// built object by object, hostile ones among them.
+pub fn of_objects(objects: &[Vec<u8>]) -> Vec<u8> {
+    assemble(objects, None)
+}
+
+/// A stream object of `data`, Flate-compressed, with `entries` added to its dictionary.
+pub fn compressed_stream(data: &[u8], entries: &str) -> Vec<u8> {
+    let mut encoder = ZlibEncoder::new(Vec::new(), Compression::fast());
+    encoder.write_all(data).expect("writing to memory");
+    let data = encoder.finish().expect("writing to memory");
+    let mut out = format!(
+        "<< /Length {} /Filter /FlateDecode {entries} >>\nstream\n",
+        data.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&data);
+    out.extend_from_slice(b"\nendstream");
+    out
+}
+
 /// The first three objects of a PDF of `count` pages: the catalog, the page tree (its pages
 /// numbered from `first_page`, `stride` objects apart) and the Helvetica font.
 fn catalog_pages_font(count: usize, first_page: usize, stride: usize) -> Vec<Vec<u8>> {

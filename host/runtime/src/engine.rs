@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use quarry_core::ocr::TextRecognizer;
 use sha2::{Digest, Sha256};
@@ -16,14 +15,13 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::component_cache::{ComponentCache, deserialize};
 use crate::error::{RuntimeError, RuntimeErrorKind};
+use crate::policy::deadline::EPOCH_TICK;
 use crate::policy::protected::ProtectedPaths;
 use crate::sandbox::files;
 use crate::sandbox::instance::HostState;
 use crate::sandbox::waits;
 use crate::wit;
 
-/// How often the engine's epoch advances; deadlines are measured in these ticks.
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Settings of the runtime as a whole.
 #[derive(Debug, Clone)]

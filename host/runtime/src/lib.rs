@@ -17,6 +17,7 @@ mod plugin;
 mod plugin_files;
 mod plugin_set;
 mod policy;
+mod renderer;
 mod sandbox;
 pub mod suggest;
 mod usage;
@@ -33,6 +34,7 @@ pub use plugin_files::{MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, read_bounded, re
 pub use plugin_set::PluginSet;
 pub use policy::grant::Grant;
 pub use policy::protected::ProtectedPaths;
+pub use renderer::{PageImage, RENDERER, Renderer, Unrendered, WordBox, renderer_limits};
 pub use sandbox::reports::{Progress, ProgressFn};
 pub use usage::Usage;
 pub use wit::source::Watched;

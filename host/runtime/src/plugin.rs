@@ -12,16 +12,15 @@ use std::time::Duration;
 
 use quarry_core::ocr::{ScannedPage, TextRecognizer};
 use quarry_core::{DocId, ExtractedText, FileChunk, SourceBatch, SourceDoc};
-use wasmtime::{Engine, Store, Trap};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::change_hints::{self, MAX_HINTS_PER_CALL};
-use crate::engine::{EPOCH_TICK, EpochTicker, Runtime};
+use crate::engine::{EpochTicker, Runtime};
 use crate::error::{RuntimeError, RuntimeErrorKind};
 use crate::limits::{Limits, MAX_STDIO_BYTES};
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::plugin_files::{MAX_COMPONENT_BYTES, read_bounded};
-use crate::policy::deadline::DeadlineReached;
 use crate::policy::grant::{Grant, SandboxSetup, resolve};
 use crate::policy::hosts::HostGrant;
 use crate::policy::protected::ProtectedPaths;
@@ -32,6 +31,7 @@ use crate::sandbox::limiter::MemoryLimiter;
 use crate::sandbox::ocr::OcrGate;
 use crate::sandbox::reports::{ProgressFn, Reports};
 use crate::sandbox::stdio::TailCapture;
+use crate::sandbox::stopped::{classify, deadline_ticks};
 use crate::sandbox::streams::StreamGate;
 use crate::sandbox::tls;
 use crate::usage::{Usage, thread_cpu_time};
@@ -565,7 +565,13 @@ impl Session {
                 RuntimeError::in_call(self.plugin.id(), call, RuntimeErrorKind::Guest { error })
             }
             // The instance is dropped: after a trap its state cannot be trusted.
-            Err(error) => classify(&self.plugin, call, &error, Some(live.store.data())),
+            Err(error) => classify(
+                self.plugin.id(),
+                &self.plugin.inner.limits,
+                call,
+                &error,
+                Some(live.store.data()),
+            ),
         };
         self.usage.failed_calls += 1;
         if refused.is_empty() {
@@ -630,7 +636,7 @@ impl Session {
             OcrGate::new(inner.ocr.clone()),
             inner.limits.call_timeout,
         )
-        .map_err(|e| classify(&self.plugin, call, &e, None))?;
+        .map_err(|e| classify(self.plugin.id(), &self.plugin.inner.limits, call, &e, None))?;
         state.begin_call(Duration::ZERO);
         let mut store = Store::new(&inner.engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -638,57 +644,13 @@ impl Session {
         store.set_epoch_deadline(ticks);
         match inner.pre.instantiate(&mut store) {
             Ok(instance) => Ok(Live { store, instance }),
-            Err(error) => Err(classify(&self.plugin, call, &error, Some(store.data()))),
+            Err(error) => Err(classify(
+                self.plugin.id(),
+                &self.plugin.inner.limits,
+                call,
+                &error,
+                Some(store.data()),
+            )),
         }
     }
-}
-
-/// What stopped `plugin`'s `call`, told from wasmtime's `error` and, once the instance exists,
-/// its `state`: the memory cap, the deadline, or else a crash with the plugin's last output.
-fn classify(
-    plugin: &Plugin,
-    call: &'static str,
-    error: &wasmtime::Error,
-    state: Option<&HostState>,
-) -> RuntimeError {
-    let id = plugin.id().to_owned();
-    tracing::debug!(plugin = %id, call, "plugin call stopped: {error:?}");
-    if state.is_some_and(|state| state.limiter.hit) {
-        return RuntimeError::in_call(
-            id,
-            call,
-            RuntimeErrorKind::MemoryLimit {
-                limit_bytes: plugin.inner.limits.memory_bytes,
-            },
-        );
-    }
-    if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt)
-        || error.downcast_ref::<DeadlineReached>().is_some()
-    {
-        return RuntimeError::in_call(
-            id,
-            call,
-            RuntimeErrorKind::Timeout {
-                limit: plugin.inner.limits.call_timeout,
-            },
-        );
-    }
-    let trap = match error.downcast_ref::<Trap>() {
-        Some(trap) => trap.to_string(),
-        None => error.root_cause().to_string(),
-    };
-    let output = state
-        .map(|state| state.reports.output_tail(1024))
-        .unwrap_or_default();
-    let message = if output.is_empty() {
-        trap
-    } else {
-        format!("{trap}; its last output: {output}")
-    };
-    RuntimeError::in_call(id, call, RuntimeErrorKind::Trap { message })
-}
-
-fn deadline_ticks(limit: Duration) -> u64 {
-    let ticks = limit.as_millis() / EPOCH_TICK.as_millis();
-    u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
 }

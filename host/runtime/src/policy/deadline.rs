@@ -3,6 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+/// How often the engine's epoch advances; deadlines are measured in these ticks.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
 /// The error that stops a call whose deadline passed while it waited in the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DeadlineReached;

@@ -17,6 +17,7 @@ mod outbound;
 pub(crate) mod reports;
 pub(crate) mod starttls;
 pub(crate) mod stdio;
+pub(crate) mod stopped;
 pub(crate) mod streams;
 pub(crate) mod tls;
 pub(crate) mod waits;

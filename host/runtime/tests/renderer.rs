@@ -1,0 +1,238 @@
+//! The page renderer (`plugins/preview`, `wit/preview@0.1.0`) as the host runs it: real PDF
+//! files and images drawn in its sandbox, at the width asked; hostile files (deep nesting, a huge
+//! page, a font that inflates without end) stopped within the call's bounds, each alone.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use quarry_runtime::{Limits, Renderer, RuntimeErrorKind, Unrendered, renderer_limits};
+use quarry_tests::pdf::{compressed_stream, of_objects, pdf};
+
+fn renderer(limits: Limits) -> Renderer {
+    common::runtime()
+        .load_renderer(&quarry_tests::renderer_component(), limits)
+        .expect("the renderer loads")
+}
+
+/// The share of the image's pixels that are dark (drawn text), and its size.
+fn ink(png: &[u8]) -> (f64, u32, u32) {
+    let image = image::load_from_memory(png).expect("a PNG").to_luma8();
+    let dark = image.pixels().filter(|p| p.0[0] < 128).count();
+    (
+        dark as f64 / f64::from(image.width() * image.height()),
+        image.width(),
+        image.height(),
+    )
+}
+
+fn report() -> Vec<u8> {
+    pdf(
+        "Report",
+        &[
+            &["Annual report"],
+            &[
+                "The lighthouse keeper retired in spring.",
+                "Costs fell sharply.",
+            ],
+            &["Outlook"],
+        ],
+        true,
+    )
+}
+
+#[test]
+fn a_pdf_page_is_drawn_at_the_width_asked_with_its_text_and_page_count() {
+    let renderer = renderer(renderer_limits());
+    let image = renderer
+        .render(&report(), "application/pdf", 2, 612, &[])
+        .expect("no sandbox failure")
+        .expect("drawn");
+    assert_eq!((image.width, image.height, image.page_count), (612, 792, 3));
+    let (dark, w, h) = ink(&image.png);
+    assert_eq!((w, h), (612, 792), "the PNG is the size announced");
+    assert!(
+        dark > 0.001 && dark < 0.05,
+        "text is drawn on white: {dark}"
+    );
+    let small = renderer
+        .render(&report(), "application/pdf", 1, 200, &[])
+        .expect("no sandbox failure")
+        .expect("drawn");
+    assert_eq!((small.width, small.height), (200, 258));
+}
+
+#[test]
+fn what_cannot_be_drawn_says_why() {
+    let renderer = renderer(renderer_limits());
+    let draw = |bytes: &[u8], mime: &str, page: u32, width: u32| {
+        renderer
+            .render(bytes, mime, page, width, &[])
+            .expect("no sandbox failure")
+            .expect_err("not drawn")
+    };
+    assert_eq!(
+        draw(&report(), "application/pdf", 4, 400),
+        Unrendered::NoSuchPage(3)
+    );
+    assert_eq!(
+        draw(&report(), "application/pdf", 0, 400),
+        Unrendered::NoSuchPage(3)
+    );
+    assert!(matches!(
+        draw(&report(), "application/pdf", 1, 0),
+        Unrendered::TooLarge(_)
+    ));
+    assert!(matches!(
+        draw(&report(), "application/pdf", 1, 5000),
+        Unrendered::TooLarge(_)
+    ));
+    assert!(matches!(
+        draw(b"not a pdf", "application/pdf", 1, 400),
+        Unrendered::Malformed(_)
+    ));
+    assert!(matches!(
+        draw(b"hello", "text/plain", 1, 400),
+        Unrendered::Unsupported(_)
+    ));
+    assert!(matches!(
+        draw(b"\x89PNG junk", "image/png", 1, 400),
+        Unrendered::Malformed(_)
+    ));
+}
+
+#[test]
+fn an_image_is_scaled_down_never_up() {
+    let renderer = renderer(renderer_limits());
+    let mut picture = image::GrayImage::from_pixel(800, 600, image::Luma([255]));
+    for x in 100..700 {
+        for y in 280..320 {
+            picture.put_pixel(x, y, image::Luma([0]));
+        }
+    }
+    let mut png = Vec::new();
+    picture
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .expect("encode");
+    let drawn = |width| {
+        renderer
+            .render(&png, "image/png", 1, width, &[])
+            .expect("no sandbox failure")
+            .expect("drawn")
+    };
+    let half = drawn(400);
+    assert_eq!((half.width, half.height, half.page_count), (400, 300, 1));
+    let (dark, _, _) = ink(&half.png);
+    assert!((0.03..0.06).contains(&dark), "the bar is kept: {dark}");
+    let whole = drawn(2000);
+    assert_eq!(
+        (whole.width, whole.height),
+        (800, 600),
+        "never wider than it is"
+    );
+}
+
+/// A page whose resources hold arrays nested `depth` deep.
+fn deeply_nested(depth: usize) -> Vec<u8> {
+    let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    page_with(
+        &format!("/MediaBox [0 0 612 792] /Resources << /X {nested} >>"),
+        &[],
+    )
+}
+
+/// A one-page PDF whose page dictionary has `entries`, and `extra` objects from 5 on.
+fn page_with(entries: &str, extra: &[Vec<u8>]) -> Vec<u8> {
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        format!("<< /Type /Page /Parent 2 0 R {entries} /Contents 4 0 R >>").into_bytes(),
+        compressed_stream(b"BT /F1 24 Tf 72 700 Td (Hostile) Tj ET", ""),
+    ];
+    objects.extend_from_slice(extra);
+    of_objects(&objects)
+}
+
+#[test]
+fn a_hostile_pdf_fails_its_preview_alone_within_the_calls_bounds() {
+    let limits = Limits {
+        memory_bytes: 128 << 20,
+        call_timeout: Duration::from_secs(5),
+        ..Limits::default()
+    };
+    let renderer = renderer(limits.clone());
+    let bound = limits.call_timeout + Duration::from_secs(2);
+    // A page as large as a field: drawn, scaled to the width asked.
+    let huge = page_with("/MediaBox [0 0 1000000000 1000000000]", &[]);
+    let started = Instant::now();
+    let drawn = renderer
+        .render(&huge, "application/pdf", 1, 400, &[])
+        .expect("no sandbox failure")
+        .expect("drawn");
+    assert_eq!((drawn.width, drawn.height), (400, 400));
+    // A tall page is drawn narrower, never more than four times as tall as wide; a sliver that
+    // would be under a pixel across is refused.
+    let tall = page_with("/MediaBox [0 0 100 1000]", &[]);
+    let drawn = renderer
+        .render(&tall, "application/pdf", 1, 400, &[])
+        .expect("no sandbox failure")
+        .expect("drawn");
+    assert_eq!((drawn.width, drawn.height), (160, 1600));
+    let sliver = page_with("/MediaBox [0 0 10 100000]", &[]);
+    let refused = renderer
+        .render(&sliver, "application/pdf", 1, 400, &[])
+        .expect("no sandbox failure");
+    assert!(
+        matches!(refused, Err(Unrendered::TooLarge(_))),
+        "{refused:?}"
+    );
+
+    // A font whose program inflates to 1 GiB, and arrays nested 200,000 deep.
+    let bomb = vec![0u8; 1 << 30];
+    let font = page_with(
+        "/MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>",
+        &[
+            b"<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 \
+               /FontDescriptor 6 0 R >>"
+                .to_vec(),
+            b"<< /Type /FontDescriptor /FontName /Bomb /Flags 32 /FontBBox [0 0 1000 1000] \
+               /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 \
+               /FontFile2 7 0 R >>"
+                .to_vec(),
+            compressed_stream(&bomb, ""),
+        ],
+    );
+    drop(bomb);
+    for (name, hostile) in [
+        ("font bomb", font),
+        ("deep nesting", deeply_nested(200_000)),
+    ] {
+        let started = Instant::now();
+        let outcome = renderer.render(&hostile, "application/pdf", 1, 400, &[]);
+        let took = started.elapsed();
+        assert!(
+            took < bound,
+            "{name}: stopped within the call's bounds, took {took:?}"
+        );
+        match outcome {
+            Err(e) => assert!(
+                matches!(
+                    e.kind,
+                    RuntimeErrorKind::MemoryLimit { .. }
+                        | RuntimeErrorKind::Timeout { .. }
+                        | RuntimeErrorKind::Trap { .. }
+                ),
+                "{name}: {e}"
+            ),
+            Ok(Err(why)) => eprintln!("{name}: not drawn: {why}"),
+            Ok(Ok(image)) => assert!(image.width <= 400, "{name}: drawn within bounds"),
+        }
+        // The next preview is drawn as if nothing happened.
+        let next = renderer
+            .render(&report(), "application/pdf", 2, 300, &[])
+            .expect("no sandbox failure")
+            .expect("drawn");
+        assert_eq!(next.width, 300, "{name}: the renderer still draws");
+    }
+    assert!(started.elapsed() < bound * 4);
+}
