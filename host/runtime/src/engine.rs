@@ -22,7 +22,6 @@ use crate::sandbox::instance::HostState;
 use crate::sandbox::waits;
 use crate::wit;
 
-
 /// Settings of the runtime as a whole.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
