@@ -5,6 +5,7 @@
 #   PREFIX/bin/quarry                                  the binary BIN, stripped (the release one;
 #                                                      `make test` packages the debug one)
 #   PREFIX/share/quarry/plugins/<id>/                  the bundled plugins (PLUGINS)
+#   PREFIX/share/quarry/renderer/quarry_preview.wasm   the page renderer (RENDERER)
 #   PREFIX/share/quarry/models/all-MiniLM-L6-v2/       the default model, with its licence (MODELS)
 #   PREFIX/share/quarry/models/ppocr-v6/               the OCR models, with their licences
 #   PREFIX/lib/quarry/libonnxruntime.so                ONNX Runtime (MODELS/onnxruntime)
@@ -31,6 +32,7 @@ PREFIX="${PREFIX:-$HOME/.local}"
 DESTDIR="${DESTDIR:-}"
 BIN="${BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/quarry}"
 PLUGINS="${PLUGINS:-$ROOT/target/plugins}"
+RENDERER="${RENDERER:-$ROOT/target/renderer/quarry_preview.wasm}"
 MODELS="${MODELS:-$ROOT/models}"
 MODEL=all-MiniLM-L6-v2
 OCR_MODELS=ppocr-v6
@@ -71,6 +73,7 @@ need() {
 }
 need "$BIN" "run \`make install\` (it builds the release binary)"
 need "$PLUGINS/folder/quarry-plugin.toml" "run \`make plugins\`"
+need "$RENDERER" "run \`make plugins\`"
 need "$MODELS/$MODEL/onnx/model.onnx" "run \`make setup\`"
 need "$MODELS/onnxruntime/libonnxruntime.so" "run \`make setup\`"
 
@@ -83,7 +86,7 @@ dir "$root/bin" "$share" "$lib"
 file 755 "$BIN" "$root/bin/quarry"
 strip --strip-unneeded "$root/bin/quarry"
 
-rm -rf "$share/plugins" "$share/models"
+rm -rf "$share/plugins" "$share/models" "$share/renderer"
 for plugin in "$PLUGINS"/*/; do
   id="$(basename "$plugin")"
   dir "$share/plugins/$id"
@@ -92,6 +95,8 @@ for plugin in "$PLUGINS"/*/; do
     file 644 "$f" "$share/plugins/$id/$(basename "$f")"
   done
 done
+dir "$share/renderer"
+file 644 "$RENDERER" "$share/renderer/quarry_preview.wasm"
 for model in "$MODEL" "$OCR_MODELS"; do
   (cd "$MODELS/$model" && find . -type f) | while read -r f; do
     dir "$(dirname "$share/models/$model/$f")"

@@ -14,6 +14,7 @@ pub fn install_into(prefix: &Path, extra: &[&str]) {
         .env("PREFIX", prefix)
         .env("BIN", crate::quarry::binary())
         .env("PLUGINS", crate::plugins_dir())
+        .env("RENDERER", crate::renderer_component())
         .env("MODELS", crate::model_dir().parent().expect("models/"))
         .output()
         .expect("install.sh runs");

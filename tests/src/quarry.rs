@@ -282,6 +282,7 @@ impl Quarry {
             .arg("--data-dir")
             .arg(&self.data_dir)
             .env("QUARRY_PLUGINS_DIR", crate::plugins_dir())
+            .env("QUARRY_RENDERER", crate::renderer_component())
             .env("QUARRY_COMPONENT_CACHE", crate::component_cache())
             .env(
                 "QUARRY_MODEL_DIR",

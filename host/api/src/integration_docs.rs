@@ -206,6 +206,8 @@ pub const AGENT_GUIDE: &str = r#"## Guide for agents
 6. Cite what you used by title and its `link` (the user opens it signed in to Quarry and lands
    on that page with the words highlighted; it carries no key). The original file
    is `GET .../docs/{doc_id}/file` with the same key; it is never needed to read the text.
+   If you read images, `GET .../docs/{doc_id}/pages/{page}/preview` shows a PDF page or an
+   image as the person sees it (a scan, a slide, a chart): PNG, or JSON with it in base64.
 7. Errors say what to do: UNAUTHORIZED, ask the user for a new key; DATA_SHARING_DECLINED, tell
    the user (they share data in Quarry's settings); QUOTA_EXCEEDED, stop until the reset;
    REQUEST_VALIDATION_FAILED, fix the named field.
@@ -264,6 +266,13 @@ pages such as PDFs), `max_chars` (cuts `content`). With them the answer also say
 The original file's bytes, streamed, with `Content-Type`, `Content-Length`,
 `Content-Disposition`, `ETag` and `Last-Modified`. `Range: bytes=0-1023` gets 206 with that part;
 a range past the end gets 416.
+
+## GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview
+
+One page of a PDF file, or an image (page 1), as a PNG `width` pixels wide (64 to 2000, default
+800), for clients that read images; with `Accept: application/json`, JSON with `page`,
+`page_count`, `width`, `height`, `mime_type` and the PNG in base64 as `image`. Other documents,
+and those whose file is not served, answer 404 saying why; a page past the last, 400.
 
 ## GET /api/v1/connectors
 
@@ -330,6 +339,7 @@ mod tests {
             "POST /api/v1/search",
             "GET /api/v1/connectors/{connector_id}/docs/{doc_id}",
             "GET /api/v1/connectors/{connector_id}/docs/{doc_id}/file",
+            "GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview",
             "GET /api/v1/connectors",
         ] {
             assert!(text.contains(endpoint), "{endpoint}");

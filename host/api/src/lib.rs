@@ -14,6 +14,7 @@ mod error;
 mod extractors;
 mod integration_docs;
 pub mod mcp;
+mod previews;
 mod router;
 mod routes;
 mod state;

@@ -13,7 +13,7 @@ use quarry_core::ErrorKind;
 
 use crate::error::ApiError;
 use crate::extractors::{frame, guard};
-use crate::routes::{agent_guide, connectors, docs, file, openapi, search};
+use crate::routes::{agent_guide, connectors, docs, file, openapi, preview, search};
 use crate::state::AppState;
 use crate::{admin, mcp};
 
@@ -46,6 +46,10 @@ fn data_routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route(
             "/api/v1/connectors/{connector_id}/docs/{doc_id}/file",
             get(file::get),
+        )
+        .route(
+            "/api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview",
+            get(preview::get),
         )
         .route_layer(from_fn_with_state(state, guard::account))
 }

@@ -3,6 +3,7 @@
 //! an integration sees, a served connector, work on a blocking thread under a read turn).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use quarry_core::{ConnectorId, ErrorKind};
@@ -15,6 +16,7 @@ use crate::admin::state::{Admin, AdminConfig};
 use crate::audit::AuditSink;
 use crate::error::ApiError;
 use crate::extractors::limits::{Admission, ApiLimits};
+use crate::previews::keep::Previews;
 
 /// How the service is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +28,9 @@ pub struct ApiConfig {
     /// The command an MCP client launches for stdio (`quarry ... mcp`), shown in the generated
     /// documentation.
     pub stdio_command: Vec<String>,
+    /// The page renderer's component (`quarry_preview.wasm`), which draws page previews; none
+    /// turns them off.
+    pub renderer: Option<PathBuf>,
 }
 
 impl ApiConfig {
@@ -54,12 +59,19 @@ impl ApiConfig {
             public_url,
             allowed_hosts,
             stdio_command: vec!["quarry".to_owned(), "mcp".to_owned()],
+            renderer: None,
         }
     }
 
     /// The configuration with `command` as the stdio MCP command of the documentation.
     pub fn with_stdio_command(mut self, command: Vec<String>) -> ApiConfig {
         self.stdio_command = command;
+        self
+    }
+
+    /// The same, drawing page previews with the renderer component at `path`.
+    pub fn with_renderer(mut self, path: Option<PathBuf>) -> ApiConfig {
+        self.renderer = path;
         self
     }
 }
@@ -79,6 +91,7 @@ pub struct AppState {
     pub(crate) audit: AuditSink,
     pub(crate) admin: Arc<Admin>,
     pub(crate) admission: Arc<Admission>,
+    pub(crate) previews: Previews,
 }
 
 impl AppState {
@@ -93,6 +106,7 @@ impl AppState {
         limits: ApiLimits,
     ) -> Arc<AppState> {
         let audit = AuditSink::start(store.clone(), limits.audit_retention);
+        let previews = Previews::new(config.renderer.clone());
         Arc::new(AppState {
             store,
             index,
@@ -102,6 +116,7 @@ impl AppState {
             audit,
             admin: Admin::new(admin),
             admission: Admission::new(limits),
+            previews,
         })
     }
 

@@ -160,6 +160,27 @@ pub fn document_link(
     }
 }
 
+/// A page preview as JSON (`GET .../pages/{page}/preview` with `Accept: application/json`).
+#[derive(Debug, Serialize)]
+pub struct PreviewView {
+    /// The connector.
+    pub connector_id: String,
+    /// The document.
+    pub doc_id: String,
+    /// The page drawn (1-based).
+    pub page: u32,
+    /// The document's pages (1 for an image).
+    pub page_count: u32,
+    /// The image's width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// Its type: `image/png`.
+    pub mime_type: &'static str,
+    /// The image, base64.
+    pub image: String,
+}
+
 /// The answer of `POST /api/v1/search`.
 #[derive(Debug, Serialize)]
 pub struct SearchAnswer {

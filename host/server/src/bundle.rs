@@ -57,6 +57,11 @@ impl Bundle {
         Some(self.share.join("plugins")).filter(|p| p.is_dir())
     }
 
+    /// The bundled page renderer, when it is installed.
+    pub fn renderer(&self) -> Option<PathBuf> {
+        Some(self.share.join("renderer/quarry_preview.wasm")).filter(|p| p.is_file())
+    }
+
     /// The bundled model `name`, when it is installed.
     pub fn model(&self, name: &str) -> Option<PathBuf> {
         Some(self.share.join("models").join(name)).filter(|p| p.is_dir())

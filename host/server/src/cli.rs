@@ -41,6 +41,12 @@ pub struct PluginOptions {
     /// platform's cache folder, e.g. ~/.cache/quarry/components].
     #[arg(long, env = "QUARRY_COMPONENT_CACHE", global = true, value_hint = ValueHint::DirPath)]
     pub component_cache: Option<PathBuf>,
+    /// The page renderer, which draws page previews in a sandbox of its own
+    /// (`quarry_preview.wasm`) [default: the one installed with Quarry,
+    /// <prefix>/share/quarry/renderer]; in a checkout `make plugins` builds it into
+    /// target/renderer.
+    #[arg(long, env = "QUARRY_RENDERER", global = true, value_hint = ValueHint::FilePath)]
+    pub renderer: Option<PathBuf>,
 }
 
 /// The embedding model for semantic search.

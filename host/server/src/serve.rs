@@ -87,7 +87,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     let config = ApiConfig::new(address, args.public_url.as_deref())
-        .with_stdio_command(crate::mcp::stdio_command(paths));
+        .with_stdio_command(crate::mcp::stdio_command(paths))
+        .with_renderer(paths.renderer.clone());
     let first_token = first_admin_token(paths, &store).await?;
     let admin = AdminConfig {
         plugins_dir: paths.installed_plugins(),

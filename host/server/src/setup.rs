@@ -40,6 +40,8 @@ pub struct Paths {
     /// Folders of plugin folders: the bundled ones (if given), then those installed in the data
     /// folder.
     pub plugin_dirs: Vec<PathBuf>,
+    /// The page renderer's component; `None` draws no previews.
+    pub renderer: Option<PathBuf>,
     /// Compiled components.
     pub component_cache: PathBuf,
     /// The embedding model; `None` for keyword search only.
@@ -132,8 +134,13 @@ impl Paths {
             None => plugin_dirs.extend(bundle.as_ref().and_then(Bundle::plugins)),
         }
         plugin_dirs.push(data_dir.join("plugins"));
+        let renderer = match &cli.plugins.renderer {
+            Some(path) => Some(absolute(path)?),
+            None => bundle.as_ref().and_then(Bundle::renderer),
+        };
         Ok(Paths {
             plugin_dirs,
+            renderer,
             data_dir,
             keys_dir,
             component_cache,
@@ -153,6 +160,7 @@ impl Paths {
             self.component_cache.clone(),
         ];
         own.extend(self.plugin_dirs.iter().cloned());
+        own.extend(self.renderer.clone());
         if let Some(model) = &self.model {
             own.push(model.model_dir.clone());
             own.push(model.runtime_library.clone());

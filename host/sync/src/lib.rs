@@ -33,8 +33,8 @@ pub use embedding_queue::{EmbeddingOrder, EmbeddingQueue, embed_all_pending, emb
 pub use error::SyncError;
 pub use ocr_queue::OcrQueue;
 pub use originals::{
-    REFUSED_CHANGED, REFUSED_PENDING, REFUSED_REDACTED, REFUSED_UNJUDGED, Serving, Verified,
-    serving, verify,
+    REFUSED_CHANGED, REFUSED_PENDING, REFUSED_REDACTED, REFUSED_TOO_LARGE, REFUSED_UNJUDGED,
+    Serving, Verified, served_bytes, serving, verify,
 };
 pub use originals_queue::OriginalsQueue;
 pub use scheduler::{Scheduler, TICK};

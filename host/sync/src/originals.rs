@@ -393,3 +393,50 @@ pub fn verify(
         Err(ReadError::Stop) => Err((REFUSED_CHANGED, "stopped".to_owned())),
     }
 }
+
+/// Why a file was not read whole for a preview: over `max` bytes, for an integration.
+pub const REFUSED_TOO_LARGE: &str = "this document's file is too large to draw a preview of";
+
+/// Reads `doc`'s file whole into memory, at most `max` bytes, as `serving` allows: the file as
+/// it is, or only the very file judged for credentials (its size and SHA-256). `Err` with words
+/// for an integration when it may not be served, changed, is gone or is too large; the reason
+/// for the log comes with it.
+pub fn served_bytes(
+    session: &mut Session,
+    (id, locator): (&DocId, &str),
+    serving: &Serving,
+    max: u64,
+) -> Result<Vec<u8>, (&'static str, String)> {
+    if let Serving::Refused(why) = serving {
+        return Err((why, "refused".to_owned()));
+    }
+    let never = AtomicBool::new(false);
+    let file = FileRef {
+        id,
+        locator,
+        path: "",
+    };
+    let mut bytes = Vec::new();
+    let read = read_all(session, file, &never, |_, data| {
+        if bytes.len() as u64 + data.len() as u64 > max {
+            return Ok(false);
+        }
+        bytes.extend_from_slice(data);
+        Ok(true)
+    });
+    match read {
+        Ok(Read::Whole(_)) => {}
+        Ok(Read::Stopped) => return Err((REFUSED_TOO_LARGE, format!("over {max} bytes"))),
+        Ok(Read::Changed) => return Err((REFUSED_CHANGED, "changed while read".to_owned())),
+        Err(ReadError::Failed(why)) => return Err((REFUSED_CHANGED, why)),
+        Err(ReadError::Stop) => return Err((REFUSED_CHANGED, "stopped".to_owned())),
+    }
+    if let Serving::IfUnchanged(fingerprint) = serving {
+        let judged = bytes.len() as u64 == fingerprint.size
+            && <[u8; 32]>::from(Sha256::digest(&bytes)) == fingerprint.sha256;
+        if !judged {
+            return Err((REFUSED_CHANGED, "the file is not the one judged".to_owned()));
+        }
+    }
+    Ok(bytes)
+}

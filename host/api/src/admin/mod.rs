@@ -97,4 +97,8 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/admin/v1/connectors/{connector_id}/docs/{doc_id}/file",
             get(search::original),
         )
+        .route(
+            "/admin/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview",
+            get(search::preview),
+        )
 }

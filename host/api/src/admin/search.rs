@@ -22,6 +22,7 @@ use crate::extractors::frame::RequestId;
 use crate::extractors::input::{JsonObject, Problems, param_integer};
 use crate::extractors::path_ids::PathIds;
 use crate::routes::docs::{Pages, read_document};
+use crate::routes::preview::{self, PreviewPath};
 use crate::routes::{file, search};
 use crate::state::{AppState, blocking};
 use crate::views::{DocumentView, Highlight, SearchAnswer};
@@ -171,6 +172,21 @@ pub(crate) async fn document(
 
 fn page_param(params: &std::collections::BTreeMap<String, String>, problems: &mut Problems) -> u64 {
     param_integer(params, "page", 1, 1 << 31, problems).unwrap_or(1)
+}
+
+/// `GET /admin/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview`: a page's
+/// preview, as the API draws it for integrations (none for held-back and redacted documents),
+/// bounded as the user's downloads are.
+pub(crate) async fn preview(
+    _signed: Signed,
+    State(state): State<Arc<AppState>>,
+    path: PreviewPath,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (connector, doc, page, width) = preview::checked(path, query.as_deref())?;
+    let _permit = state.admission.admit_user_download()?;
+    preview::answer(&state, &headers, (&connector, &doc), page, width).await
 }
 
 /// `GET /admin/v1/connectors/{connector_id}/docs/{doc_id}/file`: the original file, as the API

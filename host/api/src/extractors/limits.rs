@@ -266,7 +266,7 @@ impl Drop for DownloadPermit {
 }
 
 /// A `429` saying why and when to retry.
-fn too_many(message: String, retry_after_s: u64) -> ApiError {
+pub(crate) fn too_many(message: String, retry_after_s: u64) -> ApiError {
     ApiError::new(ErrorKind::QuotaExceeded, message)
         .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after_s))
 }

@@ -124,7 +124,7 @@ pub(crate) async fn download(
 }
 
 /// The connector (served, not disabled) and the document in its catalog; 404 for either.
-async fn lookup(
+pub(crate) async fn lookup(
     state: &AppState,
     connector_id: &ConnectorId,
     doc_id: &DocId,
@@ -369,7 +369,7 @@ fn stream_file(
     }
 }
 
-fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiError> {
+pub(crate) fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiError> {
     let plugin = state.plugins.get(&connector.plugin_id).ok_or_else(|| {
         ApiError::internal(
             "downloading a file",
@@ -383,7 +383,7 @@ fn open_session(state: &AppState, connector: &Connector) -> Result<Session, ApiE
 }
 
 /// Adds what a download's plugin calls cost to the connector's totals.
-async fn record_usage(store: Store, connector: ConnectorId, usage: Usage) {
+pub(crate) async fn record_usage(store: Store, connector: ConnectorId, usage: Usage) {
     if let Err(e) = store
         .add_plugin_usage(&connector, &quarry_sync::plugin_usage(&usage))
         .await

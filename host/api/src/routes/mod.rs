@@ -7,4 +7,5 @@ pub(crate) mod connectors;
 pub(crate) mod docs;
 pub(crate) mod file;
 pub(crate) mod openapi;
+pub(crate) mod preview;
 pub(crate) mod search;

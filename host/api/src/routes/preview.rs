@@ -1,0 +1,107 @@
+//! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview?width=N`: one page
+//! of a PDF file or an image as a PNG (or JSON with it in base64), drawn in the page renderer's
+//! sandbox from the file the connector serves. Counted and audited as a document read; bounded
+//! as a download is, and by the pages drawn at once service-wide.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use quarry_core::{ConnectorId, DocId};
+
+use crate::error::ApiError;
+use crate::extractors::guard::{Caller, Read};
+use crate::extractors::input::{Problems, param_integer};
+use crate::extractors::path_ids::PathIds;
+use crate::previews::{draw, respond};
+use crate::state::AppState;
+
+/// The width drawn unless `width` says otherwise.
+pub(crate) const DEFAULT_WIDTH: u64 = 800;
+/// The narrowest and widest previews.
+pub(crate) const WIDTHS: (u64, u64) = (64, 2000);
+/// The highest page number accepted.
+const MAX_PAGE: u64 = 1 << 20;
+
+/// A preview route's path: the ids, and the page as sent.
+pub(crate) type PreviewPath = Result<Path<(String, String, String)>, PathRejection>;
+
+pub(crate) async fn get(
+    caller: Caller,
+    State(state): State<Arc<AppState>>,
+    path: PreviewPath,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (connector, doc, page, width) = checked(path, query.as_deref())?;
+    let read = Read::document(&connector, &doc);
+    let _permit = state.admission.admit_download(&caller.integration.id)?;
+    Ok(read.on(answer(&state, &headers, (&connector, &doc), page, width).await?))
+}
+
+/// The preview's answer, once the request is checked and admitted.
+pub(crate) async fn answer(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    (connector, doc): (&ConnectorId, &DocId),
+    page: u32,
+    width: u32,
+) -> Result<Response, ApiError> {
+    let drawn = draw(state, connector, doc, page, width).await?;
+    let version = state
+        .store
+        .catalog_doc(connector, doc)
+        .await?
+        .map(|d| d.version)
+        .unwrap_or_default();
+    Ok(respond(
+        headers,
+        (connector.as_str(), doc.as_str(), &version),
+        page,
+        &drawn,
+    ))
+}
+
+/// The validation step: the ids, the page (1 or more) and `width`, every problem together.
+pub(crate) fn checked(
+    path: PreviewPath,
+    query: Option<&str>,
+) -> Result<(ConnectorId, DocId, u32, u32), ApiError> {
+    let (ids, page) = match path {
+        Ok(Path((connector, doc, page))) => (PathIds::from(Ok(Path((connector, doc)))), Some(page)),
+        Err(rejection) => (PathIds::from(Err(rejection)), None),
+    };
+    let (connector, doc, (page, width)) = ids.check(query, &["width"], |params, problems| {
+        (
+            page_number(page.as_deref(), problems),
+            width(params, problems),
+        )
+    })?;
+    Ok((connector, doc, page, width))
+}
+
+fn page_number(page: Option<&str>, problems: &mut Problems) -> u32 {
+    match page.and_then(|p| p.parse::<u64>().ok()) {
+        Some(n) if (1..=MAX_PAGE).contains(&n) => u32::try_from(n).unwrap_or(1),
+        _ => {
+            problems.add(
+                "page",
+                format!("must be a page number from 1 to {MAX_PAGE}"),
+                format!(
+                    "page in the path must be a page number from 1 to {MAX_PAGE}, got {:?}",
+                    page.unwrap_or_default()
+                ),
+            );
+            1
+        }
+    }
+}
+
+fn width(params: &BTreeMap<String, String>, problems: &mut Problems) -> u32 {
+    let (min, max) = WIDTHS;
+    let width = param_integer(params, "width", min, max, problems).unwrap_or(DEFAULT_WIDTH);
+    u32::try_from(width).unwrap_or(800)
+}

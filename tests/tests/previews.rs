@@ -1,0 +1,308 @@
+//! Page previews through the real API (docs/api.md, "Page previews"): a PDF page and an image
+//! of a real folder drawn by the page renderer in its sandbox, as a PNG or as JSON, counted
+//! against the integration's quota like a document read, validated by version; nothing for a
+//! document whose file is not served; the search page's twin only with the settings session.
+//! One server for the file.
+
+use std::sync::OnceLock;
+
+use base64::Engine;
+use quarry_tests::admin::sign_in;
+use quarry_tests::http::Response;
+use quarry_tests::pdf::pdf;
+use quarry_tests::quarry::Quarry;
+use serde_json::Value;
+
+/// A GitHub token: the PDF that holds it is indexed with it redacted, and its file not served.
+const GITHUB_TOKEN: &str = "ghp_R8x2kLq9ZtW4mN7vB3cY6dH1fJ5sA0gE2uPo";
+
+struct Shared {
+    quarry: Quarry,
+    connector: String,
+    /// A connector that indexes files with credentials redacted (`credentials redact`).
+    redacting: String,
+    key: String,
+}
+
+fn shared() -> &'static Shared {
+    static SHARED: OnceLock<Shared> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let mut quarry = Quarry::new();
+        quarry.without_model();
+        // An image's file is served (and so previewed) once OCR has read it for credentials.
+        quarry.with_ocr();
+        let folder = quarry.scratch("notes");
+        let report = pdf(
+            "Report",
+            &[
+                &["Annual report"],
+                &["The lighthouse keeper retired in spring."],
+                &["Outlook"],
+            ],
+            true,
+        );
+        std::fs::write(folder.join("report.pdf"), report).expect("write");
+        let secret = pdf(
+            "Deploy",
+            &[&[&format!("deploy token {GITHUB_TOKEN}")]],
+            true,
+        );
+        std::fs::write(folder.join("deploy.pdf"), secret).expect("write");
+        let mut photo = image::GrayImage::from_pixel(800, 600, image::Luma([255]));
+        for x in 100..700 {
+            for y in 280..320 {
+                photo.put_pixel(x, y, image::Luma([0]));
+            }
+        }
+        std::fs::write(folder.join("harbour.png"), quarry_tests::scans::png(&photo))
+            .expect("write");
+        std::fs::write(folder.join("notes.md"), "# Notes\n\nThe lighthouse tour.\n")
+            .expect("write");
+        let connector = quarry.add_folder("Notes", &folder);
+        let kept = quarry.scratch("kept");
+        std::fs::copy(folder.join("deploy.pdf"), kept.join("deploy.pdf")).expect("copy");
+        let redacting = quarry.add_folder("Kept", &kept);
+        quarry.cli_ok(&["connector", "credentials", "Kept", "redact", "--yes"]);
+        let key = quarry.integration("agent", "all", &[]);
+        quarry.start();
+        quarry.wait_synced();
+        quarry.wait_for_ocr();
+        Shared {
+            quarry,
+            connector,
+            redacting,
+            key,
+        }
+    })
+}
+
+/// The id of the document at `path`, found by `query`.
+fn doc_id(s: &Shared, query: &str, path: &str) -> String {
+    let found = s.quarry.keyword_search(&s.key, query, 20);
+    found["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["path"] == path)
+        .and_then(|r| r["doc_id"].as_str())
+        .unwrap_or_else(|| panic!("{path} is found by {query}: {found}"))
+        .to_owned()
+}
+
+fn preview(s: &Shared, key: &str, doc: &str, tail: &str, headers: &[(&str, &str)]) -> Response {
+    let path = format!("/api/v1/connectors/{}/docs/{doc}/pages/{tail}", s.connector);
+    s.quarry
+        .request_with("GET", &path, Some(key), None, headers)
+}
+
+/// Waits until the document's file is served (judged for credentials, its scan read).
+fn wait_served(s: &Shared, doc: &str) {
+    let path = format!("/api/v1/connectors/{}/docs/{doc}", s.connector);
+    let started = std::time::Instant::now();
+    loop {
+        let answer = s.quarry.request("GET", &path, Some(&s.key), None).json();
+        if answer["file"]["served"] == true {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "{doc} is served: {answer}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+fn size_of(png: &[u8]) -> (u32, u32) {
+    let image = image::load_from_memory(png).expect("a PNG");
+    (image.width(), image.height())
+}
+
+#[test]
+fn a_pdf_page_and_an_image_are_previewed_as_png_or_as_json() {
+    let s = shared();
+    let report = doc_id(s, "lighthouse keeper", "report.pdf");
+    let page = preview(s, &s.key, &report, "2/preview?width=400", &[]);
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert_eq!(page.header("content-type"), Some("image/png"));
+    assert_eq!(page.header("quarry-page-count"), Some("3"));
+    assert_eq!(size_of(&page.body), (400, 517));
+
+    let as_json = preview(
+        s,
+        &s.key,
+        &report,
+        "2/preview?width=400",
+        &[("Accept", "application/json")],
+    );
+    assert_eq!(as_json.status, 200, "{}", as_json.text());
+    let body = as_json.json();
+    assert_eq!(
+        (
+            &body["page"],
+            &body["page_count"],
+            &body["width"],
+            &body["height"]
+        ),
+        (
+            &Value::from(2),
+            &Value::from(3),
+            &Value::from(400),
+            &Value::from(517)
+        )
+    );
+    assert_eq!(body["mime_type"], "image/png");
+    let image = base64::engine::general_purpose::STANDARD
+        .decode(body["image"].as_str().expect("image"))
+        .expect("base64");
+    assert_eq!(image, page.body, "the same PNG either way");
+
+    // The same page again: the client's copy is still good.
+    let etag = page.header("etag").expect("an ETag").to_owned();
+    let again = preview(
+        s,
+        &s.key,
+        &report,
+        "2/preview?width=400",
+        &[("If-None-Match", &etag)],
+    );
+    assert_eq!(again.status, 304);
+    let default_width = preview(s, &s.key, &report, "1/preview", &[]);
+    assert_eq!(size_of(&default_width.body), (800, 1035));
+
+    let photo = doc_id(s, "harbour", "harbour.png");
+    wait_served(s, &photo);
+    let drawn = preview(s, &s.key, &photo, "1/preview?width=200", &[]);
+    assert_eq!(drawn.status, 200, "{}", drawn.text());
+    assert_eq!(size_of(&drawn.body), (200, 150));
+    assert_eq!(drawn.header("quarry-page-count"), Some("1"));
+}
+
+#[test]
+fn a_preview_is_counted_against_the_quota_like_a_document_read() {
+    let s = shared();
+    let report = doc_id(s, "lighthouse keeper", "report.pdf");
+    let key = s.quarry.integration("counted", "all", &["--quota", "2"]);
+    for _ in 0..2 {
+        let page = preview(s, &key, &report, "1/preview?width=300", &[]);
+        assert_eq!(page.status, 200, "{}", page.text());
+    }
+    let over = preview(s, &key, &report, "1/preview?width=300", &[]);
+    assert_eq!(over.status, 429, "{}", over.text());
+    assert_eq!(over.json()["error"]["code"], "QUOTA_EXCEEDED");
+}
+
+#[test]
+fn what_has_no_preview_says_why() {
+    let s = shared();
+    let report = doc_id(s, "lighthouse keeper", "report.pdf");
+    let notes = doc_id(s, "tour", "notes.md");
+    let code = |r: &Response| {
+        r.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    let text = preview(s, &s.key, &notes, "1/preview", &[]);
+    assert_eq!(
+        (text.status, code(&text)),
+        (404, "RESOURCE_NOT_FOUND".to_owned())
+    );
+    assert!(
+        text.text()
+            .contains("previews are drawn for PDF files and images"),
+        "{}",
+        text.text()
+    );
+
+    let past = preview(s, &s.key, &report, "9/preview", &[]);
+    assert_eq!(past.status, 400, "{}", past.text());
+    assert!(
+        past.text().contains("this document has 3 page(s)"),
+        "{}",
+        past.text()
+    );
+
+    for (tail, field) in [
+        ("0/preview", "page"),
+        ("two/preview", "page"),
+        ("1/preview?width=5000", "width"),
+        ("1/preview?height=10", "height"),
+    ] {
+        let refused = preview(s, &s.key, &report, tail, &[]);
+        assert_eq!(refused.status, 400, "{tail}: {}", refused.text());
+        assert!(refused.text().contains(field), "{tail}: {}", refused.text());
+    }
+
+    // The PDF that holds a credential is held back: for an integration it does not exist, nor
+    // do its pages.
+    let status = s
+        .quarry
+        .cli_json(&["connector", "status", "Notes", "--json"]);
+    let deploy = status["held_back"]["documents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|d| d["path"] == "deploy.pdf")
+        .and_then(|d| d["doc_id"].as_str())
+        .unwrap_or_else(|| panic!("deploy.pdf is held back: {status}"));
+    let refused = preview(s, &s.key, deploy, "1/preview", &[]);
+    assert_eq!(
+        (refused.status, code(&refused)),
+        (404, "RESOURCE_NOT_FOUND".to_owned())
+    );
+    assert!(!refused.text().contains(GITHUB_TOKEN) && !refused.text().contains("deploy"));
+    // Where credentials are redacted, the document is found, but its file and pages are not
+    // served.
+    let found = s.quarry.keyword_search(&s.key, "deploy token", 20);
+    let redacted = found["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["connector_id"] == s.redacting.as_str())
+        .and_then(|r| r["doc_id"].as_str())
+        .unwrap_or_else(|| panic!("the redacted deploy.pdf is found: {found}"));
+    let path = format!(
+        "/api/v1/connectors/{}/docs/{redacted}/pages/1/preview",
+        s.redacting
+    );
+    let refused = s.quarry.request("GET", &path, Some(&s.key), None);
+    assert_eq!(refused.status, 404, "{}", refused.text());
+    assert!(
+        refused.text().contains("it holds credentials"),
+        "{}",
+        refused.text()
+    );
+    let unknown = preview(s, &s.key, "d_nothing", "1/preview", &[]);
+    assert_eq!(unknown.status, 404);
+
+    let without_key = s.quarry.request(
+        "GET",
+        &format!(
+            "/api/v1/connectors/{}/docs/{report}/pages/1/preview",
+            s.connector
+        ),
+        None,
+        None,
+    );
+    assert_eq!(without_key.status, 401);
+}
+
+#[test]
+fn the_search_page_previews_only_with_the_settings_session() {
+    let s = shared();
+    let report = doc_id(s, "lighthouse keeper", "report.pdf");
+    let path = format!(
+        "/admin/v1/connectors/{}/docs/{report}/pages/2/preview?width=300",
+        s.connector
+    );
+    let admin = sign_in(&s.quarry);
+    let page = admin.call(&s.quarry, "GET", &path, None);
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert_eq!(size_of(&page.body), (300, 388));
+    let with_key = s.quarry.request("GET", &path, Some(&s.key), None);
+    assert_eq!(
+        with_key.status, 401,
+        "an integration key opens nothing there"
+    );
+}
