@@ -28,6 +28,19 @@ pub fn paths(q: &Quarry, key: &str, query: &str) -> Vec<String> {
     results(q, key, query, "path")
 }
 
+/// The doc id of the result a keyword search for `query` finds at `path`.
+pub fn doc_id(q: &Quarry, key: &str, query: &str, path: &str) -> String {
+    let found = q.keyword_search(key, query, 20);
+    found["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["path"] == path)
+        .and_then(|r| r["doc_id"].as_str())
+        .unwrap_or_else(|| panic!("{query}: no result at {path}: {found}"))
+        .to_owned()
+}
+
 /// The first result a keyword search finds.
 pub fn first(q: &Quarry, key: &str, query: &str) -> Value {
     q.keyword_search(key, query, 5)["results"][0].clone()

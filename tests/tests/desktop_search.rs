@@ -143,6 +143,26 @@ fn notes(dir: &Path) {
     .expect("write");
 }
 
+/// A server (the `binary` given, else the tests') of a folder of [`notes`], answering the
+/// desktop's search on `bus`, with `path` as its PATH; synced. Returns it and the folder.
+fn serving_notes(binary: Option<&Path>, bus: &SessionBus, path: &str) -> (Quarry, PathBuf) {
+    let mut quarry = Quarry::new();
+    quarry.without_model();
+    if let Some(binary) = binary {
+        quarry.use_binary(binary.to_owned());
+    }
+    let folder = quarry.scratch("notes");
+    notes(&folder);
+    quarry.add_folder("Notes", &folder);
+    quarry.start_with_env(&[
+        ("QUARRY_DESKTOP_SEARCH", "true"),
+        ("DBUS_SESSION_BUS_ADDRESS", &bus.address),
+        ("PATH", path),
+    ]);
+    quarry.wait_synced();
+    (quarry, folder)
+}
+
 #[test]
 fn the_installed_provider_and_runner_find_open_and_show_real_documents() {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -183,18 +203,7 @@ fn the_installed_provider_and_runner_find_open_and_show_real_documents() {
         .expect("the stand-in owns the name");
 
     // The installed service takes the name over; the stand-in ends.
-    let mut quarry = Quarry::new();
-    quarry.without_model();
-    quarry.use_binary(prefix.join("bin/quarry"));
-    let folder = quarry.scratch("notes");
-    notes(&folder);
-    quarry.add_folder("Notes", &folder);
-    quarry.start_with_env(&[
-        ("QUARRY_DESKTOP_SEARCH", "true"),
-        ("DBUS_SESSION_BUS_ADDRESS", &bus.address),
-        ("PATH", &path),
-    ]);
-    quarry.wait_synced();
+    let (quarry, folder) = serving_notes(Some(&prefix.join("bin/quarry")), &bus, &path);
     wait_until("the service owns the name", Duration::from_secs(10), || {
         bus.owner_pid(&installed.bus_name) == quarry.pid()
     });
@@ -348,16 +357,8 @@ fn a_caller_of_another_user_on_a_shared_bus_is_refused() {
     let no_services = tmp.path().join("services");
     std::fs::create_dir_all(&no_services).expect("services");
     let bus = SessionBus::start(&bus_dir, &no_services, &[], true);
-    let mut quarry = Quarry::new();
-    quarry.without_model();
-    let folder = quarry.scratch("notes");
-    notes(&folder);
-    quarry.add_folder("Notes", &folder);
-    quarry.start_with_env(&[
-        ("QUARRY_DESKTOP_SEARCH", "true"),
-        ("DBUS_SESSION_BUS_ADDRESS", &bus.address),
-    ]);
-    quarry.wait_synced();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let (_quarry, _) = serving_notes(None, &bus, &path);
     let name = "dev.quarry.Quarry.SearchProvider";
     let path = "/dev/quarry/Quarry/SearchProvider";
     let method = format!("{GNOME}.GetInitialResultSet");

@@ -10,6 +10,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use quarry_tests::found::doc_id;
 use quarry_tests::mcp::{Sdk, call, over_http};
 use quarry_tests::quarry::{Quarry, result_paths as paths};
 use serde_json::{Value, json};
@@ -91,19 +92,6 @@ fn document(q: &Quarry, key: &str, connector: &str, doc: &str) -> Value {
     );
     assert_eq!(response.status, 200, "{}", response.text());
     response.json()
-}
-
-/// The doc id of the one result `query` finds at `path`.
-fn doc_id(q: &Quarry, key: &str, query: &str, path: &str) -> String {
-    let found = q.keyword_search(key, query, 20);
-    found["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["path"] == path)
-        .and_then(|r| r["doc_id"].as_str())
-        .unwrap_or_else(|| panic!("{query}: no result at {path}: {found}"))
-        .to_owned()
 }
 
 /// `quarry connector status NAME --json`.

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use base64::Engine;
 use quarry_tests::admin::sign_in;
+use quarry_tests::found;
 use quarry_tests::http::Response;
 use quarry_tests::pdf::pdf;
 use quarry_tests::quarry::Quarry;
@@ -78,15 +79,7 @@ fn shared() -> &'static Shared {
 
 /// The id of the document at `path`, found by `query`.
 fn doc_id(s: &Shared, query: &str, path: &str) -> String {
-    let found = s.quarry.keyword_search(&s.key, query, 20);
-    found["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["path"] == path)
-        .and_then(|r| r["doc_id"].as_str())
-        .unwrap_or_else(|| panic!("{path} is found by {query}: {found}"))
-        .to_owned()
+    found::doc_id(&s.quarry, &s.key, query, path)
 }
 
 fn preview(s: &Shared, key: &str, doc: &str, tail: &str, headers: &[(&str, &str)]) -> Response {

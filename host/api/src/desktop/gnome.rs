@@ -29,8 +29,7 @@ impl Provider {
         #[zbus(header)] header: Header<'_>,
         #[zbus(connection)] connection: &zbus::Connection,
     ) -> fdo::Result<Vec<String>> {
-        self.finder.check_caller(connection, &header).await?;
-        Ok(ids(self.finder.find(&terms).await))
+        self.result_ids(connection, &header, &terms).await
     }
 
     /// The same for the longer terms the user typed on: a search of its own, since a longer
@@ -42,8 +41,7 @@ impl Provider {
         #[zbus(header)] header: Header<'_>,
         #[zbus(connection)] connection: &zbus::Connection,
     ) -> fdo::Result<Vec<String>> {
-        self.finder.check_caller(connection, &header).await?;
-        Ok(ids(self.finder.find(&terms).await))
+        self.result_ids(connection, &header, &terms).await
     }
 
     /// Each result's name, one-line description and icon.
@@ -97,6 +95,16 @@ impl Provider {
     }
 }
 
-fn ids(found: Vec<super::found::Found>) -> Vec<String> {
-    found.into_iter().map(|f| f.id).collect()
+impl Provider {
+    /// The ids of what `terms` find, for a caller that is the user.
+    async fn result_ids(
+        &self,
+        connection: &zbus::Connection,
+        header: &Header<'_>,
+        terms: &[String],
+    ) -> fdo::Result<Vec<String>> {
+        self.finder.check_caller(connection, header).await?;
+        let found = self.finder.find(terms).await;
+        Ok(found.into_iter().map(|f| f.id).collect())
+    }
 }

@@ -15,7 +15,7 @@ pub(crate) const VIEW_ACTION: &str = "quarry-view";
 const POSSIBLE_MATCH: i32 = 30;
 
 /// One match: id, text, icon name, type, relevance (0 to 1), properties.
-type Match = (
+pub(crate) type Match = (
     String,
     String,
     String,

@@ -13,6 +13,7 @@ use zbus::fdo::{RequestNameFlags, RequestNameReply};
 use zbus::zvariant::Value;
 
 use super::found::SHORTEST_QUERY;
+use super::krunner::Match;
 use super::names::{BUS_NAME, DesktopError, GNOME_PATH, KRUNNER_PATH};
 
 /// How long it waits for the shell's next question before it ends.
@@ -99,15 +100,6 @@ impl Notice {
 
 /// KRunner's runner while the service is not running.
 struct RunnerNotice(Arc<Notify>);
-
-type Match = (
-    String,
-    String,
-    String,
-    i32,
-    f64,
-    HashMap<String, Value<'static>>,
-);
 
 #[zbus::interface(name = "org.kde.krunner1")]
 impl RunnerNotice {
