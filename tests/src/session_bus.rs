@@ -81,7 +81,9 @@ impl SessionBus {
         method: &str,
         args: &[&str],
     ) -> Result<String, String> {
+        // In UTF-8 whatever the tests' locale: gdbus prints other characters as `?` in C's.
         let out = program
+            .env("LC_ALL", "C.UTF-8")
             .args(["call", "--address", &self.address, "--dest", dest])
             .args(["--object-path", path, "--method", method, "--timeout", "30"])
             .args(args)
