@@ -266,6 +266,11 @@ fn what_has_no_preview_says_why() {
         "{}",
         refused.text()
     );
+    // A connector not shared with the integration: refused before anything is read.
+    let kept_only = s.quarry.integration("kept-only", "Kept", &[]);
+    let not_shared = preview(s, &kept_only, &report, "1/preview", &[]);
+    assert_eq!(not_shared.status, 403, "{}", not_shared.text());
+    assert_eq!(code(&not_shared), "DATA_SHARING_DECLINED");
     let unknown = preview(s, &s.key, "d_nothing", "1/preview", &[]);
     assert_eq!(unknown.status, 404);
 

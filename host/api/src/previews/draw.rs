@@ -17,14 +17,14 @@ use crate::state::{AppState, blocking};
 /// The largest file a preview reads.
 pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 
-/// Page `page` of the document, `width` pixels wide at most.
+/// Page `page` of the document, `width` pixels wide at most, and the document's version.
 pub(crate) async fn draw(
     state: &Arc<AppState>,
     connector_id: &ConnectorId,
     doc_id: &DocId,
     page: u32,
     width: u32,
-) -> Result<Arc<Drawn>, ApiError> {
+) -> Result<(Arc<Drawn>, String), ApiError> {
     let (connector, doc) = lookup(state, connector_id, doc_id).await?;
     let serving = quarry_sync::serving(&connector.credentials, &doc);
     if let Serving::Refused(why) = serving {
@@ -51,7 +51,7 @@ pub(crate) async fn draw(
         width,
     );
     if let Some(drawn) = previews.cache.get(&key) {
-        return Ok(drawn);
+        return Ok((drawn, doc.version));
     }
     let turn = previews.turns.clone().try_acquire_owned().map_err(|_| {
         too_many(
@@ -60,21 +60,25 @@ pub(crate) async fn draw(
             1,
         )
     })?;
-    let renderer = previews
-        .renderer(&state.admin.runtime)
-        .map_err(|why| ApiError::internal("drawing a preview", &why))?;
     let mut session = open_session(state, &connector)?;
     let (id, locator) = (doc.doc_id.clone(), doc.locator.clone());
+    let shared = state.clone();
+    // On a blocking thread: the first preview loads (and may compile) the renderer.
     let (drawn, session) = blocking(move || {
         let _turn = turn;
-        let bytes =
-            quarry_sync::served_bytes(&mut session, (&id, &locator), &serving, MAX_FILE_BYTES);
-        let drawn = bytes.map(|bytes| renderer.render(&bytes, &mime, page, width, &[]));
+        let drawn = shared
+            .previews
+            .renderer(&shared.admin.runtime)
+            .map_err(|why| ApiError::internal("drawing a preview", &why))
+            .map(|renderer| {
+                quarry_sync::served_bytes(&mut session, (&id, &locator), &serving, MAX_FILE_BYTES)
+                    .map(|bytes| renderer.render(&bytes, &mime, page, width, &[]))
+            });
         (drawn, session)
     })
     .await?;
     record_usage(state.store.clone(), connector.id.clone(), session.usage()).await;
-    let image = match drawn {
+    let image = match drawn? {
         Ok(Ok(Ok(image))) => image,
         Ok(Ok(Err(why))) => return Err(unrendered(why, page)),
         Ok(Err(stopped)) => {
@@ -96,7 +100,7 @@ pub(crate) async fn draw(
     };
     let drawn = Arc::new(drawn_of(image));
     previews.cache.put(key, drawn.clone());
-    Ok(drawn)
+    Ok((drawn, doc.version))
 }
 
 fn drawn_of(image: PageImage) -> Drawn {

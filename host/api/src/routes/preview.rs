@@ -50,13 +50,7 @@ pub(crate) async fn answer(
     page: u32,
     width: u32,
 ) -> Result<Response, ApiError> {
-    let drawn = draw(state, connector, doc, page, width).await?;
-    let version = state
-        .store
-        .catalog_doc(connector, doc)
-        .await?
-        .map(|d| d.version)
-        .unwrap_or_default();
+    let (drawn, version) = draw(state, connector, doc, page, width).await?;
     Ok(respond(
         headers,
         (connector.as_str(), doc.as_str(), &version),
