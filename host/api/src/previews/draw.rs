@@ -3,6 +3,7 @@
 //! connector, the page drawn by the renderer; kept in the cache by document version.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use quarry_core::{ConnectorId, DocId, ErrorKind};
 use quarry_runtime::{PageImage, RuntimeError, RuntimeErrorKind, Unrendered};
@@ -16,6 +17,9 @@ use crate::state::{AppState, blocking};
 
 /// The largest file a preview reads.
 pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
+/// How long a preview waits for a turn to be drawn before it is answered 429 (a page of search
+/// results asks for several at once).
+const TURN_WAIT: Duration = Duration::from_secs(10);
 
 /// Page `page` of the document, `width` pixels wide at most, and the document's version.
 pub(crate) async fn draw(
@@ -53,13 +57,17 @@ pub(crate) async fn draw(
     if let Some(drawn) = previews.cache.get(&key) {
         return Ok((drawn, doc.version));
     }
-    let turn = previews.turns.clone().try_acquire_owned().map_err(|_| {
-        too_many(
-            "previews are being drawn, the most the service draws at once; retry shortly"
-                .to_owned(),
-            1,
-        )
-    })?;
+    let turn = tokio::time::timeout(TURN_WAIT, previews.turns.clone().acquire_owned())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or_else(|| {
+            too_many(
+                "previews are being drawn, the most the service draws at once; retry shortly"
+                    .to_owned(),
+                1,
+            )
+        })?;
     let mut session = open_session(state, &connector)?;
     let (id, locator) = (doc.doc_id.clone(), doc.locator.clone());
     let shared = state.clone();
