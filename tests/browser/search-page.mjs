@@ -108,6 +108,14 @@ try {
   timings.push(await searched(() => page.selectOption("#type", "pdf")));
   results = await titles();
   check(results.length === 1 && results[0].title === "report.pdf", `only the PDF: ${JSON.stringify(results)}`);
+  // Its card shows the cited page, drawn by the page renderer once the card is in view.
+  await page.waitForFunction(() => {
+    const img = document.querySelector("#results li.result img.thumb");
+    return img && img.complete && img.naturalWidth > 0;
+  });
+  const thumb = await page.$eval("#results li.result img.thumb", (i) => ({ w: i.naturalWidth, h: i.naturalHeight, src: i.src }));
+  check(thumb.w === 240 && thumb.h > 240 && thumb.src.includes("/pages/"), `the PDF's page is drawn: ${JSON.stringify(thumb)}`);
+  await shot("thumbnail");
   timings.push(await searched(() => page.selectOption("#type", "")));
   // Time: every note is older than a month (the fixtures date from January to July 2026).
   timings.push(await searched(() => page.selectOption("#time", "31")));

@@ -53,7 +53,10 @@ fn a_person_searches_opens_the_cited_page_downloads_and_sees_as_an_integration()
         ],
     );
     assert_eq!(result["download"]["name"], "report.pdf", "{result}");
-    assert_screenshots("search", &["sign-in", "document", "results", "see-as"]);
+    assert_screenshots(
+        "search",
+        &["sign-in", "document", "results", "thumbnail", "see-as"],
+    );
 
     // "See as" cost NotesOnly nothing of its quota, and the log has it as the user's.
     let listed = q.cli_json(&["integration", "list", "--json"]);

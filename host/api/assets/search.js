@@ -160,10 +160,27 @@ function renderResults(answer, query) {
   $("#pager-position").textContent = `Page ${Math.floor(search.offset / PAGE_SIZE) + 1} of ${pages}`;
 }
 
+/** The width a result's preview is drawn at (shown at half, for sharp screens). */
+const THUMB_WIDTH = 240;
+
+/**
+ * A small picture of a PDF's cited page, or of an image, drawn by the service's page renderer;
+ * fetched only when it scrolls into view, and gone when the document has none (a file that is
+ * not served, a renderer that gave up).
+ */
+function thumbnail(r) {
+  const mime = r.mime_type || "";
+  if (mime !== "application/pdf" && !mime.startsWith("image/")) return null;
+  const ids = `${encodeURIComponent(r.connector_id)}/docs/${encodeURIComponent(r.doc_id)}`;
+  const src = `/admin/v1/connectors/${ids}/pages/${r.page || 1}/preview?width=${THUMB_WIDTH}`;
+  return el("img", { class: "thumb", src, alt: "", loading: "lazy", onerror: (e) => e.target.remove() });
+}
+
 function resultItem(r) {
   const meta = [r.connector_name, when(r.update_time)];
   if (r.page !== null && r.page !== undefined) meta.push(`page ${r.page}`);
   return el("li", { class: "result", dataset: { docId: r.doc_id, connectorId: r.connector_id } },
+    thumbnail(r),
     el("a", { class: "result-title", href: localLink(r.link) }, r.title || r.path || r.doc_id),
     r.path ? el("div", { class: "path" }, r.path) : null,
     el("div", { class: "result-meta" }, meta.join(" · ")),
