@@ -98,6 +98,7 @@ bench: plugins
 	cargo build --locked --release -p quarry-server
 	cargo bench --locked -p quarry-runtime --bench folder
 	cargo bench --locked -p quarry-runtime --bench languages
+	cargo bench --locked -p quarry-runtime --bench previews
 	cargo bench --locked -p quarry-tests --bench search
 	cargo bench --locked -p quarry-tests --bench search_page
 	cargo bench --locked -p quarry-tests --bench semantic

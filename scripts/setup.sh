@@ -28,12 +28,13 @@ step() { printf '\nsetup: %s\n' "$*"; }
 # to and installed from Debian's docker-registry (the CNCF distribution registry) and served
 # by Apache with mod_ssl. The home folder benchmark measures a first sync beside Recoll's
 # recollindex (recollcmd). The desktop search's tests start a session bus (dbus-daemon, from
-# dbus) and call GNOME Shell's and KRunner's interfaces with gdbus (libglib2.0-bin).
+# dbus) and call GNOME Shell's and KRunner's interfaces with gdbus (libglib2.0-bin). The previews
+# benchmark draws the same PDF pages with poppler's pdftoppm (poppler-utils).
 packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-19 wasi-libc pkg-config chromium fonts-dejavu-core
   dpkg-dev systemd man-db groff-base bsdextrautils passwd procps libopenjp2-tools
   dovecot-imapd openssl isync
   apache2-bin apache2-utils rclone python3-cheroot python3-defusedxml python3-jinja2 python3-json5
-  python3-yaml radicale xandikos firefox-esr docker-registry recollcmd dbus libglib2.0-bin)
+  python3-yaml radicale xandikos firefox-esr docker-registry recollcmd dbus libglib2.0-bin poppler-utils)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Python with venv builds Python connectors (componentize-py runs in a virtualenv).
