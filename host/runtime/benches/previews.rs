@@ -8,6 +8,7 @@
 //!
 //! Run with `make bench` (or `cargo bench -p quarry-runtime --bench previews`).
 
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -54,23 +55,8 @@ fn main() {
         started.elapsed()
     };
     let theirs = |page: usize| {
-        let out = tmp.path().join(format!("p{page}"));
         let started = Instant::now();
-        let status = Command::new("pdftoppm")
-            .args(["-f", &page.to_string(), "-l", &page.to_string()])
-            .args([
-                "-scale-to-x",
-                &WIDTH.to_string(),
-                "-scale-to-y",
-                "-1",
-                "-png",
-                "-singlefile",
-            ])
-            .arg(&file)
-            .arg(&out)
-            .status()
-            .expect("pdftoppm runs (make setup installs poppler-utils)");
-        assert!(status.success(), "pdftoppm drew page {page}");
+        pdftoppm(&file, Some(page), &tmp.path().join(format!("p{page}")));
         started.elapsed()
     };
     // Warm both (the component compiled and mapped, pdftoppm's files in the page cache).
@@ -84,7 +70,19 @@ fn main() {
     }
     // And pdftoppm drawing every page in one process: its start-up paid once.
     let started = Instant::now();
-    let status = Command::new("pdftoppm")
+    pdftoppm(&file, None, &tmp.path().join("all"));
+    let one_process = started.elapsed() / u32::try_from(count.max(1)).unwrap_or(1);
+    report(count, &quarry, &poppler, one_process);
+}
+
+/// Runs `pdftoppm` on `file`, `WIDTH` pixels wide, as PNG to `out`: one `page`, or all.
+fn pdftoppm(file: &Path, page: Option<usize>, out: &Path) {
+    let mut command = Command::new("pdftoppm");
+    if let Some(page) = page {
+        let page = page.to_string();
+        command.args(["-f", &page, "-l", &page, "-singlefile"]);
+    }
+    let status = command
         .args([
             "-scale-to-x",
             &WIDTH.to_string(),
@@ -92,13 +90,15 @@ fn main() {
             "-1",
             "-png",
         ])
-        .arg(&file)
-        .arg(tmp.path().join("all"))
+        .arg(file)
+        .arg(out)
         .status()
-        .expect("pdftoppm runs");
-    assert!(status.success(), "pdftoppm drew every page");
-    let one_process = started.elapsed() / u32::try_from(count.max(1)).unwrap_or(1);
-    report(count, &quarry, &poppler, one_process);
+        .expect("pdftoppm runs (make setup installs poppler-utils)");
+    assert!(
+        status.success(),
+        "pdftoppm drew {page:?} of {}",
+        file.display()
+    );
 }
 
 fn report(count: usize, quarry: &[Duration], poppler: &[Duration], one_process: Duration) {
