@@ -55,7 +55,7 @@ impl ComponentCache {
                 },
             )
         })?;
-        prune(dir, SystemTime::now());
+        prune(dir, SystemTime::now(), MAX_BYTES);
         Ok(ComponentCache {
             dir: dir.to_owned(),
         })
@@ -124,47 +124,80 @@ impl ComponentCache {
 /// plugins removed or upgraded, and of older Quarrys (each wasmtime build has its own files).
 const UNUSED_FOR: Duration = Duration::from_secs(30 * 86_400);
 
+/// The most the compiled files may take together: past it, the least recently used go first
+/// (a plugin rebuilt often, or many upgrades within a month, never fill the disk).
+const MAX_BYTES: u64 = 2 << 30;
+
 /// A temporary file this old is one a crashed write left.
 const STALE_WRITE: Duration = Duration::from_secs(86_400);
 
 /// Entries looked at in one pruning, at most.
 const PRUNE_AT_MOST: usize = 10_000;
 
-/// Removes from the cache folder `dir` the compiled files unused for [`UNUSED_FOR`] and the
-/// temporary files of writes that never finished, as of `now`. Only regular files named as the
-/// cache names them are touched.
-fn prune(dir: &Path, now: SystemTime) {
+/// A compiled file in the cache: its path, size and when it was last used.
+struct Cached {
+    path: PathBuf,
+    bytes: u64,
+    used: SystemTime,
+}
+
+/// Removes from the cache folder `dir`, as of `now`, the temporary files of writes that never
+/// finished, the compiled files unused for [`UNUSED_FOR`], and then the least recently used
+/// until the rest take at most `max_bytes`. Only regular files named as the cache names them
+/// are touched. A file removed while another process has it mapped stays readable to that
+/// process; the next load compiles it again.
+fn prune(dir: &Path, now: SystemTime, max_bytes: u64) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
-    let mut removed = 0u64;
+    let mut kept: Vec<Cached> = Vec::new();
+    let (mut removed, mut unused) = (0u64, 0u64);
     for entry in entries.flatten().take(PRUNE_AT_MOST) {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let limit = if name.ends_with(".cwasm") {
-            UNUSED_FOR
-        } else if name.contains(".tmp-") {
-            STALE_WRITE
-        } else {
+        let compiled = name.ends_with(".cwasm");
+        if !compiled && !name.contains(".tmp-") {
             continue;
-        };
+        }
         let Ok(meta) = entry.metadata() else {
             continue;
         };
-        let unused = meta
-            .modified()
-            .ok()
-            .and_then(|at| now.duration_since(at).ok())
-            .is_some_and(|age| age > limit);
-        if meta.is_file() && unused && fs::remove_file(entry.path()).is_ok() {
-            removed += meta.len();
+        if !meta.is_file() {
+            continue;
+        }
+        let used = meta.modified().unwrap_or(now);
+        let age = now.duration_since(used).unwrap_or_default();
+        let limit = if compiled { UNUSED_FOR } else { STALE_WRITE };
+        if age > limit {
+            if fs::remove_file(entry.path()).is_ok() {
+                unused += meta.len();
+            }
+        } else if compiled {
+            kept.push(Cached {
+                path: entry.path(),
+                bytes: meta.len(),
+                used,
+            });
         }
     }
-    if removed > 0 {
+    let mut total: u64 = kept.iter().map(|c| c.bytes).sum();
+    kept.sort_by_key(|c| c.used);
+    for oldest in &kept {
+        if total <= max_bytes {
+            break;
+        }
+        if fs::remove_file(&oldest.path).is_ok() {
+            removed += oldest.bytes;
+        }
+        total = total.saturating_sub(oldest.bytes);
+    }
+    if unused + removed > 0 {
         tracing::info!(
             dir = %dir.display(),
-            "removed {} MiB of compiled components unused for {} days",
+            "removed {} MiB of compiled components unused for {} days and {} MiB of the least recently used, to keep under {} MiB",
+            unused >> 20,
+            UNUSED_FOR.as_secs() / 86_400,
             removed >> 20,
-            UNUSED_FOR.as_secs() / 86_400
+            max_bytes >> 20
         );
     }
 }
@@ -233,12 +266,49 @@ mod tests {
         let crashed = aged("k.tmp-1-0", 2);
         let writing = aged("k.tmp-2-0", 0);
         let other = aged("notes.txt", 400);
-        prune(dir, now);
+        prune(dir, now, MAX_BYTES);
         assert!(!old.exists(), "unused for a month");
         assert!(recent.exists());
         assert!(!crashed.exists(), "a write that never finished");
         assert!(writing.exists(), "a write under way");
         assert!(other.exists(), "not the cache's");
+    }
+
+    #[test]
+    fn past_the_size_bound_the_least_recently_used_compiled_files_go_first() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let now = SystemTime::now();
+        let file = |name: &str, bytes: usize, minutes: u64| {
+            let path = dir.join(name);
+            fs::write(&path, vec![0u8; bytes]).expect("write");
+            fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(now - Duration::from_secs(minutes * 60)))
+                .expect("age");
+            path
+        };
+        let oldest = file("a.cwasm", 400, 30);
+        let older = file("b.cwasm", 400, 20);
+        let newer = file("c.cwasm", 400, 10);
+        let newest = file("d.cwasm", 400, 0);
+        let other = file("notes.txt", 4000, 60);
+        prune(dir, now, 1000);
+        assert!(
+            !oldest.exists() && !older.exists(),
+            "the least recently used go"
+        );
+        assert!(
+            newer.exists() && newest.exists(),
+            "800 bytes fit under 1000"
+        );
+        assert!(other.exists(), "not the cache's");
+        prune(dir, now, 1000);
+        assert!(
+            newer.exists() && newest.exists(),
+            "under the bound nothing more goes"
+        );
     }
 
     #[test]
