@@ -57,6 +57,10 @@ pub struct TextLine {
     /// Where it is in the image turned upright (see [`Recognized::turned`]): left, top, width,
     /// height.
     pub bounds: [u32; 4],
+    /// Where each character of `text` (Unicode scalar values, in order) is across the line:
+    /// its left and right edges, in the same pixels as `bounds` (as the recognizer placed it:
+    /// about right, not to the pixel).
+    pub spans: Vec<[u32; 2]>,
 }
 
 /// What the engine read in an image.

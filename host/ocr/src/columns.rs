@@ -181,6 +181,7 @@ pub(crate) mod tests {
             text: text.to_owned(),
             confidence: 0.9,
             bounds: [left, top, width, 20],
+            spans: Vec::new(),
         }
     }
 

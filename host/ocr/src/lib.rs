@@ -163,6 +163,11 @@ impl Ocr {
                     text: read.text,
                     confidence: read.confidence,
                     bounds: [b.left, b.top, b.width, b.height].map(|v| v as u32),
+                    spans: read
+                        .spans
+                        .iter()
+                        .map(|s| s.map(|x| x.round() as u32))
+                        .collect(),
                 })
             })
             .collect();

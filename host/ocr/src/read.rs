@@ -20,11 +20,13 @@ const MIN_LINE_CONFIDENCE: f32 = 0.5;
 /// The orientation classifier's input size.
 const CLS_WIDTH: usize = 192;
 
-/// A line read: its text and mean confidence, and the number of characters it was averaged over.
+/// A line read: its text and mean confidence, the number of characters it was averaged over,
+/// and where each character of the text is across the line's box (pixels from its left edge).
 pub(crate) struct Read {
     pub text: String,
     pub confidence: f32,
     pub chars: usize,
+    pub spans: Vec<[f32; 2]>,
 }
 
 /// The recognition model's alphabet: index 0 is CTC's blank, then the dictionary, then a space.
@@ -44,12 +46,14 @@ impl Alphabet {
         self.0.len()
     }
 
-    /// Greedy CTC decoding of one line's `steps x classes` probabilities.
-    fn decode(&self, probs: &[f32], classes: usize) -> Read {
-        let mut text = String::new();
+    /// Greedy CTC decoding of one line's `steps x classes` probabilities; each character is
+    /// placed at the step it was read at, `step_width` pixels of the line's box a step.
+    fn decode(&self, probs: &[f32], classes: usize, step_width: f32) -> Read {
         let (mut sum, mut chars) = (0.0f32, 0usize);
         let mut previous = 0usize;
-        for step in probs.chunks_exact(classes) {
+        // Each character read and the step it was read at.
+        let mut read: Vec<(char, usize)> = Vec::new();
+        for (at, step) in probs.chunks_exact(classes).enumerate() {
             let (best, p) = step
                 .iter()
                 .copied()
@@ -59,19 +63,43 @@ impl Alphabet {
                 && best != previous
                 && let Some(symbol) = self.0.get(best)
             {
-                text.push_str(symbol);
+                read.extend(symbol.chars().map(|c| (c, at)));
                 sum += p;
                 chars += 1;
             }
             previous = best;
         }
+        let start = read.iter().position(|(c, _)| !c.is_whitespace());
+        let end = read.iter().rposition(|(c, _)| !c.is_whitespace());
+        let read = match (start, end) {
+            (Some(start), Some(end)) => &read[start..=end],
+            _ => &[],
+        };
         let confidence = if chars == 0 { 0.0 } else { sum / chars as f32 };
         Read {
-            text: text.trim().to_owned(),
+            text: read.iter().map(|(c, _)| c).collect(),
             confidence,
             chars,
+            spans: spans(read.iter().map(|(_, at)| *at), step_width),
         }
     }
+}
+
+/// Each character's left and right edge, in pixels, from the steps (`step_width` pixels each)
+/// they were read at: the edges lie halfway between neighbours' steps, and the first and last
+/// reach as far out as their neighbour is away.
+fn spans(steps: impl Iterator<Item = usize>, step_width: f32) -> Vec<[f32; 2]> {
+    let centres: Vec<f32> = steps.map(|s| (s as f32 + 0.5) * step_width).collect();
+    (0..centres.len())
+        .map(|i| {
+            let c = centres[i];
+            let gap_before = i.checked_sub(1).map(|j| c - centres[j]);
+            let gap_after = centres.get(i + 1).map(|next| next - c);
+            let before = gap_before.or(gap_after).unwrap_or(step_width);
+            let after = gap_after.or(gap_before).unwrap_or(step_width);
+            [(c - before / 2.0).max(0.0), c + after / 2.0]
+        })
+        .collect()
 }
 
 /// The width a `width x height` crop takes at [`LINE_HEIGHT`].
@@ -135,14 +163,22 @@ pub(crate) fn lines(
                     ));
                 }
                 let per_line = probs.len() / batch.len();
+                // The model reads the padded input in equal steps across.
+                let step_width = width as f32 / (per_line / classes).max(1) as f32;
                 Ok(probs
                     .chunks_exact(per_line)
-                    .map(|line| alphabet.decode(line, classes))
+                    .map(|line| alphabet.decode(line, classes, step_width))
                     .collect::<Vec<_>>())
             },
         )??;
-        for (&i, read) in batch.iter().zip(reads) {
+        for (&i, mut read) in batch.iter().zip(reads) {
             if read.confidence >= MIN_LINE_CONFIDENCE && !read.text.is_empty() {
+                // From the crop scaled to the model's height back to the page.
+                let (b, own) = (&boxes[i], widths[i] as f32);
+                let to_page = b.width as f32 / own;
+                for span in &mut read.spans {
+                    *span = span.map(|x| b.left as f32 + x.min(own) * to_page);
+                }
                 out[i] = Some(read);
             }
         }
@@ -195,10 +231,22 @@ mod tests {
             .into_iter()
             .flat_map(step)
             .collect();
-        let read = alphabet.decode(&probs, 4);
+        let read = alphabet.decode(&probs, 4, 8.0);
         assert_eq!(read.text, "aab b");
         assert_eq!(read.chars, 5);
         assert!((read.confidence - 0.9).abs() < 1e-6);
+        // Read at steps 0, 3, 4, 5 and 6 of 8 pixels: each character reaches halfway to its
+        // neighbours, the first as far out as its one neighbour is away.
+        assert_eq!(
+            read.spans,
+            [
+                [0.0, 16.0],
+                [16.0, 32.0],
+                [32.0, 40.0],
+                [40.0, 48.0],
+                [48.0, 56.0]
+            ]
+        );
     }
 
     #[test]
