@@ -48,7 +48,7 @@ fn main() {
     let ours = |page: usize| {
         let started = Instant::now();
         let drawn = renderer
-            .render(&pdf, "application/pdf", page as u32, WIDTH, &[])
+            .render(&pdf, "application/pdf", page as u32, WIDTH, false)
             .expect("no sandbox failure")
             .expect("drawn");
         assert_eq!(drawn.width, WIDTH);

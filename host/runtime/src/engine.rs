@@ -169,6 +169,11 @@ impl Runtime {
             .map_err(|e| component_error(format!("compiled component unusable: {e:#}")))
     }
 
+    /// The OCR engine plugins are given, if OCR is on.
+    pub fn ocr(&self) -> Option<&Arc<dyn TextRecognizer>> {
+        self.ocr.as_ref()
+    }
+
     /// Quarry's own folders, which no plugin reads.
     pub fn protected(&self) -> &ProtectedPaths {
         &self.protected

@@ -34,7 +34,9 @@ pub use plugin_files::{MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, read_bounded, re
 pub use plugin_set::PluginSet;
 pub use policy::grant::Grant;
 pub use policy::protected::ProtectedPaths;
-pub use renderer::{PageImage, RENDERER, Renderer, Unrendered, WordBox, renderer_limits};
+pub use renderer::{
+    PageImage, PageWord, PixelBox, RENDERER, Renderer, Unrendered, renderer_limits,
+};
 pub use sandbox::reports::{Progress, ProgressFn};
 pub use usage::Usage;
 pub use wit::source::Watched;

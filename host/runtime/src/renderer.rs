@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use quarry_core::ocr::GrayImage;
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -44,8 +45,8 @@ pub const RENDERER: &str = "(page renderer)";
 const CALL: &str = "render";
 /// The largest PNG the renderer may return.
 const MAX_PNG_BYTES: usize = 32 << 20;
-/// The most word boxes kept of one page.
-const MAX_BOXES: usize = 10_000;
+/// The most characters of a page's text layer taken.
+const MAX_CHARS: usize = 50_000;
 
 /// The renderer's bounds: more memory than a connector's (a page drawn 2,400 pixels wide and
 /// four times as tall is 92 MB of pixels), the same time.
@@ -68,13 +69,24 @@ pub struct PageImage {
     pub height: u32,
     /// The document's pages.
     pub page_count: u32,
-    /// Where the words asked for are, in pixels of the image.
-    pub boxes: Vec<WordBox>,
+    /// The page's text layer, word by word (empty for a scan or an image).
+    pub words: Vec<PageWord>,
+    /// The image in gray, when asked for.
+    pub gray: Option<GrayImage>,
 }
 
-/// A word's box on a page image, in pixels from its top-left corner.
+/// A word on a page image and where each of its characters is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageWord {
+    /// The word.
+    pub text: String,
+    /// One box per character of `text`, in pixels of the image.
+    pub boxes: Vec<PixelBox>,
+}
+
+/// A box on a page image, in pixels from its top-left corner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WordBox {
+pub struct PixelBox {
     /// Left.
     pub x: u32,
     /// Top.
@@ -144,7 +156,7 @@ impl Runtime {
 
 impl Renderer {
     /// Draws page `page` (1-based) of `bytes`, a file of type `mime_type`, at most `width`
-    /// pixels wide, with the boxes of `words` where the page has a text layer. The outer error
+    /// pixels wide, with its text layer, and its pixels in gray when `gray`. The outer error
     /// is the sandbox's (the memory cap, the deadline, a crash); the inner one the renderer's.
     pub fn render(
         &self,
@@ -152,7 +164,7 @@ impl Renderer {
         mime_type: &str,
         page: u32,
         width: u32,
-        words: &[String],
+        gray: bool,
     ) -> Result<Result<PageImage, Unrendered>, RuntimeError> {
         let inner = &self.inner;
         let limits = &inner.limits;
@@ -164,10 +176,10 @@ impl Renderer {
             .map_err(|e| classify(RENDERER, limits, CALL, &e, Some(store.data())))?;
         let answer = instance
             .quarry_preview_render()
-            .call_render(&mut store, bytes, mime_type, page, width, words)
+            .call_render(&mut store, bytes, mime_type, page, width, gray)
             .map_err(|e| classify(RENDERER, limits, CALL, &e, Some(store.data())))?;
         Ok(match answer {
-            Ok(image) => Ok(checked(image)?),
+            Ok(image) => Ok(checked(image, gray)?),
             Err(wit::RenderError::Unsupported(m)) => Err(Unrendered::Unsupported(m)),
             Err(wit::RenderError::NoSuchPage(n)) => Err(Unrendered::NoSuchPage(n)),
             Err(wit::RenderError::Malformed(m)) => Err(Unrendered::Malformed(m)),
@@ -203,8 +215,10 @@ impl Renderer {
     }
 }
 
-/// The renderer's image, checked against the contract: a PNG of the size it says, within bounds.
-fn checked(image: wit::PageImage) -> Result<PageImage, RuntimeError> {
+/// The renderer's image, checked against the contract: a PNG of the size it says, within
+/// bounds, its words' boxes on the image, one per character, and the gray pixels (`gray`) of
+/// its size.
+fn checked(image: wit::PageImage, gray: bool) -> Result<PageImage, RuntimeError> {
     let output = |message: String| {
         RuntimeError::in_call(RENDERER, CALL, RuntimeErrorKind::Output { message })
     };
@@ -215,34 +229,62 @@ fn checked(image: wit::PageImage) -> Result<PageImage, RuntimeError> {
             image.png.len()
         )));
     }
-    if image.width == 0 || image.height == 0 || image.boxes.len() > MAX_BOXES {
+    let chars: usize = image.words.iter().map(|w| w.boxes.len()).sum();
+    if image.width == 0 || image.height == 0 || chars > MAX_CHARS {
         return Err(output(format!(
-            "an image of {} by {} pixels with {} boxes",
-            image.width,
-            image.height,
-            image.boxes.len()
+            "an image of {} by {} pixels with {chars} characters",
+            image.width, image.height,
         )));
     }
-    let inside = |b: &wit::WordBox| {
+    let pixels = u64::from(image.width) * u64::from(image.height);
+    let gray = match (gray, image.gray.len() as u64) {
+        (false, 0) => None,
+        (true, n) if n == pixels => Some(GrayImage {
+            width: image.width,
+            height: image.height,
+            pixels: image.gray,
+        }),
+        (_, n) => {
+            return Err(output(format!(
+                "{n} gray pixels for an image of {} by {} pixels (asked: {gray})",
+                image.width, image.height
+            )));
+        }
+    };
+    let inside = |b: &wit::PixelBox| {
         b.x.checked_add(b.w).is_some_and(|r| r <= image.width)
             && b.y.checked_add(b.h).is_some_and(|r| r <= image.height)
     };
-    let boxes = image
-        .boxes
-        .iter()
-        .filter(|b| inside(b))
-        .map(|b| WordBox {
-            x: b.x,
-            y: b.y,
-            w: b.w,
-            h: b.h,
-        })
-        .collect();
+    let mut words = Vec::with_capacity(image.words.len());
+    for word in image.words {
+        if word.text.chars().count() != word.boxes.len() || !word.boxes.iter().all(inside) {
+            return Err(output(format!(
+                "a word of {} characters with {} boxes, or boxes off the image",
+                word.text.chars().count(),
+                word.boxes.len()
+            )));
+        }
+        let boxes = word
+            .boxes
+            .iter()
+            .map(|b| PixelBox {
+                x: b.x,
+                y: b.y,
+                w: b.w,
+                h: b.h,
+            })
+            .collect();
+        words.push(PageWord {
+            text: word.text,
+            boxes,
+        });
+    }
     Ok(PageImage {
         png: image.png,
         width: image.width,
         height: image.height,
         page_count: image.page_count,
-        boxes,
+        words,
+        gray,
     })
 }

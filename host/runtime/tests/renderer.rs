@@ -1,5 +1,5 @@
 //! The page renderer (`plugins/preview`, `wit/preview@0.1.0`) as the host runs it: real PDF
-//! files and images drawn in its sandbox, at the width asked; hostile files (deep nesting, a huge
+//! files and images drawn in its sandbox, at the width asked, with a PDF page's text layer; hostile files (deep nesting, a huge
 //! page, a font that inflates without end) stopped within the call's bounds, each alone.
 
 mod common;
@@ -42,10 +42,74 @@ fn report() -> Vec<u8> {
 }
 
 #[test]
+fn a_pdf_pages_text_layer_gives_each_word_and_character_where_it_is_drawn() {
+    let renderer = renderer(renderer_limits());
+    let image = renderer
+        .render(&report(), "application/pdf", 2, 612, true)
+        .expect("no sandbox failure")
+        .expect("drawn");
+    let texts: Vec<&str> = image.words.iter().map(|w| w.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "The",
+            "lighthouse",
+            "keeper",
+            "retired",
+            "in",
+            "spring.",
+            "Costs",
+            "fell",
+            "sharply."
+        ]
+    );
+    let gray = image.gray.as_ref().expect("gray pixels, as asked");
+    assert_eq!((gray.width, gray.height), (612, 792));
+    assert_eq!(gray.pixels.len(), 612 * 792);
+    // Line 1 is set at 72 points from the left, its baseline 72 from the top, 12 points high.
+    let first = image.words[0].boxes[0];
+    assert!((71..=73).contains(&first.x), "{first:?}");
+    assert!(
+        (58..=64).contains(&first.y) && (12..=16).contains(&first.h),
+        "{first:?}"
+    );
+    let lighthouse = &image.words[1];
+    assert_eq!(lighthouse.boxes.len(), "lighthouse".len());
+    for pair in lighthouse.boxes.windows(2) {
+        assert!(
+            pair[1].x >= pair[0].x + pair[0].w - 1,
+            "characters in order: {pair:?}"
+        );
+    }
+    // Each box holds its character's ink, read from the gray pixels.
+    for b in &lighthouse.boxes {
+        let dark = (b.y..b.y + b.h)
+            .flat_map(|y| (b.x..b.x + b.w).map(move |x| (x, y)))
+            .filter(|&(x, y)| gray.pixels[(y * gray.width + x) as usize] < 128)
+            .count();
+        assert!(dark > 0, "ink under {b:?}");
+    }
+    // The second line is 14 points lower.
+    let costs = image.words[6].boxes[0];
+    assert!(
+        (13..=15).contains(&(costs.y - first.y)),
+        "{costs:?} {first:?}"
+    );
+    // Drawn 306 pixels wide, the boxes halve.
+    let half = renderer
+        .render(&report(), "application/pdf", 2, 306, false)
+        .expect("no sandbox failure")
+        .expect("drawn");
+    assert!(half.gray.is_none(), "no pixels unless asked");
+    let small = half.words[0].boxes[0];
+    assert!(small.x.abs_diff(first.x / 2) <= 1 && small.y.abs_diff(first.y / 2) <= 1);
+}
+
+#[test]
 fn a_pdf_page_is_drawn_at_the_width_asked_with_its_text_and_page_count() {
     let renderer = renderer(renderer_limits());
     let image = renderer
-        .render(&report(), "application/pdf", 2, 612, &[])
+        .render(&report(), "application/pdf", 2, 612, false)
         .expect("no sandbox failure")
         .expect("drawn");
     assert_eq!((image.width, image.height, image.page_count), (612, 792, 3));
@@ -56,10 +120,46 @@ fn a_pdf_page_is_drawn_at_the_width_asked_with_its_text_and_page_count() {
         "text is drawn on white: {dark}"
     );
     let small = renderer
-        .render(&report(), "application/pdf", 1, 200, &[])
+        .render(&report(), "application/pdf", 1, 200, false)
         .expect("no sandbox failure")
         .expect("drawn");
     assert_eq!((small.width, small.height), (200, 258));
+}
+
+#[test]
+fn a_page_of_text_is_laid_out_with_its_text_layer() {
+    let renderer = renderer(renderer_limits());
+    let text = format!(
+        "Minutes of the harbour board\n\n{}\nCafé: 4 €\n索引",
+        "The mooring fees rise in March. ".repeat(6)
+    );
+    let image = renderer
+        .render(text.as_bytes(), "text/plain", 1, 612, false)
+        .expect("no sandbox failure")
+        .expect("drawn");
+    assert_eq!((image.width, image.height, image.page_count), (612, 792, 1));
+    let (dark, _, _) = ink(&image.png);
+    assert!(dark > 0.001 && dark < 0.05, "text is drawn: {dark}");
+    let words: Vec<&str> = image.words.iter().map(|w| w.text.as_str()).collect();
+    assert_eq!(&words[..5], ["Minutes", "of", "the", "harbour", "board"]);
+    // The long line wraps: "mooring" is found on two lines, below the title.
+    let moorings: Vec<_> = image
+        .words
+        .iter()
+        .filter(|w| w.text == "mooring")
+        .map(|w| w.boxes[0])
+        .collect();
+    assert_eq!(moorings.len(), 6, "{words:?}");
+    assert!(
+        moorings.iter().any(|b| b.y > moorings[0].y),
+        "wrapped: {moorings:?}"
+    );
+    assert!(moorings[0].y > image.words[0].boxes[0].y);
+    assert!(
+        words.contains(&"Café:") && words.contains(&"€"),
+        "{words:?}"
+    );
+    assert!(words.contains(&"??"), "outside the font's set: {words:?}");
 }
 
 #[test]
@@ -67,7 +167,7 @@ fn what_cannot_be_drawn_says_why() {
     let renderer = renderer(renderer_limits());
     let draw = |bytes: &[u8], mime: &str, page: u32, width: u32| {
         renderer
-            .render(bytes, mime, page, width, &[])
+            .render(bytes, mime, page, width, false)
             .expect("no sandbox failure")
             .expect_err("not drawn")
     };
@@ -92,9 +192,17 @@ fn what_cannot_be_drawn_says_why() {
         Unrendered::Malformed(_)
     ));
     assert!(matches!(
-        draw(b"hello", "text/plain", 1, 400),
+        draw(b"<p>hello</p>", "text/html", 1, 400),
         Unrendered::Unsupported(_)
     ));
+    assert!(matches!(
+        draw(b"caf\xe9", "text/plain", 1, 400),
+        Unrendered::Malformed(_)
+    ));
+    assert_eq!(
+        draw(b"hello", "text/plain", 2, 400),
+        Unrendered::NoSuchPage(1)
+    );
     assert!(matches!(
         draw(b"\x89PNG junk", "image/png", 1, 400),
         Unrendered::Malformed(_)
@@ -116,7 +224,7 @@ fn an_image_is_scaled_down_never_up() {
         .expect("encode");
     let drawn = |width| {
         renderer
-            .render(&png, "image/png", 1, width, &[])
+            .render(&png, "image/png", 1, width, false)
             .expect("no sandbox failure")
             .expect("drawn")
     };
@@ -166,7 +274,7 @@ fn a_hostile_pdf_fails_its_preview_alone_within_the_calls_bounds() {
     let huge = page_with("/MediaBox [0 0 1000000000 1000000000]", &[]);
     let started = Instant::now();
     let drawn = renderer
-        .render(&huge, "application/pdf", 1, 400, &[])
+        .render(&huge, "application/pdf", 1, 400, false)
         .expect("no sandbox failure")
         .expect("drawn");
     assert_eq!((drawn.width, drawn.height), (400, 400));
@@ -174,13 +282,13 @@ fn a_hostile_pdf_fails_its_preview_alone_within_the_calls_bounds() {
     // would be under a pixel across is refused.
     let tall = page_with("/MediaBox [0 0 100 1000]", &[]);
     let drawn = renderer
-        .render(&tall, "application/pdf", 1, 400, &[])
+        .render(&tall, "application/pdf", 1, 400, false)
         .expect("no sandbox failure")
         .expect("drawn");
     assert_eq!((drawn.width, drawn.height), (160, 1600));
     let sliver = page_with("/MediaBox [0 0 10 100000]", &[]);
     let refused = renderer
-        .render(&sliver, "application/pdf", 1, 400, &[])
+        .render(&sliver, "application/pdf", 1, 400, false)
         .expect("no sandbox failure");
     assert!(
         matches!(refused, Err(Unrendered::TooLarge(_))),
@@ -208,7 +316,7 @@ fn a_hostile_pdf_fails_its_preview_alone_within_the_calls_bounds() {
         ("deep nesting", deeply_nested(200_000)),
     ] {
         let started = Instant::now();
-        let outcome = renderer.render(&hostile, "application/pdf", 1, 400, &[]);
+        let outcome = renderer.render(&hostile, "application/pdf", 1, 400, false);
         let took = started.elapsed();
         assert!(
             took < bound,
@@ -229,7 +337,7 @@ fn a_hostile_pdf_fails_its_preview_alone_within_the_calls_bounds() {
         }
         // The next preview is drawn as if nothing happened.
         let next = renderer
-            .render(&report(), "application/pdf", 2, 300, &[])
+            .render(&report(), "application/pdf", 2, 300, false)
             .expect("no sandbox failure")
             .expect("drawn");
         assert_eq!(next.width, 300, "{name}: the renderer still draws");

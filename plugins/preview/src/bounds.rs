@@ -29,3 +29,13 @@ pub(crate) fn scale(w: f32, h: f32, width: u32) -> Option<f32> {
     let width = width as f32;
     Some((width / w).min(width * MAX_TALLNESS / h))
 }
+
+/// 8-bit gray of `rgba` pixels (drawn on white, so opaque).
+pub(crate) fn gray(rgba: &[u8]) -> Vec<u8> {
+    rgba.chunks_exact(4)
+        .map(|p| {
+            let [r, g, b] = [p[0], p[1], p[2]].map(u32::from);
+            ((299 * r + 587 * g + 114 * b) / 1000) as u8
+        })
+        .collect()
+}

@@ -1,19 +1,21 @@
-//! A page of a PDF file, drawn by hayro.
+//! A page of a PDF file, drawn by hayro, with its text layer.
 
-use hayro::hayro_interpret::InterpreterSettings;
+use hayro::hayro_interpret::{InterpreterSettings, TransformExt};
 use hayro::hayro_syntax::Pdf;
+use hayro::kurbo::Affine;
 use hayro::vello_cpu::color::palette::css::WHITE;
 use hayro::{PixmapSettings, RenderCache, RenderSettings};
 
 use crate::bindings::exports::quarry::preview::render::{PageImage, RenderError};
-use crate::bounds;
+use crate::{bounds, text_layer};
 
-/// Draws page `page` (1-based) of `bytes` at most `width` pixels wide.
+/// Draws page `page` (1-based) of `bytes` at most `width` pixels wide, with its pixels in gray
+/// when `gray`.
 pub(crate) fn render(
     bytes: Vec<u8>,
     page: u32,
     width: u32,
-    _words: &[String],
+    gray: bool,
 ) -> Result<PageImage, RenderError> {
     let pdf = Pdf::new(bytes)
         .map_err(|e| RenderError::Malformed(format!("not a PDF file hayro can read: {e:?}")))?;
@@ -31,6 +33,7 @@ pub(crate) fn render(
             "page {page} ({w} by {h}) is too thin to draw: it would be under a pixel across"
         )));
     }
+    let transform = Affine::scale(f64::from(scale)) * drawn.initial_transform(true).to_kurbo();
     let pixmap = hayro::render(
         drawn,
         &RenderCache::new(),
@@ -43,6 +46,12 @@ pub(crate) fn render(
         },
     );
     let (width, height) = (u32::from(pixmap.width()), u32::from(pixmap.height()));
+    let words = text_layer::words(drawn, transform, width, height);
+    let gray = if gray {
+        bounds::gray(pixmap.data_as_u8_slice())
+    } else {
+        Vec::new()
+    };
     let png = pixmap
         .into_png()
         .map_err(|e| RenderError::Malformed(format!("the page could not be encoded: {e:?}")))?;
@@ -51,6 +60,7 @@ pub(crate) fn render(
         width,
         height,
         page_count,
-        boxes: Vec::new(),
+        words,
+        gray,
     })
 }

@@ -13,8 +13,9 @@ const MAX_SIDE: u32 = 20_000;
 /// The most memory a decoder may ask for.
 const MAX_ALLOC: u64 = 512 << 20;
 
-/// Draws `bytes`, an image, at most `width` pixels wide (never wider than it is).
-pub(crate) fn render(bytes: &[u8], width: u32) -> Result<PageImage, RenderError> {
+/// Draws `bytes`, an image, at most `width` pixels wide (never wider than it is), with its
+/// pixels in gray when `gray`.
+pub(crate) fn render(bytes: &[u8], width: u32, gray: bool) -> Result<PageImage, RenderError> {
     let malformed = |e: image::ImageError| RenderError::Malformed(format!("the image: {e}"));
     let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
@@ -33,6 +34,11 @@ pub(crate) fn render(bytes: &[u8], width: u32) -> Result<PageImage, RenderError>
         ((h as f32 * scale).round() as u32).max(1),
     );
     let scaled = image.resize_exact(tw, th, FilterType::Triangle);
+    let gray = if gray {
+        scaled.to_luma8().into_raw()
+    } else {
+        Vec::new()
+    };
     let mut png = Vec::new();
     scaled
         .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
@@ -42,6 +48,7 @@ pub(crate) fn render(bytes: &[u8], width: u32) -> Result<PageImage, RenderError>
         width: tw,
         height: th,
         page_count: 1,
-        boxes: Vec::new(),
+        words: Vec::new(),
+        gray,
     })
 }
