@@ -1,17 +1,20 @@
-//! Page previews through the real API (docs/api.md, "Page previews"): a PDF page and an image
-//! of a real folder drawn by the page renderer in its sandbox, as a PNG or as JSON, counted
+//! Page previews through the real API (docs/api.md, "Page previews"): a PDF page, an image and
+//! a note's page of text from a real folder drawn by the page renderer in its sandbox, as a PNG or as JSON, counted
 //! against the integration's quota like a document read, validated by version; nothing for a
-//! document whose file is not served; the search page's twin only with the settings session.
-//! One server for the file.
+//! document whose file is not served; the search page's twin only with the settings session; the
+//! query's words boxed on a text-layer page and on a scanned one, through the API and in the
+//! document view in real Chromium. One server for the file.
 
 use std::sync::OnceLock;
 
 use base64::Engine;
 use quarry_tests::admin::sign_in;
+use quarry_tests::browser::{assert_screenshots, run_script};
 use quarry_tests::found;
 use quarry_tests::http::Response;
-use quarry_tests::pdf::pdf;
+use quarry_tests::pdf::{ScanPage, pdf, scanned};
 use quarry_tests::quarry::Quarry;
+use quarry_tests::scans;
 use serde_json::Value;
 
 /// A GitHub token: the PDF that holds it is indexed with it redacted, and its file not served.
@@ -55,8 +58,25 @@ fn shared() -> &'static Shared {
                 photo.put_pixel(x, y, image::Luma([0]));
             }
         }
-        std::fs::write(folder.join("harbour.png"), quarry_tests::scans::png(&photo))
-            .expect("write");
+        std::fs::write(folder.join("harbour.png"), scans::png(&photo)).expect("write");
+        // A scanned letter: one page that is a picture of text, no text layer.
+        let letter = scans::screenshot(
+            &scans::page_html(
+                "Invoice",
+                &[
+                    "The harbour master sent the mooring invoice.",
+                    "Payment is due in March.",
+                ],
+            ),
+            850,
+            1100,
+        );
+        let scan = scanned(&[ScanPage::Jpeg {
+            data: &scans::jpeg(&letter, 85),
+            width: 850,
+            height: 1100,
+        }]);
+        std::fs::write(folder.join("scan.pdf"), scan).expect("write");
         std::fs::write(folder.join("notes.md"), "# Notes\n\nThe lighthouse tour.\n")
             .expect("write");
         let connector = quarry.add_folder("Notes", &folder);
@@ -103,6 +123,38 @@ fn wait_served(s: &Shared, doc: &str) {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+/// The preview as JSON, with `q`.
+fn boxes(s: &Shared, doc: &str, page: u32, query: &str) -> (Vec<Value>, image::GrayImage) {
+    let tail = format!(
+        "{page}/preview?width=600&q={}",
+        query.replace(' ', "%20").replace('-', "%2D")
+    );
+    let answer = preview(s, &s.key, doc, &tail, &[("Accept", "application/json")]);
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let body = answer.json();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(body["image"].as_str().expect("image"))
+        .expect("base64");
+    let image = image::load_from_memory(&png).expect("a PNG").to_luma8();
+    let found = body["highlights"].as_array().cloned().expect("highlights");
+    (found, image)
+}
+
+/// The share of dark pixels of `image` under `b`, a highlight.
+fn ink_under(image: &image::GrayImage, b: &Value) -> f64 {
+    let at = |k: &str| b[k].as_u64().expect("a pixel count") as u32;
+    let (x, y, w, h) = (at("x"), at("y"), at("w"), at("h"));
+    assert!(
+        x + w <= image.width() && y + h <= image.height(),
+        "{b} on the image"
+    );
+    let dark = (y..y + h)
+        .flat_map(|py| (x..x + w).map(move |px| (px, py)))
+        .filter(|&(px, py)| image.get_pixel(px, py).0[0] < 128)
+        .count();
+    dark as f64 / f64::from((w * h).max(1))
 }
 
 fn size_of(png: &[u8]) -> (u32, u32) {
@@ -196,16 +248,12 @@ fn what_has_no_preview_says_why() {
             .to_owned()
     };
 
-    let text = preview(s, &s.key, &notes, "1/preview", &[]);
-    assert_eq!(
-        (text.status, code(&text)),
-        (404, "RESOURCE_NOT_FOUND".to_owned())
-    );
+    let past_text = preview(s, &s.key, &notes, "2/preview", &[]);
+    assert_eq!(past_text.status, 400, "{}", past_text.text());
     assert!(
-        text.text()
-            .contains("previews are drawn for PDF files and images"),
+        past_text.text().contains("1 page(s)"),
         "{}",
-        text.text()
+        past_text.text()
     );
 
     let past = preview(s, &s.key, &report, "9/preview", &[]);
@@ -303,4 +351,94 @@ fn the_search_page_previews_only_with_the_settings_session() {
         with_key.status, 401,
         "an integration key opens nothing there"
     );
+}
+
+#[test]
+fn a_querys_words_are_boxed_on_a_text_layer_page_a_scanned_one_and_a_page_of_text() {
+    let s = shared();
+    let report = doc_id(s, "lighthouse keeper", "report.pdf");
+    // The text layer: "lighthouse" on page 2, set at 72 points from the left with its baseline
+    // 72 from the top, drawn 600 pixels wide (0.98 pixels a point).
+    let (found, image) = boxes(s, &report, 2, "LIGHTHOUSE");
+    assert_eq!(found.len(), 1, "case is folded: {found:?}");
+    let b = &found[0];
+    assert!(
+        (88..=100).contains(&b["x"].as_u64().unwrap_or(0)),
+        "after \"The \": {b}"
+    );
+    assert!((55..=65).contains(&b["y"].as_u64().unwrap_or(0)), "{b}");
+    assert!(ink_under(&image, b) > 0.1, "over the word's ink: {b}");
+    assert!(
+        boxes(s, &report, 2, "-lighthouse keeper").0.len() == 1,
+        "only keeper"
+    );
+    assert!(boxes(s, &report, 2, "zebra").0.is_empty());
+    assert!(
+        boxes(s, &report, 1, "lighthouse").0.is_empty(),
+        "not on page 1"
+    );
+    let plain = preview(
+        s,
+        &s.key,
+        &report,
+        "2/preview?width=600",
+        &[("Accept", "application/json")],
+    );
+    assert_eq!(
+        plain.json()["highlights"],
+        serde_json::json!([]),
+        "none without q"
+    );
+
+    // The scan: read by OCR on the page drawn again, its boxes scaled to the preview.
+    let scan = doc_id(s, "mooring invoice", "scan.pdf");
+    wait_served(s, &scan);
+    let (found, image) = boxes(s, &scan, 1, "mooring march");
+    assert_eq!(found.len(), 2, "both words, in the page's order: {found:?}");
+    let (mooring, march) = (&found[0], &found[1]);
+    assert!(
+        mooring["y"].as_u64() < march["y"].as_u64(),
+        "March is on the line below: {found:?}"
+    );
+    for b in &found {
+        let ink = ink_under(&image, b);
+        assert!(ink > 0.05 && ink < 0.9, "over the word's ink ({ink}): {b}");
+    }
+    assert!(boxes(s, &scan, 1, "zebra").0.is_empty());
+
+    // A Markdown note: its text laid out as a page, with a text layer of its own.
+    let notes = doc_id(s, "tour", "notes.md");
+    let (found, image) = boxes(s, &notes, 1, "tour");
+    assert_eq!(
+        (image.width(), image.height()),
+        (600, 776),
+        "a letter-sized page"
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(ink_under(&image, &found[0]) > 0.05, "{found:?}");
+    let drawn = preview(s, &s.key, &notes, "1/preview?width=300", &[]);
+    assert_eq!(drawn.header("quarry-page-count"), Some("1"));
+}
+
+#[test]
+fn the_document_view_shows_the_page_with_the_words_boxed_on_it() {
+    let s = shared();
+    let report = doc_id(s, "lighthouse keeper", "report.pdf");
+    let scan = doc_id(s, "mooring invoice", "scan.pdf");
+    wait_served(s, &scan);
+    let view = |doc: &str, q: &str, page: u32| {
+        format!("/search/docs/{}/{doc}?q={q}&page={page}", s.connector)
+    };
+    let pages = serde_json::json!([
+        {"name": "text-layer", "path": view(&report, "lighthouse", 2), "word": "lighthouse"},
+        {"name": "scanned", "path": view(&scan, "mooring", 1), "word": "mooring"},
+    ]);
+    let seen = run_script(
+        "page-marks.mjs",
+        &s.quarry,
+        &[("PAGES", std::ffi::OsStr::new(&pages.to_string()))],
+    );
+    assert_eq!(seen["text-layer"]["marks"], 1, "{seen}");
+    assert_eq!(seen["scanned"]["marks"], 1, "{seen}");
+    assert_screenshots("page-marks", &["text-layer", "scanned"]);
 }

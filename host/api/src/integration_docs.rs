@@ -207,7 +207,8 @@ pub const AGENT_GUIDE: &str = r#"## Guide for agents
    on that page with the words highlighted; it carries no key). The original file
    is `GET .../docs/{doc_id}/file` with the same key; it is never needed to read the text.
    If you read images, `GET .../docs/{doc_id}/pages/{page}/preview` shows a PDF page or an
-   image as the person sees it (a scan, a slide, a chart): PNG, or JSON with it in base64.
+   image as the person sees it (a scan, a slide, a chart): PNG, or JSON with it in base64 and,
+   with `q`, the boxes of the query's words on the page (`highlights`).
 7. Errors say what to do: UNAUTHORIZED, ask the user for a new key; DATA_SHARING_DECLINED, tell
    the user (they share data in Quarry's settings); QUOTA_EXCEEDED, stop until the reset;
    REQUEST_VALIDATION_FAILED, fix the named field.
@@ -269,10 +270,13 @@ a range past the end gets 416.
 
 ## GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview
 
-One page of a PDF file, or an image (page 1), as a PNG `width` pixels wide (64 to 2000, default
-800), for clients that read images; with `Accept: application/json`, JSON with `page`,
-`page_count`, `width`, `height`, `mime_type` and the PNG in base64 as `image`. Other documents,
-and those whose file is not served, answer 404 saying why; a page past the last, 400.
+One page of a document as a PNG `width` pixels wide (64 to 2000, default 800), for clients that
+read images: a PDF's page, an image (page 1), or any other document's page of text laid out as
+a page. With `Accept: application/json`, JSON with `page`, `page_count`, `width`, `height`,
+`mime_type`, the PNG in base64 as `image`, and `highlights`: with `q=<your query>`, the boxes
+`{x, y, w, h}` (pixels of the image) of its words on the page, from the page's text layer or
+read by OCR on a scan. Documents whose file is not served answer 404 saying why; a page past
+the last, 400.
 
 ## GET /api/v1/connectors
 

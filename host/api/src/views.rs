@@ -179,6 +179,21 @@ pub struct PreviewView {
     pub mime_type: &'static str,
     /// The image, base64.
     pub image: String,
+    /// Where the words of `q` are on the image, in its pixels (empty without `q`).
+    pub highlights: Vec<BoxView>,
+}
+
+/// A box on a preview image, in pixels from its top-left corner.
+#[derive(Debug, Serialize)]
+pub struct BoxView {
+    /// Left.
+    pub x: u32,
+    /// Top.
+    pub y: u32,
+    /// Width.
+    pub w: u32,
+    /// Height.
+    pub h: u32,
 }
 
 /// The answer of `POST /api/v1/search`.

@@ -184,9 +184,9 @@ pub(crate) async fn preview(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (connector, doc, page, width) = preview::checked(path, query.as_deref())?;
+    let asked = preview::checked(path, query.as_deref())?;
     let _permit = state.admission.admit_user_download()?;
-    preview::answer(&state, &headers, (&connector, &doc), page, width).await
+    preview::answer(&state, &headers, &asked).await
 }
 
 /// `GET /admin/v1/connectors/{connector_id}/docs/{doc_id}/file`: the original file, as the API

@@ -1,16 +1,18 @@
 //! A preview's answer: the PNG itself, or (`Accept: application/json`) JSON with the image in
-//! base64 and its size and page count, for clients that pass images on as data. Either way with
+//! base64, its size and page count and the boxes of the query's words, for clients that pass
+//! images on as data. Either way with
 //! a validator of the document's version, page and width.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
+use quarry_runtime::PixelBox;
 use sha2::{Digest, Sha256};
 
 use super::drawn::Drawn;
 use crate::extractors::frame::json;
-use crate::views::PreviewView;
+use crate::views::{BoxView, PreviewView};
 
 /// The header that carries the document's page count.
 const PAGE_COUNT: &str = "quarry-page-count";
@@ -43,17 +45,18 @@ impl Format {
     }
 }
 
-/// The answer for `drawn`, page `page` of `connector`'s `doc` of version `version`: 304 when the
-/// client has it.
+/// The answer for `drawn`, page `page` of `connector`'s `doc` of version `version`, with the
+/// `boxes` of the query `words` on it: 304 when the client has it.
 pub(crate) fn respond(
     headers: &HeaderMap,
     (connector, doc, version): (&str, &str, &str),
-    page: u32,
+    (page, words): (u32, &str),
     drawn: &Drawn,
+    boxes: &[PixelBox],
 ) -> Response {
     let format = Format::asked(headers);
     let digest = Sha256::digest(format!(
-        "{connector}/{doc}/{version}/{page}/{}/{format:?}",
+        "{connector}/{doc}/{version}/{page}/{}/{format:?}/{words}",
         drawn.width
     ));
     let etag = HeaderValue::from_str(&format!("\"{}\"", &hex::encode(digest)[..32]))
@@ -75,6 +78,15 @@ pub(crate) fn respond(
                 height: drawn.height,
                 mime_type: "image/png",
                 image: base64::engine::general_purpose::STANDARD.encode(&drawn.png),
+                highlights: boxes
+                    .iter()
+                    .map(|b| BoxView {
+                        x: b.x,
+                        y: b.y,
+                        w: b.w,
+                        h: b.h,
+                    })
+                    .collect(),
             },
         )
     } else {

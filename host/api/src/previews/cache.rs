@@ -43,7 +43,7 @@ impl PreviewCache {
     /// Keeps `drawn` for `key`, letting the least recently used go while over the bound; one
     /// larger than the bound is not kept.
     pub(crate) fn put(&self, key: Key, drawn: Arc<Drawn>) {
-        let size = drawn.png.len();
+        let size = drawn.bytes();
         if size > self.limit {
             return;
         }
@@ -51,7 +51,7 @@ impl PreviewCache {
         inner.clock += 1;
         let clock = inner.clock;
         if let Some((old, _)) = inner.entries.insert(key, (drawn, clock)) {
-            inner.bytes -= old.png.len();
+            inner.bytes -= old.bytes();
         }
         inner.bytes += size;
         while inner.bytes > self.limit {
@@ -64,7 +64,7 @@ impl PreviewCache {
                 break;
             };
             if let Some((gone, _)) = inner.entries.remove(&oldest) {
-                inner.bytes -= gone.png.len();
+                inner.bytes -= gone.bytes();
             }
         }
     }
@@ -80,6 +80,8 @@ mod tests {
             width: 1,
             height: 1,
             page_count: 1,
+            words: Vec::new(),
+            read: false,
         })
     }
 

@@ -10,6 +10,9 @@ mod cache;
 mod draw;
 mod drawn;
 pub(crate) mod keep;
+mod marks;
+mod scan;
 
 pub(crate) use answer::respond;
 pub(crate) use draw::draw;
+pub(crate) use marks::highlights;

@@ -1,7 +1,8 @@
-//! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview?width=N`: one page
-//! of a PDF file or an image as a PNG (or JSON with it in base64), drawn in the page renderer's
-//! sandbox from the file the connector serves. Counted and audited as a document read; bounded
-//! as a download is, and by the pages drawn at once service-wide.
+//! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview?width=N&q=...`: one
+//! page of a PDF file or an image as a PNG (or JSON with it in base64 and the boxes of `q`'s
+//! words on it), drawn in the page renderer's sandbox from the file the connector serves.
+//! Counted and audited as a document read; bounded as a download is, and by the pages drawn at
+//! once service-wide.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,8 +17,9 @@ use crate::error::ApiError;
 use crate::extractors::guard::{Caller, Read};
 use crate::extractors::input::{Problems, param_integer};
 use crate::extractors::path_ids::PathIds;
-use crate::previews::{draw, respond};
-use crate::state::AppState;
+use crate::previews::{draw, highlights, respond};
+use crate::routes::search::MAX_QUERY_CHARS;
+use crate::state::{AppState, blocking};
 
 /// The width drawn unless `width` says otherwise.
 pub(crate) const DEFAULT_WIDTH: u64 = 800;
@@ -36,45 +38,75 @@ pub(crate) async fn get(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (connector, doc, page, width) = checked(path, query.as_deref())?;
-    let read = Read::document(&connector, &doc);
+    let asked = checked(path, query.as_deref())?;
+    let read = Read::document(&asked.connector, &asked.doc);
     let _permit = state.admission.admit_download(&caller.integration.id)?;
-    Ok(read.on(answer(&state, &headers, (&connector, &doc), page, width).await?))
+    Ok(read.on(answer(&state, &headers, &asked).await?))
+}
+
+/// A preview request, checked.
+pub(crate) struct Asked {
+    pub connector: ConnectorId,
+    pub doc: DocId,
+    /// The page, from 1.
+    pub page: u32,
+    /// The widest the image may be.
+    pub width: u32,
+    /// The words to box on the page (`q`), empty for none.
+    pub words: String,
 }
 
 /// The preview's answer, once the request is checked and admitted.
 pub(crate) async fn answer(
     state: &Arc<AppState>,
     headers: &HeaderMap,
-    (connector, doc): (&ConnectorId, &DocId),
-    page: u32,
-    width: u32,
+    asked: &Asked,
 ) -> Result<Response, ApiError> {
-    let (drawn, version) = draw(state, connector, doc, page, width).await?;
+    let marks = !asked.words.trim().is_empty();
+    let (drawn, version) = draw(
+        state,
+        (&asked.connector, &asked.doc),
+        asked.page,
+        asked.width,
+        marks,
+    )
+    .await?;
+    let boxes = if marks {
+        let (found, words) = (drawn.clone(), asked.words.clone());
+        blocking(move || highlights(&found.words, &words)).await?
+    } else {
+        Vec::new()
+    };
     Ok(respond(
         headers,
-        (connector.as_str(), doc.as_str(), &version),
-        page,
+        (asked.connector.as_str(), asked.doc.as_str(), &version),
+        (asked.page, &asked.words),
         &drawn,
+        &boxes,
     ))
 }
 
-/// The validation step: the ids, the page (1 or more) and `width`, every problem together.
-pub(crate) fn checked(
-    path: PreviewPath,
-    query: Option<&str>,
-) -> Result<(ConnectorId, DocId, u32, u32), ApiError> {
+/// The validation step: the ids, the page (1 or more), `width` and `q`, every problem together.
+pub(crate) fn checked(path: PreviewPath, query: Option<&str>) -> Result<Asked, ApiError> {
     let (ids, page) = match path {
         Ok(Path((connector, doc, page))) => (PathIds::from(Ok(Path((connector, doc)))), Some(page)),
         Err(rejection) => (PathIds::from(Err(rejection)), None),
     };
-    let (connector, doc, (page, width)) = ids.check(query, &["width"], |params, problems| {
-        (
-            page_number(page.as_deref(), problems),
-            width(params, problems),
-        )
-    })?;
-    Ok((connector, doc, page, width))
+    let (connector, doc, (page, width, words)) =
+        ids.check(query, &["width", "q"], |params, problems| {
+            (
+                page_number(page.as_deref(), problems),
+                width(params, problems),
+                words(params, problems),
+            )
+        })?;
+    Ok(Asked {
+        connector,
+        doc,
+        page,
+        width,
+        words,
+    })
 }
 
 fn page_number(page: Option<&str>, problems: &mut Problems) -> u32 {
@@ -98,4 +130,17 @@ fn width(params: &BTreeMap<String, String>, problems: &mut Problems) -> u32 {
     let (min, max) = WIDTHS;
     let width = param_integer(params, "width", min, max, problems).unwrap_or(DEFAULT_WIDTH);
     u32::try_from(width).unwrap_or(800)
+}
+
+fn words(params: &BTreeMap<String, String>, problems: &mut Problems) -> String {
+    let words = params.get("q").cloned().unwrap_or_default();
+    let chars = words.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        problems.add(
+            "q",
+            format!("must be at most {MAX_QUERY_CHARS} characters"),
+            format!("q must be at most {MAX_QUERY_CHARS} characters, got {chars}"),
+        );
+    }
+    words
 }
