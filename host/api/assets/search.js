@@ -162,6 +162,8 @@ function renderResults(answer, query) {
 
 /** The width a result's preview is drawn at (shown at half, for sharp screens). */
 const THUMB_WIDTH = 240;
+/** The width the document view draws a page at (it is shown at most 50rem wide). */
+const PAGE_WIDTH = 1000;
 
 /**
  * A small picture of a PDF's cited page, or of an image, drawn by the service's page renderer;
@@ -302,14 +304,17 @@ async function showPage(page) {
   document.body.dataset.docReady = "false";
   const params = new URLSearchParams({ page: String(page) });
   if (doc.query) params.set("q", doc.query);
+  let d = null;
   try {
-    const d = await api("GET", `/admin/v1/connectors/${doc.connector}/docs/${doc.id}?${params}`);
+    d = await api("GET", `/admin/v1/connectors/${doc.connector}/docs/${doc.id}?${params}`);
     showError("#doc-error", null);
     renderDocument(d);
   } catch (e) {
     showError("#doc-error", e);
   }
   history.replaceState(null, "", docUrl());
+  // The page's picture comes after its text, which is readable meanwhile.
+  if (d) await showPicture(d);
   document.body.dataset.docReady = "true";
 }
 
@@ -337,6 +342,40 @@ function renderDocument(d) {
   const first = text.querySelector("mark");
   if (first) first.scrollIntoView({ block: "center" });
   else window.scrollTo(0, 0);
+}
+
+/** Page `d.page_start` of a PDF file or an image, drawn, with the query's words boxed on it. */
+async function showPicture(d) {
+  const figure = $("#doc-page");
+  figure.hidden = true;
+  figure.replaceChildren();
+  const mime = d.mime_type || "";
+  if (!d.file_served || (mime !== "application/pdf" && !mime.startsWith("image/"))) return;
+  const params = new URLSearchParams({ width: String(PAGE_WIDTH) });
+  if (doc.query) params.set("q", doc.query);
+  const ids = `${encodeURIComponent(doc.connector)}/docs/${encodeURIComponent(doc.id)}`;
+  const response = await fetch(`/admin/v1/connectors/${ids}/pages/${d.page_start}/preview?${params}`, {
+    headers: { Accept: "application/json" }, credentials: "same-origin",
+  }).catch(() => null);
+  // No picture (a page that cannot be drawn, or the page turned meanwhile): the text stands alone.
+  if (!response || !response.ok || doc.page !== d.page_start) return;
+  const p = await response.json();
+  const picture = el("img", { src: `data:${p.mime_type};base64,${p.image}`, alt: `Page ${p.page}, as drawn` });
+  const marks = p.highlights.map((b) => {
+    const mark = el("span", { class: "page-mark" });
+    Object.assign(mark.style, {
+      left: `${(100 * b.x) / p.width}%`, top: `${(100 * b.y) / p.height}%`,
+      width: `${(100 * b.w) / p.width}%`, height: `${(100 * b.h) / p.height}%`,
+    });
+    return mark;
+  });
+  figure.replaceChildren(picture, ...marks);
+  figure.dataset.marks = String(marks.length);
+  figure.hidden = false;
+  await picture.decode().catch(() => {});
+  // The picture came in above the text: the first mark is brought into view again, on the page.
+  const first = marks[0] || $("#doc-text mark");
+  if (first) first.scrollIntoView({ block: "center" });
 }
 
 function startDocument(connector, id) {
