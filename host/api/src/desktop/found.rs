@@ -53,6 +53,23 @@ pub(crate) struct Found {
     pub query: String,
 }
 
+/// What `work` answers, run in one of `turns` and within `within` in all (the wait for a turn
+/// included); `None` when it cannot start and end in time.
+async fn in_turn<T>(
+    turns: &Semaphore,
+    within: Duration,
+    work: impl Future<Output = Option<T>>,
+) -> Option<T> {
+    let turn_then_work = async {
+        let _turn = turns.acquire().await.ok()?;
+        work.await
+    };
+    tokio::time::timeout(within, turn_then_work)
+        .await
+        .ok()
+        .flatten()
+}
+
 /// Searches for the desktop, as the user.
 pub(crate) struct Finder {
     pub(super) state: Arc<AppState>,
@@ -109,13 +126,12 @@ impl Finder {
             return Vec::new();
         }
         let search = async {
-            let _turn = self.turns.acquire().await.ok()?;
             search::answer(&self.state, &Sharing::All, &request(&query))
                 .await
                 .map_err(|e| tracing::warn!(error = %e.message, "a desktop search failed"))
                 .ok()
         };
-        let Ok(Some(answer)) = tokio::time::timeout(ANSWER_WITHIN, search).await else {
+        let Some(answer) = in_turn(&self.turns, ANSWER_WITHIN, search).await else {
             return Vec::new();
         };
         let mut results = answer.results;
@@ -289,6 +305,31 @@ pub(crate) fn icon_for(mime: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn two_searches_run_at_once_and_none_answers_after_a_second_and_a_half() {
+        let turns = Semaphore::new(SEARCHES_AT_ONCE);
+        let first = turns.acquire().await.expect("a turn");
+        let second = turns.acquire().await.expect("a turn");
+        let started = tokio::time::Instant::now();
+        let third = in_turn(&turns, ANSWER_WITHIN, async { Some("found") }).await;
+        assert_eq!(third, None, "no turn came within the answer's time");
+        assert_eq!(started.elapsed(), ANSWER_WITHIN);
+        drop(first);
+        let now = in_turn(&turns, ANSWER_WITHIN, async { Some("found") }).await;
+        assert_eq!(now, Some("found"), "a turn freed is taken");
+        let slow = in_turn(&turns, ANSWER_WITHIN, async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Some("late")
+        })
+        .await;
+        assert_eq!(
+            slow, None,
+            "a search slower than the answer's time is given up"
+        );
+        assert_eq!(turns.available_permits(), 1, "and its turn given back");
+        drop(second);
+    }
 
     #[test]
     fn a_result_id_names_its_document_and_page_and_nothing_else_parses() {

@@ -54,7 +54,7 @@ impl Finder {
             fdo::Error::InvalidArgs(format!("{id:?} is not a result Quarry gave"))
         })?;
         if !view_only && let Some(file) = self.local_file(&connector, &doc).await {
-            return run_opener(&self.config.opener, file.as_os_str()).await;
+            return run_opener(&self.config.opener, file.as_os_str(), OPENER_WITHIN).await;
         }
         let next = document_link("", &connector, &doc, page, query);
         self.open_signed_in(&next).await
@@ -123,7 +123,7 @@ pub async fn open_page(
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("cannot write the page that signs the browser in: {e}"))?;
-    run_opener(&config.opener, page.as_os_str())
+    run_opener(&config.opener, page.as_os_str(), OPENER_WITHIN)
         .await
         .map_err(|e| e.to_string())
 }
@@ -192,9 +192,9 @@ fn write_page(dir: &Path, link: &str) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs the opener on `target` without a shell; waits for it up to [`OPENER_WITHIN`], then
-/// leaves it running (reaped when it ends).
-async fn run_opener(opener: &str, target: &std::ffi::OsStr) -> fdo::Result<()> {
+/// Runs the opener on `target` without a shell; waits for it up to `within` ([`OPENER_WITHIN`]),
+/// then leaves it running (reaped when it ends).
+async fn run_opener(opener: &str, target: &std::ffi::OsStr, within: Duration) -> fdo::Result<()> {
     let mut child = tokio::process::Command::new(opener)
         .arg(target)
         .stdin(std::process::Stdio::null())
@@ -202,7 +202,7 @@ async fn run_opener(opener: &str, target: &std::ffi::OsStr) -> fdo::Result<()> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .map_err(|e| fdo::Error::Failed(format!("cannot run {opener}: {e}")))?;
-    match tokio::time::timeout(OPENER_WITHIN, child.wait()).await {
+    match tokio::time::timeout(within, child.wait()).await {
         Ok(Ok(status)) if status.success() => Ok(()),
         Ok(Ok(status)) => Err(fdo::Error::Failed(format!("{opener} ended with {status}"))),
         Ok(Err(e)) => Err(fdo::Error::Failed(format!("{opener}: {e}"))),
@@ -216,6 +216,24 @@ async fn run_opener(opener: &str, target: &std::ffi::OsStr) -> fdo::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_opener_that_keeps_running_is_waited_for_its_time_and_left_running() {
+        let within = Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        run_opener("sleep", std::ffi::OsStr::new("3"), within)
+            .await
+            .expect("a running opener is not a failure");
+        let waited = started.elapsed();
+        assert!(
+            waited >= within && waited < Duration::from_secs(2),
+            "{waited:?}"
+        );
+        let failed = run_opener("false", std::ffi::OsStr::new("x"), OPENER_WITHIN).await;
+        assert!(failed.is_err(), "an opener that fails says so");
+        let missing = run_opener("/nonexistent/opener", std::ffi::OsStr::new("x"), within).await;
+        assert!(missing.is_err());
+    }
 
     #[test]
     fn only_a_plain_regular_file_inside_the_folder_opens_as_itself() {
