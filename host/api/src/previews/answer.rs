@@ -1,7 +1,7 @@
 //! A preview's answer: the PNG itself, or (`Accept: application/json`) JSON with the image in
 //! base64, its size and page count and the boxes of the query's words, for clients that pass
-//! images on as data. Either way with
-//! a validator of the document's version, page and width.
+//! images on as data. Either way with a validator of the document's version, page, width and
+//! words.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

@@ -1,6 +1,7 @@
 //! `GET /api/v1/connectors/{connector_id}/docs/{doc_id}/pages/{page}/preview?width=N&q=...`: one
-//! page of a PDF file or an image as a PNG (or JSON with it in base64 and the boxes of `q`'s
-//! words on it), drawn in the page renderer's sandbox from the file the connector serves.
+//! page of a document as a PNG (or JSON with it in base64 and the boxes of `q`'s words on it),
+//! drawn in the page renderer's sandbox: a PDF file's page or an image from the file the
+//! connector serves, any other document's page of text as a page.
 //! Counted and audited as a document read; bounded as a download is, and by the pages drawn at
 //! once service-wide.
 
