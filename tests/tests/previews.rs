@@ -77,6 +77,9 @@ fn shared() -> &'static Shared {
             height: 1100,
         }]);
         std::fs::write(folder.join("scan.pdf"), scan).expect("write");
+        let deck =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/office/deck.pptx");
+        std::fs::copy(deck, folder.join("deck.pptx")).expect("copy the slide deck");
         std::fs::write(folder.join("notes.md"), "# Notes\n\nThe lighthouse tour.\n")
             .expect("write");
         let connector = quarry.add_folder("Notes", &folder);
@@ -418,6 +421,21 @@ fn a_querys_words_are_boxed_on_a_text_layer_page_a_scanned_one_and_a_page_of_tex
     assert!(ink_under(&image, &found[0]) > 0.05, "{found:?}");
     let drawn = preview(s, &s.key, &notes, "1/preview?width=300", &[]);
     assert_eq!(drawn.header("quarry-page-count"), Some("1"));
+
+    // A slide deck: each slide is a page of text.
+    let deck = doc_id(s, "sandboxed plugins", "deck.pptx");
+    let (found, image) = boxes(s, &deck, 3, "sandboxed");
+    assert_eq!(found.len(), 1, "the third slide's word: {found:?}");
+    assert!(ink_under(&image, &found[0]) > 0.05, "{found:?}");
+    assert!(
+        boxes(s, &deck, 2, "sandboxed").0.is_empty(),
+        "not on the second slide"
+    );
+    let slide = preview(s, &s.key, &deck, "3/preview?width=300", &[]);
+    assert!(
+        slide.header("quarry-page-count").is_some_and(|n| n != "1"),
+        "a page per slide"
+    );
 }
 
 #[test]

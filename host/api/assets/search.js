@@ -170,9 +170,13 @@ const PAGE_WIDTH = 1000;
  * fetched only when it scrolls into view, and gone when the document has none (a file that is
  * not served, a renderer that gave up).
  */
+/** Slide decks: their cards show the cited slide's text page. */
+const SLIDES = ["application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  "application/vnd.oasis.opendocument.presentation"];
+
 function thumbnail(r) {
   const mime = r.mime_type || "";
-  if (mime !== "application/pdf" && !mime.startsWith("image/")) return null;
+  if (mime !== "application/pdf" && !mime.startsWith("image/") && !SLIDES.includes(mime)) return null;
   const ids = `${encodeURIComponent(r.connector_id)}/docs/${encodeURIComponent(r.doc_id)}`;
   const src = `/admin/v1/connectors/${ids}/pages/${r.page || 1}/preview?width=${THUMB_WIDTH}`;
   return el("img", { class: "thumb", src, alt: "", loading: "lazy", onerror: (e) => e.target.remove() });

@@ -8,9 +8,14 @@ use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId, DocMeta};
 use quarry_index::{DocInfo, Hit, IndexDoc, SearchIndex, SearchRequest, WriteBatch};
-use quarry_runtime::{Limits, PluginSet, Runtime, RuntimeConfig};
-use quarry_store::{CatalogDoc, ConnectorGrant, ConnectorStatus, NewConnector, Store, now_ms};
-use quarry_sync::{Scheduler, SyncError, SyncReport, Syncer};
+use quarry_runtime::{Grant, Limits, PluginSet, Runtime, RuntimeConfig};
+use quarry_store::{
+    CatalogDoc, ConnectorGrant, ConnectorStatus, Fingerprint, NewConnector, Store, now_ms,
+};
+use quarry_sync::{
+    REFUSED_CHANGED, REFUSED_PENDING, REFUSED_TOO_LARGE, Scheduler, Serving, SyncError, SyncReport,
+    Syncer, served_bytes,
+};
 
 struct World {
     _dir: tempfile::TempDir,
@@ -19,6 +24,7 @@ struct World {
     store: Store,
     index: Arc<SearchIndex>,
     syncer: Syncer,
+    plugins: PluginSet,
     connector: ConnectorId,
 }
 
@@ -64,7 +70,12 @@ fn world() -> World {
         ))
         .expect("connector")
         .id;
-    let syncer = Syncer::new(store.clone(), index.clone(), plugins, rt.handle().clone());
+    let syncer = Syncer::new(
+        store.clone(),
+        index.clone(),
+        plugins.clone(),
+        rt.handle().clone(),
+    );
     World {
         _dir: dir,
         folder,
@@ -72,6 +83,7 @@ fn world() -> World {
         store,
         index,
         syncer,
+        plugins,
         connector,
     }
 }
@@ -463,4 +475,45 @@ fn a_clock_that_went_back_does_not_hold_a_connectors_syncs_until_it_catches_up()
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(w.connector().last_sync_ms.is_some_and(|t| t < future));
+}
+
+#[test]
+fn a_file_is_read_whole_for_a_preview_only_within_its_bound_and_only_as_judged() {
+    let w = world();
+    let text = "harbour ".repeat(200);
+    w.write("long.txt", &text);
+    w.sync();
+    let id = w.id_of("harbour", "long.txt");
+    let connector = w.connector();
+    let doc =
+        w.rt.block_on(w.store.catalog_doc(&w.connector, &id))
+            .expect("store")
+            .expect("catalogued");
+    let plugin = w.plugins.get("folder").expect("the folder plugin");
+    let grant = Grant::from_stored(&connector.grant.dirs, &connector.grant.hosts);
+    let mut session = plugin
+        .session(&connector.config, &grant, None)
+        .expect("a session");
+    let file = (&id, doc.locator.as_str());
+    let whole = served_bytes(&mut session, file, &Serving::AsItIs, 1 << 20).expect("read whole");
+    assert_eq!(whole, text.as_bytes());
+    let (why, _) = served_bytes(&mut session, file, &Serving::AsItIs, 1000)
+        .expect_err("1,600 bytes are over a bound of 1,000");
+    assert_eq!(why, REFUSED_TOO_LARGE);
+    let (why, _) = served_bytes(
+        &mut session,
+        file,
+        &Serving::Refused(REFUSED_PENDING),
+        1 << 20,
+    )
+    .expect_err("a file not served is not read");
+    assert_eq!(why, REFUSED_PENDING);
+    // Changed since it was judged: the bytes read are not the ones judged.
+    let judged = Fingerprint {
+        size: text.len() as u64,
+        sha256: [0; 32],
+    };
+    let (why, _) = served_bytes(&mut session, file, &Serving::IfUnchanged(judged), 1 << 20)
+        .expect_err("not the file judged");
+    assert_eq!(why, REFUSED_CHANGED);
 }
