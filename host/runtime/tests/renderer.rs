@@ -240,6 +240,41 @@ fn an_image_is_scaled_down_never_up() {
     );
 }
 
+#[test]
+fn a_page_of_more_characters_than_the_bound_keeps_fifty_thousand_in_its_text_layer() {
+    // 300 lines of 240 characters (192 of them not spaces) in a half-point font: 57,600.
+    let line = "abcd ".repeat(48);
+    let mut ops = String::from("BT /F1 0.5 Tf 0.6 TL 4 790 Td\n");
+    for _ in 0..300 {
+        ops.push_str(&format!("({line}) Tj T*\n"));
+    }
+    ops.push_str("ET");
+    let dense = of_objects(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+           /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+            .to_vec(),
+        compressed_stream(ops.as_bytes(), ""),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ]);
+    let image = renderer(renderer_limits())
+        .render(&dense, "application/pdf", 1, 612, false)
+        .expect("no sandbox failure")
+        .expect("drawn");
+    let chars: usize = image.words.iter().map(|w| w.boxes.len()).sum();
+    assert_eq!(
+        chars, 50_000,
+        "the first fifty thousand, in the order drawn"
+    );
+    assert!(
+        image
+            .words
+            .iter()
+            .all(|w| w.text == "abcd" || "abcd".starts_with(&w.text))
+    );
+}
+
 /// A page whose resources hold arrays nested `depth` deep.
 fn deeply_nested(depth: usize) -> Vec<u8> {
     let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));

@@ -62,8 +62,11 @@ impl TextLayer {
     /// Adds the characters `text` of a glyph drawn in `area` (pixels): to the open word when it
     /// follows on, else as a new word; a space ends the word.
     fn glyph(&mut self, text: &str, area: Rect) {
-        let chars: Vec<char> = text.chars().collect();
-        if chars.is_empty() || self.chars >= MAX_CHARS {
+        // A glyph may stand for a long string (a font's own mapping): the page's characters
+        // stay within the bound whatever it says.
+        let room = MAX_CHARS.saturating_sub(self.chars);
+        let chars: Vec<char> = text.chars().take(room).collect();
+        if chars.is_empty() {
             return;
         }
         if chars.iter().all(|c| c.is_whitespace()) {
@@ -74,7 +77,8 @@ impl TextLayer {
             self.finish();
         }
         // A ligature (`ﬁ` as "fi") shares its box among its characters.
-        let share = area.width() / chars.len() as f64;
+        let count = chars.len();
+        let share = area.width() / count as f64;
         let open = self.current.get_or_insert_with(|| Open {
             word: Word {
                 text: String::new(),
@@ -93,7 +97,7 @@ impl TextLayer {
             open.word.boxes.push(pixel_box(part, self.image));
         }
         open.last = area;
-        self.chars += open.word.boxes.len();
+        self.chars += count;
     }
 
     /// Whether a glyph drawn in `area` continues the open word: on its line, just after it.
