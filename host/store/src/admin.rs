@@ -3,8 +3,8 @@
 //! copy of the data folder signs nobody in); a session or link is found by its hash, and the
 //! token's hash is compared in constant time.
 
+use crate::db::{scalar, sql};
 use sha2::{Digest, Sha256};
-use sqlx::Row;
 
 use crate::keys::{hashes_equal, random_secret};
 use crate::{Store, StoreError};
@@ -50,15 +50,15 @@ impl Store {
             expires_ms: now_ms.saturating_add(ttl_ms),
         };
         let mut tx = self.write_tx().await?;
-        sqlx::query("DELETE FROM admin_sessions WHERE expires_ms <= ?")
+        sql("DELETE FROM admin_sessions WHERE expires_ms <= ?")
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM admin_login_links WHERE expires_ms <= ?")
+        sql("DELETE FROM admin_login_links WHERE expires_ms <= ?")
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
+        sql(
             "INSERT INTO admin_sessions (secret_hash, csrf, created_ms, expires_ms)
              VALUES (?, ?, ?, ?)",
         )
@@ -78,23 +78,26 @@ impl Store {
         secret: &str,
         now_ms: i64,
     ) -> Result<Option<AdminSession>, StoreError> {
-        let row = sqlx::query(
+        let row = sql(
             "SELECT csrf, expires_ms FROM admin_sessions WHERE secret_hash = ? AND expires_ms > ?",
         )
         .bind(hash(secret))
         .bind(now_ms)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.map(|row| AdminSession {
-            csrf: row.get("csrf"),
-            expires_ms: row.get("expires_ms"),
-        }))
+        row.map(|row| {
+            Ok(AdminSession {
+                csrf: row.try_get("csrf")?,
+                expires_ms: row.try_get("expires_ms")?,
+            })
+        })
+        .transpose()
     }
 
     /// Ends the session whose cookie holds `secret` (signing out).
     pub async fn end_admin_session(&self, secret: &str) -> Result<(), StoreError> {
         let _turn = self.write_turn().await;
-        sqlx::query("DELETE FROM admin_sessions WHERE secret_hash = ?")
+        sql("DELETE FROM admin_sessions WHERE secret_hash = ?")
             .bind(hash(secret))
             .execute(&self.pool)
             .await?;
@@ -105,7 +108,7 @@ impl Store {
     pub async fn create_login_link(&self, now_ms: i64, ttl_ms: i64) -> Result<String, StoreError> {
         let code = random_secret()?;
         let _turn = self.write_turn().await;
-        sqlx::query("INSERT INTO admin_login_links (code_hash, expires_ms) VALUES (?, ?)")
+        sql("INSERT INTO admin_login_links (code_hash, expires_ms) VALUES (?, ?)")
             .bind(hash(&code))
             .bind(now_ms.saturating_add(ttl_ms))
             .execute(&self.pool)
@@ -118,7 +121,7 @@ impl Store {
     pub async fn new_admin_token(&self, now_ms: i64) -> Result<String, StoreError> {
         let token = random_secret()?;
         let _turn = self.write_turn().await;
-        sqlx::query(
+        sql(
             "INSERT INTO admin_token (id, token_hash, created_ms) VALUES (1, ?, ?)
              ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash,
                                             created_ms = excluded.created_ms",
@@ -132,7 +135,7 @@ impl Store {
 
     /// Whether an admin token was made.
     pub async fn has_admin_token(&self) -> Result<bool, StoreError> {
-        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM admin_token WHERE id = 1")
+        let found: Option<i64> = scalar("SELECT id FROM admin_token WHERE id = 1")
             .fetch_optional(&self.pool)
             .await?;
         Ok(found.is_some())
@@ -140,22 +143,21 @@ impl Store {
 
     /// Whether `candidate` is the admin token (hashes compared in constant time).
     pub async fn is_admin_token(&self, candidate: &str) -> Result<bool, StoreError> {
-        let stored: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT token_hash FROM admin_token WHERE id = 1")
-                .fetch_optional(&self.pool)
-                .await?;
+        let stored: Option<Vec<u8>> = scalar("SELECT token_hash FROM admin_token WHERE id = 1")
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(stored.is_some_and(|stored| hashes_equal(&stored, &hash(candidate.trim()))))
     }
 
     /// Uses up a login link code: true if it existed and had not expired. A code works once.
     pub async fn redeem_login_link(&self, code: &str, now_ms: i64) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
-        let row =
-            sqlx::query("DELETE FROM admin_login_links WHERE code_hash = ? RETURNING expires_ms")
-                .bind(hash(code))
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(row.is_some_and(|row| row.get::<i64, _>("expires_ms") > now_ms))
+        let row = sql("DELETE FROM admin_login_links WHERE code_hash = ? RETURNING expires_ms")
+            .bind(hash(code))
+            .fetch_optional(&self.pool)
+            .await?;
+        let expires: Option<i64> = row.map(|row| row.try_get("expires_ms")).transpose()?;
+        Ok(expires.is_some_and(|expires| expires > now_ms))
     }
 }
 

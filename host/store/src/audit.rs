@@ -1,6 +1,6 @@
 //! The audit log: which integration read what, when, and how much.
 
-use sqlx::{QueryBuilder, Row, Sqlite};
+use crate::db::{Sql, scalar, sql};
 
 use crate::connectors::to_i64;
 use crate::{Store, StoreError};
@@ -44,7 +44,7 @@ impl Store {
     pub async fn record_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
         for e in entries {
-            sqlx::query(
+            sql(
                 "INSERT INTO audit_log (time_ms, request_id, integration_id, endpoint,
                                         connector_id, doc_id, bytes, status)
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -70,14 +70,11 @@ impl Store {
         let mut deleted = 0;
         loop {
             let _turn = self.write_turn().await;
-            let done = sqlx::query(
-                "DELETE FROM audit_log WHERE rowid IN
-                     (SELECT rowid FROM audit_log WHERE time_ms < ? LIMIT 1000)",
-            )
+            let done = sql("DELETE FROM audit_log WHERE id IN
+                     (SELECT id FROM audit_log WHERE time_ms < ? LIMIT 1000)")
             .bind(before_ms)
             .execute(&self.pool)
-            .await?
-            .rows_affected();
+            .await?;
             deleted += done;
             if done < 1000 {
                 return Ok(deleted);
@@ -88,10 +85,8 @@ impl Store {
     /// Adds `n` to the count of audit entries that could not be written (kept across restarts).
     pub async fn count_lost_audit_entries(&self, n: u64) -> Result<(), StoreError> {
         let _turn = self.write_turn().await;
-        sqlx::query(
-            "INSERT INTO counters (name, value) VALUES ('audit_lost', ?)
-             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-        )
+        sql("INSERT INTO counters (name, value) VALUES ('audit_lost', ?)
+             ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
         .bind(to_i64(n))
         .execute(&self.pool)
         .await?;
@@ -100,17 +95,15 @@ impl Store {
 
     /// How many audit entries could not be written, ever.
     pub async fn lost_audit_entries(&self) -> Result<u64, StoreError> {
-        let value: Option<i64> =
-            sqlx::query_scalar("SELECT value FROM counters WHERE name = 'audit_lost'")
-                .fetch_optional(&self.pool)
-                .await?;
+        let value: Option<i64> = scalar("SELECT value FROM counters WHERE name = 'audit_lost'")
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(value.map_or(0, |v| u64::try_from(v).unwrap_or(0)))
     }
 
     /// Entries matching `filter`, newest first.
     pub async fn audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
-        let mut query: QueryBuilder<Sqlite> =
-            QueryBuilder::new("SELECT * FROM audit_log WHERE 1 = 1");
+        let mut query = Sql::build("SELECT * FROM audit_log WHERE 1 = 1");
         if let Some(id) = &filter.integration_id {
             query.push(" AND integration_id = ").push_bind(id);
         }
@@ -123,7 +116,7 @@ impl Store {
         query
             .push(" ORDER BY time_ms DESC, id DESC LIMIT ")
             .push_bind(i64::from(filter.limit.unwrap_or(100)));
-        let rows = query.build().fetch_all(&self.pool).await?;
+        let rows = query.fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| {
                 Ok(AuditEntry {

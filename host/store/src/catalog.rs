@@ -11,9 +11,8 @@
 
 use std::collections::HashMap;
 
+use crate::db::{Arg, Conn, Row, Sql, scalar, sql};
 use quarry_core::{ConnectorId, DocId, DocMeta};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Row as _, Sqlite, SqliteConnection};
 
 use crate::connectors::to_i64;
 use crate::doc_ids::push_ids;
@@ -107,8 +106,9 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let folder = path.trim_end_matches('/');
         // Paths under `folder/` sort from `folder/` to just before `folder0` ('0' follows '/').
-        let found: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM documents WHERE connector_id = ? AND path > ? AND path < ? LIMIT 1",
+        let found: Option<i64> = scalar(
+            "SELECT CAST(1 AS BIGINT) FROM documents
+             WHERE connector_id = ? AND path > ? AND path < ? LIMIT 1",
         )
         .bind(connector.as_str())
         .bind(format!("{folder}/"))
@@ -140,7 +140,7 @@ impl Store {
             // Known documents lose their version; then the new ones are added (known ones are
             // left alone by the insert), which counts them.
             forget_versions(&mut tx, connector, &ids).await?;
-            let added = insert_docs(&mut tx, connector, chunk, Row::Prepared, now_ms).await?;
+            let added = insert_docs(&mut tx, connector, chunk, Written::Prepared, now_ms).await?;
             add_to_count(&mut tx, connector, i64::try_from(added).unwrap_or(i64::MAX)).await?;
             tx.commit().await?;
         }
@@ -158,7 +158,7 @@ impl Store {
         &self,
         connector: &ConnectorId,
     ) -> Result<HashMap<DocId, String>, StoreError> {
-        let rows = sqlx::query("SELECT doc_id, version FROM documents WHERE connector_id = ?")
+        let rows = sql("SELECT doc_id, version FROM documents WHERE connector_id = ?")
             .bind(connector.as_str())
             .fetch_all(&self.pool)
             .await?;
@@ -271,7 +271,7 @@ impl Store {
         &self,
         connector: &ConnectorId,
     ) -> Result<Vec<(DocId, String)>, StoreError> {
-        let rows = sqlx::query(
+        let rows = sql(
             "SELECT doc_id, coalesce(path, title) AS shown FROM documents
              WHERE connector_id = ? AND held_back IS NULL",
         )
@@ -296,10 +296,8 @@ impl Store {
         for chunk in held.chunks(ROWS_PER_TX) {
             let mut tx = self.write_tx().await?;
             for (id, why) in chunk {
-                sqlx::query(
-                    "UPDATE documents SET held_back = ?, redacted = 0
-                     WHERE connector_id = ? AND doc_id = ?",
-                )
+                sql("UPDATE documents SET held_back = ?, redacted = 0
+                     WHERE connector_id = ? AND doc_id = ?")
                 .bind(why)
                 .bind(connector.as_str())
                 .bind(id.as_str())
@@ -315,14 +313,12 @@ impl Store {
     /// redacted (its credential settings changed, or files were released). Returns how many.
     pub async fn refetch_judged(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
         let _turn = self.write_turn().await;
-        let done = sqlx::query(
-            "UPDATE documents SET version = ''
-             WHERE connector_id = ? AND (held_back IS NOT NULL OR redacted != 0)",
-        )
+        let done = sql("UPDATE documents SET version = ''
+             WHERE connector_id = ? AND (held_back IS NOT NULL OR redacted != 0)")
         .bind(connector.as_str())
         .execute(&self.pool)
         .await?;
-        Ok(done.rows_affected())
+        Ok(done)
     }
 
     /// Makes the next sync fetch `ids` of the connector again.
@@ -336,20 +332,20 @@ impl Store {
     /// Makes the next sync fetch again every document of the connector.
     pub async fn refetch_all(&self, connector: &ConnectorId) -> Result<u64, StoreError> {
         let _turn = self.write_turn().await;
-        let done = sqlx::query("UPDATE documents SET version = '' WHERE connector_id = ?")
+        let done = sql("UPDATE documents SET version = '' WHERE connector_id = ?")
             .bind(connector.as_str())
             .execute(&self.pool)
             .await?;
-        Ok(done.rows_affected())
+        Ok(done)
     }
 
     /// The count `sql` answers for a connector.
     async fn count_docs(
         &self,
-        sql: &'static str,
+        text: &'static str,
         connector: &ConnectorId,
     ) -> Result<u64, StoreError> {
-        let count: i64 = sqlx::query_scalar(sql)
+        let count: i64 = scalar(text)
             .bind(connector.as_str())
             .fetch_one(&self.pool)
             .await?;
@@ -359,11 +355,11 @@ impl Store {
     /// The documents `sql` selects (`doc_id`, `shown`, `note`, for a connector and a limit).
     pub(crate) async fn noted_docs(
         &self,
-        sql: &'static str,
+        text: &'static str,
         connector: &ConnectorId,
         limit: u32,
     ) -> Result<Vec<NotedDoc>, StoreError> {
-        let rows = sqlx::query(sql)
+        let rows = sql(text)
             .bind(connector.as_str())
             .bind(limit)
             .fetch_all(&self.pool)
@@ -387,7 +383,7 @@ impl Store {
         connector: &ConnectorId,
         doc: &DocId,
     ) -> Result<Option<CatalogDoc>, StoreError> {
-        let row = sqlx::query("SELECT * FROM documents WHERE connector_id = ? AND doc_id = ?")
+        let row = sql("SELECT * FROM documents WHERE connector_id = ? AND doc_id = ?")
             .bind(connector.as_str())
             .bind(doc.as_str())
             .fetch_optional(&self.pool)
@@ -415,7 +411,7 @@ impl Store {
                 &mut tx,
                 connector,
                 chunk,
-                Row::Committed { generation },
+                Written::Committed { generation },
                 now_ms,
             )
             .await?;
@@ -428,11 +424,10 @@ impl Store {
         }
         for chunk in batch.deleted.chunks(IDS_PER_QUERY) {
             let mut tx = self.write_tx().await?;
-            let mut query: QueryBuilder<Sqlite> =
-                QueryBuilder::new("DELETE FROM documents WHERE connector_id = ");
+            let mut query = Sql::build("DELETE FROM documents WHERE connector_id = ");
             query.push_bind(connector.as_str());
             push_ids(&mut query, chunk);
-            let removed = query.build().execute(&mut *tx).await?.rows_affected();
+            let removed = query.execute(&mut *tx).await?;
             add_to_count(&mut tx, connector, -i64::try_from(removed).unwrap_or(0)).await?;
             tx.commit().await?;
         }
@@ -440,14 +435,14 @@ impl Store {
         let mut tx = self.write_tx().await?;
         // On a listing's first batch, `expected` takes the count as it stands, close to the
         // previous listing's (it already has this batch's new documents).
-        sqlx::query(
+        sql(
             "UPDATE connectors SET checkpoint = ?, listing_more = ?, generation = ?,
-                                   expected = CASE WHEN ? THEN NULL
-                                                   WHEN ? AND last_full_ms IS NOT NULL THEN doc_count
-                                                   WHEN ? THEN NULL
+                                   expected = CASE WHEN ? = 1 THEN NULL
+                                                   WHEN ? = 1 AND last_full_ms IS NOT NULL THEN doc_count
+                                                   WHEN ? = 1 THEN NULL
                                                    ELSE expected END,
-                                   full_requested = CASE WHEN ? THEN 0 ELSE full_requested END,
-                                   last_full_ms = CASE WHEN ? THEN ? ELSE last_full_ms END,
+                                   full_requested = CASE WHEN ? = 1 THEN 0 ELSE full_requested END,
+                                   last_full_ms = CASE WHEN ? = 1 THEN ? ELSE last_full_ms END,
                                    listed = ?, indexed = ?, failed = ?
              WHERE id = ?",
         )
@@ -480,21 +475,18 @@ const CREDENTIAL_RULES: &str = "credential_rules";
 impl Store {
     /// The version of the credential rules the index was last checked with; 0 when never.
     pub async fn credential_rules_checked(&self) -> Result<u32, StoreError> {
-        let value: Option<String> =
-            sqlx::query_scalar("SELECT value FROM data_folder WHERE key = ?")
-                .bind(CREDENTIAL_RULES)
-                .fetch_optional(&self.pool)
-                .await?;
+        let value: Option<String> = scalar("SELECT value FROM data_folder WHERE key = ?")
+            .bind(CREDENTIAL_RULES)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
     /// Records that the index was checked with version `version` of the credential rules.
     pub async fn set_credential_rules_checked(&self, version: u32) -> Result<(), StoreError> {
         let _turn = self.write_turn().await;
-        sqlx::query(
-            "INSERT INTO data_folder (key, value) VALUES (?, ?)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
+        sql("INSERT INTO data_folder (key, value) VALUES (?, ?)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         .bind(CREDENTIAL_RULES)
         .bind(version.to_string())
         .execute(&self.pool)
@@ -511,39 +503,40 @@ const ROWS_PER_TX: usize = 128;
 
 /// Forgets the versions of `ids` (they will be fetched again unless committed).
 async fn forget_versions(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     connector: &ConnectorId,
     ids: &[DocId],
 ) -> Result<(), StoreError> {
     for chunk in ids.chunks(IDS_PER_QUERY) {
-        let mut query: QueryBuilder<Sqlite> =
-            QueryBuilder::new("UPDATE documents SET version = '' WHERE connector_id = ");
+        let mut query = Sql::build("UPDATE documents SET version = '' WHERE connector_id = ");
         query.push_bind(connector.as_str());
         push_ids(&mut query, chunk);
-        query.build().execute(&mut *conn).await?;
+        query.execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// Adds `delta` to the connector's document count.
 async fn add_to_count(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     connector: &ConnectorId,
     delta: i64,
 ) -> Result<(), StoreError> {
     if delta != 0 {
-        sqlx::query("UPDATE connectors SET doc_count = max(0, doc_count + ?) WHERE id = ?")
-            .bind(delta)
-            .bind(connector.as_str())
-            .execute(&mut *conn)
-            .await?;
+        sql("UPDATE connectors
+                SET doc_count = CASE WHEN doc_count + ?1 > 0 THEN doc_count + ?1 ELSE 0 END
+              WHERE id = ?2")
+        .bind(delta)
+        .bind(connector.as_str())
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(())
 }
 
 /// What catalog rows [`insert_docs`] writes.
 #[derive(Clone, Copy)]
-enum Row {
+enum Written {
     /// Prepared before the index write: no version, generation 0 (no listing saw it); rows
     /// that exist are left alone.
     Prepared,
@@ -555,23 +548,23 @@ enum Row {
 /// Writes catalog rows for `docs`, a few dozen per statement (a transaction holds SQLite's write
 /// lock, which API requests wait for, so it must be short). Returns the rows written.
 async fn insert_docs(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     connector: &ConnectorId,
     docs: &[CatalogDoc],
-    row: Row,
+    row: Written,
     now_ms: i64,
 ) -> Result<u64, StoreError> {
     let mut written = 0;
     for chunk in docs.chunks(ROWS_PER_INSERT) {
-        let mut query: QueryBuilder<Sqlite> = QueryBuilder::new(
+        let mut query = Sql::build(
             "INSERT INTO documents (connector_id, doc_id, locator, version, title, path, url, \
              mime_type, size_bytes, update_time_ms, has_text, generation, indexed_ms, error, \
-             no_text, held_back, redacted, original, unjudged) ",
+             no_text, held_back, redacted, original, unjudged) VALUES ",
         );
-        query.push_values(chunk, |mut values, doc| {
+        for (n, doc) in chunk.iter().enumerate() {
             let (version, generation, error, no_text, held_back, redacted, original) = match row {
-                Row::Prepared => ("", 0, None, None, None, false, &Original::Pending),
-                Row::Committed { generation } => (
+                Written::Prepared => ("", 0, None, None, None, false, &Original::Pending),
+                Written::Committed { generation } => (
                     doc.version.as_str(),
                     generation,
                     doc.error.as_deref(),
@@ -582,30 +575,34 @@ async fn insert_docs(
                 ),
             };
             let (original, unjudged) = original.columns();
-            values
-                .push_bind(connector.as_str())
-                .push_bind(doc.doc_id.as_str())
-                .push_bind(&doc.locator)
-                .push_bind(version)
-                .push_bind(&doc.meta.title)
-                .push_bind(&doc.meta.path)
-                .push_bind(&doc.meta.url)
-                .push_bind(&doc.meta.mime_type)
-                .push_bind(to_i64(doc.meta.size_bytes))
-                .push_bind(doc.meta.update_time_ms)
-                .push_bind(doc.has_text)
-                .push_bind(generation)
-                .push_bind(now_ms)
-                .push_bind(error)
-                .push_bind(no_text)
-                .push_bind(held_back)
-                .push_bind(redacted)
-                .push_bind(original)
-                .push_bind(unjudged.map(str::to_owned));
-        });
+            if n > 0 {
+                query.push(", ");
+            }
+            query.push_tuple(vec![
+                connector.as_str().into(),
+                doc.doc_id.as_str().into(),
+                Arg::from(&doc.locator),
+                version.into(),
+                Arg::from(&doc.meta.title),
+                Arg::from(&doc.meta.path),
+                Arg::from(&doc.meta.url),
+                Arg::from(&doc.meta.mime_type),
+                to_i64(doc.meta.size_bytes).into(),
+                doc.meta.update_time_ms.into(),
+                doc.has_text.into(),
+                generation.into(),
+                now_ms.into(),
+                error.into(),
+                no_text.into(),
+                held_back.into(),
+                redacted.into(),
+                original.into(),
+                unjudged.into(),
+            ]);
+        }
         query.push(match row {
-            Row::Prepared => " ON CONFLICT (connector_id, doc_id) DO NOTHING",
-            Row::Committed { .. } => {
+            Written::Prepared => " ON CONFLICT (connector_id, doc_id) DO NOTHING",
+            Written::Committed { .. } => {
                 " ON CONFLICT (connector_id, doc_id) DO UPDATE SET \
                  locator = excluded.locator, version = excluded.version, \
                  title = excluded.title, path = excluded.path, url = excluded.url, \
@@ -617,24 +614,23 @@ async fn insert_docs(
                  original = excluded.original, unjudged = excluded.unjudged"
             }
         });
-        written += query.build().execute(&mut *conn).await?.rows_affected();
+        written += query.execute(&mut *conn).await?;
     }
     Ok(written)
 }
 
 /// The stored versions of those of `ids` the catalog has for the connector.
 async fn versions_of(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     connector: &ConnectorId,
     ids: &[DocId],
 ) -> Result<HashMap<DocId, String>, StoreError> {
     let mut versions = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
-        let mut query: QueryBuilder<Sqlite> =
-            QueryBuilder::new("SELECT doc_id, version FROM documents WHERE connector_id = ");
+        let mut query = Sql::build("SELECT doc_id, version FROM documents WHERE connector_id = ");
         query.push_bind(connector.as_str());
         push_ids(&mut query, chunk);
-        for row in query.build().fetch_all(&mut *conn).await? {
+        for row in query.fetch_all(&mut *conn).await? {
             let id: String = row.try_get("doc_id")?;
             if let Ok(id) = DocId::parse(id) {
                 versions.insert(id, row.try_get("version")?);
@@ -644,7 +640,7 @@ async fn versions_of(
     Ok(versions)
 }
 
-fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
+fn doc_from_row(row: &Row) -> Result<CatalogDoc, StoreError> {
     let id: String = row.try_get("doc_id")?;
     Ok(CatalogDoc {
         doc_id: DocId::parse(id).map_err(|e| StoreError::unreadable("documents.doc_id", e))?,
@@ -658,11 +654,11 @@ fn doc_from_row(row: &SqliteRow) -> Result<CatalogDoc, StoreError> {
             size_bytes: u64::try_from(row.try_get::<i64, _>("size_bytes")?).unwrap_or(0),
             update_time_ms: row.try_get("update_time_ms")?,
         },
-        has_text: row.try_get("has_text")?,
+        has_text: row.flag("has_text")?,
         error: row.try_get("error")?,
         no_text: row.try_get("no_text")?,
         held_back: row.try_get("held_back")?,
-        redacted: row.try_get("redacted")?,
+        redacted: row.flag("redacted")?,
         original: Original::from_columns(
             row.try_get::<Option<String>, _>("original")?.as_deref(),
             row.try_get("unjudged")?,

@@ -3,9 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use crate::db::{Row, scalar, sql};
 use quarry_core::ConnectorId;
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 
 use crate::integrations::{check_name, unique_violation};
 use crate::keys::random_id;
@@ -261,7 +260,7 @@ impl Store {
         let name = check_name(&new.name, "connector")?;
         let id = random_id("cn_")?;
         let config = self.seal_settings(&id, &new.config, &new.secret_keys)?;
-        let inserted = sqlx::query(
+        let inserted = sql(
             "INSERT INTO connectors (id, name, plugin_id, plugin_version, config, grant_dirs,
                                      grant_hosts, secret_keys, created_ms, status,
                                      sync_requested_ms)
@@ -297,14 +296,13 @@ impl Store {
             return Ok(());
         }
         let _turn = self.write_turn().await;
-        sqlx::query(
-            "UPDATE connectors SET plugin_calls = plugin_calls + ?,
-                    plugin_failed_calls = plugin_failed_calls + ?,
-                    plugin_cpu_us = plugin_cpu_us + ?,
-                    plugin_peak_memory_bytes = MAX(plugin_peak_memory_bytes, ?),
-                    plugin_network_bytes = plugin_network_bytes + ?
-             WHERE id = ?",
-        )
+        sql("UPDATE connectors SET plugin_calls = plugin_calls + ?1,
+                    plugin_failed_calls = plugin_failed_calls + ?2,
+                    plugin_cpu_us = plugin_cpu_us + ?3,
+                    plugin_peak_memory_bytes = CASE WHEN plugin_peak_memory_bytes > ?4
+                        THEN plugin_peak_memory_bytes ELSE ?4 END,
+                    plugin_network_bytes = plugin_network_bytes + ?5
+             WHERE id = ?6")
         .bind(to_i64(usage.calls))
         .bind(to_i64(usage.failed_calls))
         .bind(to_i64(usage.cpu_us))
@@ -318,9 +316,11 @@ impl Store {
 
     /// Every connector (not removed), by name.
     pub async fn connectors(&self) -> Result<Vec<Connector>, StoreError> {
-        let rows = sqlx::query(select_connector!("WHERE removed_ms IS NULL ORDER BY name"))
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sql(select_connector!(
+            "WHERE removed_ms IS NULL ORDER BY lower(name), name"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter()
             .map(|row| self.connector_from_row(row))
             .collect()
@@ -328,7 +328,7 @@ impl Store {
 
     /// The connector with this id, unless it does not exist or was removed.
     pub async fn connector(&self, id: &ConnectorId) -> Result<Option<Connector>, StoreError> {
-        let row = sqlx::query(select_connector!("WHERE id = ? AND removed_ms IS NULL"))
+        let row = sql(select_connector!("WHERE id = ? AND removed_ms IS NULL"))
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
@@ -339,10 +339,12 @@ impl Store {
 
     /// The connector named `name` (without regard to case); the error lists the known names.
     pub async fn connector_by_name(&self, name: &str) -> Result<Connector, StoreError> {
-        let row = sqlx::query(select_connector!("WHERE name = ? AND removed_ms IS NULL"))
-            .bind(name.trim())
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sql(select_connector!(
+            "WHERE lower(name) = lower(?) AND removed_ms IS NULL"
+        ))
+        .bind(name.trim())
+        .fetch_optional(&self.pool)
+        .await?;
         match row {
             Some(row) => self.connector_from_row(&row),
             None => Err(StoreError::NotFound {
@@ -363,7 +365,7 @@ impl Store {
     /// deletes its rows.
     pub async fn remove_connector(&self, name: &str, now_ms: i64) -> Result<Connector, StoreError> {
         let connector = self.connector_by_name(name).await?;
-        sqlx::query("UPDATE connectors SET removed_ms = ?, sync_requested_ms = NULL WHERE id = ?")
+        sql("UPDATE connectors SET removed_ms = ?, sync_requested_ms = NULL WHERE id = ?")
             .bind(now_ms)
             .bind(connector.id.as_str())
             .execute(&self.pool)
@@ -373,10 +375,9 @@ impl Store {
 
     /// Removed connectors whose documents may still be in the index.
     pub async fn removed_connectors(&self) -> Result<Vec<ConnectorId>, StoreError> {
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM connectors WHERE removed_ms IS NOT NULL")
-                .fetch_all(&self.pool)
-                .await?;
+        let ids: Vec<String> = scalar("SELECT id FROM connectors WHERE removed_ms IS NOT NULL")
+            .fetch_all(&self.pool)
+            .await?;
         Ok(ids
             .into_iter()
             .filter_map(|id| ConnectorId::parse(id).ok())
@@ -385,7 +386,7 @@ impl Store {
 
     /// Deletes a removed connector's rows (its catalog and its place in sharing selections).
     pub async fn purge_connector(&self, id: &ConnectorId) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM connectors WHERE id = ? AND removed_ms IS NOT NULL")
+        sql("DELETE FROM connectors WHERE id = ? AND removed_ms IS NOT NULL")
             .bind(id.as_str())
             .execute(&self.pool)
             .await?;
@@ -398,10 +399,8 @@ impl Store {
     pub async fn forget_index(&self, now_ms: i64) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
         crate::ocr::set_aside(&mut tx).await?;
-        sqlx::query("DELETE FROM documents")
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(
+        sql("DELETE FROM documents").execute(&mut *tx).await?;
+        sql(
             "UPDATE connectors SET checkpoint = NULL, listing_more = 0, doc_count = 0, \
              sync_requested_ms = ? WHERE removed_ms IS NULL",
         )
@@ -414,20 +413,18 @@ impl Store {
 
     /// Asks for a sync of the connector; a running server starts it within a couple of seconds.
     pub async fn request_sync(&self, id: &ConnectorId, now_ms: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE connectors SET sync_requested_ms = ? WHERE id = ? AND removed_ms IS NULL",
-        )
-        .bind(now_ms)
-        .bind(id.as_str())
-        .execute(&self.pool)
-        .await?;
+        sql("UPDATE connectors SET sync_requested_ms = ? WHERE id = ? AND removed_ms IS NULL")
+            .bind(now_ms)
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
     /// Asks for a sync that lists the whole source again (and so removes whatever vanished
     /// without the connector reporting it).
     pub async fn request_full_sync(&self, id: &ConnectorId, now_ms: i64) -> Result<(), StoreError> {
-        sqlx::query(
+        sql(
             "UPDATE connectors SET sync_requested_ms = ?, full_requested = 1
              WHERE id = ? AND removed_ms IS NULL",
         )
@@ -447,7 +444,7 @@ impl Store {
         full_interval_s: Option<i64>,
     ) -> Result<Connector, StoreError> {
         let connector = self.connector_by_name(name).await?;
-        sqlx::query(
+        sql(
             "UPDATE connectors SET sync_interval_s = coalesce(?, sync_interval_s),
                                    full_interval_s = coalesce(?, full_interval_s)
              WHERE id = ?",
@@ -462,11 +459,10 @@ impl Store {
 
     /// The connectors whose documents the embedding queue takes before all others.
     pub async fn connectors_embedded_first(&self) -> Result<Vec<ConnectorId>, StoreError> {
-        let ids: Vec<String> = sqlx::query_scalar(
-            "SELECT id FROM connectors WHERE embed_first != 0 AND removed_ms IS NULL",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let ids: Vec<String> =
+            scalar("SELECT id FROM connectors WHERE embed_first != 0 AND removed_ms IS NULL")
+                .fetch_all(&self.pool)
+                .await?;
         ids.into_iter()
             .map(|id| {
                 ConnectorId::parse(id).map_err(|e| StoreError::unreadable("connectors.id", e))
@@ -477,7 +473,7 @@ impl Store {
     /// Puts a connector's documents before all others in the embedding queue, or back in line.
     pub async fn set_embed_first(&self, name: &str, first: bool) -> Result<Connector, StoreError> {
         let connector = self.connector_by_name(name).await?;
-        sqlx::query("UPDATE connectors SET embed_first = ? WHERE id = ?")
+        sql("UPDATE connectors SET embed_first = ? WHERE id = ?")
             .bind(i64::from(first))
             .bind(connector.id.as_str())
             .execute(&self.pool)
@@ -498,7 +494,7 @@ impl Store {
         } else {
             ("idle", Some(now_ms))
         };
-        sqlx::query("UPDATE connectors SET status = ?, sync_requested_ms = ? WHERE id = ?")
+        sql("UPDATE connectors SET status = ?, sync_requested_ms = ? WHERE id = ?")
             .bind(status)
             .bind(requested)
             .bind(connector.id.as_str())
@@ -510,11 +506,11 @@ impl Store {
     /// Marks the start of a sync: status `syncing`, the request taken, counts from zero unless
     /// the sync resumes a listing (then they go on from where it stopped).
     pub async fn sync_started(&self, id: &ConnectorId) -> Result<(), StoreError> {
-        sqlx::query(
+        sql(
             "UPDATE connectors SET status = 'syncing', sync_requested_ms = NULL,
-                                   listed = CASE WHEN listing_more THEN listed ELSE 0 END,
-                                   indexed = CASE WHEN listing_more THEN indexed ELSE 0 END,
-                                   failed = CASE WHEN listing_more THEN failed ELSE 0 END
+                                   listed = CASE WHEN listing_more = 1 THEN listed ELSE 0 END,
+                                   indexed = CASE WHEN listing_more = 1 THEN indexed ELSE 0 END,
+                                   failed = CASE WHEN listing_more = 1 THEN failed ELSE 0 END
              WHERE id = ? AND status != 'disabled'",
         )
         .bind(id.as_str())
@@ -529,7 +525,7 @@ impl Store {
         id: &ConnectorId,
         progress: SyncProgress,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE connectors SET listed = ?, indexed = ?, failed = ? WHERE id = ?")
+        sql("UPDATE connectors SET listed = ?, indexed = ?, failed = ? WHERE id = ?")
             .bind(to_i64(progress.listed))
             .bind(to_i64(progress.indexed))
             .bind(to_i64(progress.failed))
@@ -551,7 +547,7 @@ impl Store {
             Some(failure) => (Some(failure.full.as_str()), Some(failure.public.as_str())),
             None => (None, None),
         };
-        sqlx::query(
+        sql(
             "UPDATE connectors SET status = CASE WHEN status = 'disabled' THEN 'disabled'
                                                WHEN ? IS NULL THEN 'idle' ELSE 'error' END,
                                    last_error = ?, last_error_public = ?, last_sync_ms = ?
@@ -570,14 +566,14 @@ impl Store {
     /// Sets every `syncing` connector back to `idle` with a sync requested: after a crash or a
     /// restart, their interrupted syncs resume from the stored checkpoint.
     pub async fn resume_interrupted_syncs(&self, now_ms: i64) -> Result<u64, StoreError> {
-        let done = sqlx::query(
+        let done = sql(
             "UPDATE connectors SET status = 'idle', sync_requested_ms = ?
              WHERE status = 'syncing' AND removed_ms IS NULL",
         )
         .bind(now_ms)
         .execute(&self.pool)
         .await?;
-        Ok(done.rows_affected())
+        Ok(done)
     }
 }
 
@@ -595,7 +591,7 @@ impl Store {
         if connector.credentials.mode == mode {
             return Ok(connector);
         }
-        sqlx::query("UPDATE connectors SET credentials = ? WHERE id = ?")
+        sql("UPDATE connectors SET credentials = ? WHERE id = ?")
             .bind(mode.as_str())
             .bind(connector.id.as_str())
             .execute(&self.pool)
@@ -651,7 +647,7 @@ impl Store {
                     .to_owned(),
             ));
         }
-        sqlx::query("UPDATE connectors SET released = ? WHERE id = ?")
+        sql("UPDATE connectors SET released = ? WHERE id = ?")
             .bind(to_json(&released)?)
             .bind(connector.id.as_str())
             .execute(&self.pool)
@@ -731,7 +727,7 @@ impl Store {
         secret_keys: &BTreeSet<String>,
     ) -> Result<bool, StoreError> {
         let mut tx = self.write_tx().await?;
-        let row = sqlx::query("SELECT config, secret_keys FROM connectors WHERE id = ?")
+        let row = sql("SELECT config, secret_keys FROM connectors WHERE id = ?")
             .bind(id.as_str())
             .fetch_optional(&mut *tx)
             .await?;
@@ -747,7 +743,7 @@ impl Store {
         }
         let config = self.seal_settings(id.as_str(), &config, &clear)?;
         let all: BTreeSet<String> = sealed.union(&clear).cloned().collect();
-        sqlx::query("UPDATE connectors SET config = ?, secret_keys = ? WHERE id = ?")
+        sql("UPDATE connectors SET config = ?, secret_keys = ? WHERE id = ?")
             .bind(to_json(&config)?)
             .bind(to_json(&all)?)
             .bind(id.as_str())
@@ -757,7 +753,7 @@ impl Store {
         Ok(true)
     }
 
-    fn connector_from_row(&self, row: &SqliteRow) -> Result<Connector, StoreError> {
+    fn connector_from_row(&self, row: &Row) -> Result<Connector, StoreError> {
         let id: String = row.try_get("id")?;
         let config = self.open_settings(&id, row)?;
         let status = ConnectorStatus::parse(&row.try_get::<String, _>("status")?);
@@ -780,17 +776,13 @@ impl Store {
             credentials: CredentialPolicy::from_row(row)?,
             listing: ListingState::from_row(row)?,
             schedule: Schedule::from_row(row)?,
-            embed_first: flag(row, "embed_first")?,
+            embed_first: row.flag("embed_first")?,
         })
     }
 
     /// The settings of connector `id` in `row`, its secrets opened. A secret that cannot be
     /// opened is left out (and reported once).
-    fn open_settings(
-        &self,
-        id: &str,
-        row: &SqliteRow,
-    ) -> Result<BTreeMap<String, String>, StoreError> {
+    fn open_settings(&self, id: &str, row: &Row) -> Result<BTreeMap<String, String>, StoreError> {
         let secret_keys: BTreeSet<String> = from_json(row, "secret_keys")?;
         let mut config: BTreeMap<String, String> = from_json(row, "config")?;
         for key in &secret_keys {
@@ -814,7 +806,7 @@ impl Store {
 }
 
 impl ConnectorGrant {
-    fn from_row(row: &SqliteRow) -> Result<ConnectorGrant, StoreError> {
+    fn from_row(row: &Row) -> Result<ConnectorGrant, StoreError> {
         Ok(ConnectorGrant {
             dirs: from_json(row, "grant_dirs")?,
             hosts: from_json(row, "grant_hosts")?,
@@ -823,7 +815,7 @@ impl ConnectorGrant {
 }
 
 impl PluginUsage {
-    fn from_row(row: &SqliteRow) -> Result<PluginUsage, StoreError> {
+    fn from_row(row: &Row) -> Result<PluginUsage, StoreError> {
         Ok(PluginUsage {
             calls: to_u64(row.try_get("plugin_calls")?),
             failed_calls: to_u64(row.try_get("plugin_failed_calls")?),
@@ -836,7 +828,7 @@ impl PluginUsage {
 
 impl SyncProgress {
     /// The counts in `row`; `remaining` only while a sync runs.
-    fn from_row(row: &SqliteRow, status: ConnectorStatus) -> Result<SyncProgress, StoreError> {
+    fn from_row(row: &Row, status: ConnectorStatus) -> Result<SyncProgress, StoreError> {
         let listed = to_u64(row.try_get("listed")?);
         let expected: Option<i64> = row.try_get("expected")?;
         Ok(SyncProgress {
@@ -851,7 +843,7 @@ impl SyncProgress {
 }
 
 impl CredentialPolicy {
-    fn from_row(row: &SqliteRow) -> Result<CredentialPolicy, StoreError> {
+    fn from_row(row: &Row) -> Result<CredentialPolicy, StoreError> {
         let mode: String = row.try_get("credentials")?;
         Ok(CredentialPolicy {
             mode: CredentialMode::parse(&mode).ok_or_else(|| {
@@ -863,10 +855,10 @@ impl CredentialPolicy {
 }
 
 impl ListingState {
-    fn from_row(row: &SqliteRow) -> Result<ListingState, StoreError> {
+    fn from_row(row: &Row) -> Result<ListingState, StoreError> {
         Ok(ListingState {
             checkpoint: row.try_get("checkpoint")?,
-            more: flag(row, "listing_more")?,
+            more: row.flag("listing_more")?,
             generation: row.try_get("generation")?,
             last_full_ms: row.try_get("last_full_ms")?,
         })
@@ -874,26 +866,18 @@ impl ListingState {
 }
 
 impl Schedule {
-    fn from_row(row: &SqliteRow) -> Result<Schedule, StoreError> {
+    fn from_row(row: &Row) -> Result<Schedule, StoreError> {
         Ok(Schedule {
             sync_requested_ms: row.try_get("sync_requested_ms")?,
-            full_requested: flag(row, "full_requested")?,
+            full_requested: row.flag("full_requested")?,
             sync_interval_s: row.try_get("sync_interval_s")?,
             full_interval_s: row.try_get("full_interval_s")?,
         })
     }
 }
 
-/// An integer column holding a boolean.
-fn flag(row: &SqliteRow, column: &str) -> Result<bool, StoreError> {
-    Ok(row.try_get::<i64, _>(column)? != 0)
-}
-
 /// A JSON column, parsed.
-fn from_json<T: serde::de::DeserializeOwned>(
-    row: &SqliteRow,
-    column: &str,
-) -> Result<T, StoreError> {
+fn from_json<T: serde::de::DeserializeOwned>(row: &Row, column: &str) -> Result<T, StoreError> {
     let text: String = row.try_get(column)?;
     serde_json::from_str(&text)
         .map_err(|e| StoreError::unreadable(format!("connectors.{column} is not valid JSON"), e))

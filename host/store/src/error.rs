@@ -15,6 +15,15 @@ pub enum StoreError {
         /// Why.
         message: String,
     },
+    /// The team database cannot be reached or migrated, or this host's sealing key is not the
+    /// one its secrets were sealed with.
+    #[error("cannot open the database {database}: {message}")]
+    Connect {
+        /// Its address, without a password.
+        database: String,
+        /// Why.
+        message: String,
+    },
     /// A name is already used (names are unique without regard to case).
     #[error("{what} {name:?} already exists; choose another name")]
     NameTaken {
@@ -103,6 +112,7 @@ impl ErrorCode for StoreError {
             StoreError::NameTaken { .. } | StoreError::Invalid(_) => ErrorKind::Validation,
             StoreError::NotFound { .. } => ErrorKind::NotFound,
             StoreError::Open { .. }
+            | StoreError::Connect { .. }
             | StoreError::Sql(_)
             | StoreError::Corrupt { .. }
             | StoreError::System { .. }

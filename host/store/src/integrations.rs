@@ -1,8 +1,7 @@
 //! Integrations: who may use the API, with which key, under which quota, seeing which connectors.
 
+use crate::db::{Conn, Row, scalar, sql};
 use quarry_core::ConnectorId;
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row, SqliteConnection};
 
 use crate::keys::{self, ApiKey};
 use crate::{Store, StoreError, UsageMonth};
@@ -107,7 +106,7 @@ impl Store {
         let name = check_name(name, "integration")?;
         let id = keys::random_id("in_")?;
         let mut tx = self.write_tx().await?;
-        let inserted = sqlx::query(
+        let inserted = sql(
             "INSERT INTO integrations (id, name, created_ms, plan, monthly_quota, sharing)
              VALUES (?, ?, ?, ?, ?, ?)",
         )
@@ -138,7 +137,7 @@ impl Store {
 
     /// The integration named `name` (without regard to case).
     pub async fn integration(&self, name: &str) -> Result<Integration, StoreError> {
-        let row = sqlx::query("SELECT * FROM integrations WHERE name = ?")
+        let row = sql("SELECT * FROM integrations WHERE lower(name) = lower(?)")
             .bind(name.trim())
             .fetch_optional(&self.pool)
             .await?;
@@ -155,8 +154,7 @@ impl Store {
     /// Every integration with its usage this month, by name.
     pub async fn integrations(&self, now_ms: i64) -> Result<Vec<IntegrationSummary>, StoreError> {
         let month = UsageMonth::at(now_ms);
-        let rows = sqlx::query(
-            "SELECT i.*,
+        let rows = sql("SELECT i.*,
                     (SELECT requests FROM usage u WHERE u.integration_id = i.id AND u.month = ?)
                         AS requests,
                     (SELECT max(last_used_ms) FROM api_keys k WHERE k.integration_id = i.id)
@@ -164,8 +162,7 @@ impl Store {
                     (SELECT count(*) FROM api_keys k WHERE k.integration_id = i.id
                         AND k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > ?))
                         AS active_keys
-             FROM integrations i ORDER BY i.name",
-        )
+             FROM integrations i ORDER BY lower(i.name), i.name")
         .bind(&month.key)
         .bind(now_ms)
         .fetch_all(&self.pool)
@@ -188,7 +185,7 @@ impl Store {
     pub async fn set_sharing(&self, name: &str, sharing: &Sharing) -> Result<(), StoreError> {
         let integration = self.integration(name).await?;
         let mut tx = self.write_tx().await?;
-        sqlx::query("UPDATE integrations SET sharing = ? WHERE id = ?")
+        sql("UPDATE integrations SET sharing = ? WHERE id = ?")
             .bind(sharing.column())
             .bind(&integration.id)
             .execute(&mut *tx)
@@ -201,7 +198,7 @@ impl Store {
     /// Changes an integration's monthly quota; takes effect on its next request.
     pub async fn set_quota(&self, name: &str, quota: Quota) -> Result<(), StoreError> {
         let integration = self.integration(name).await?;
-        sqlx::query("UPDATE integrations SET plan = ?, monthly_quota = ? WHERE id = ?")
+        sql("UPDATE integrations SET plan = ?, monthly_quota = ? WHERE id = ?")
             .bind(quota.plan())
             .bind(quota_column(quota))
             .bind(&integration.id)
@@ -244,11 +241,9 @@ impl Store {
         let Some(parts) = keys::parse(key) else {
             return Ok(None);
         };
-        let row = sqlx::query(
-            "SELECT k.hash, k.expires_ms, k.revoked_ms, i.*
+        let row = sql("SELECT k.hash, k.expires_ms, k.revoked_ms, i.*
              FROM api_keys k JOIN integrations i ON i.id = k.integration_id
-             WHERE k.lookup = ?",
-        )
+             WHERE k.lookup = ?")
         .bind(&parts.lookup)
         .fetch_optional(&self.pool)
         .await?;
@@ -271,10 +266,9 @@ impl Store {
     pub async fn touch_keys(&self, uses: &[(String, i64)]) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
         for (lookup, time_ms) in uses {
-            sqlx::query(
-                "UPDATE api_keys SET last_used_ms = max(coalesce(last_used_ms, 0), ?)
-                 WHERE lookup = ?",
-            )
+            sql("UPDATE api_keys
+                    SET last_used_ms = CASE WHEN last_used_ms > ?1 THEN last_used_ms ELSE ?1 END
+                  WHERE lookup = ?2")
             .bind(time_ms)
             .bind(lookup)
             .execute(&mut *tx)
@@ -298,13 +292,13 @@ impl Store {
 
     async fn integration_names(&self) -> Result<Vec<String>, StoreError> {
         Ok(
-            sqlx::query_scalar("SELECT name FROM integrations ORDER BY name")
+            scalar("SELECT name FROM integrations ORDER BY lower(name), name")
                 .fetch_all(&self.pool)
                 .await?,
         )
     }
 
-    async fn integration_from_row(&self, row: &SqliteRow) -> Result<Integration, StoreError> {
+    async fn integration_from_row(&self, row: &Row) -> Result<Integration, StoreError> {
         let id: String = row.try_get("id")?;
         let quota = match row.try_get::<Option<i64>, _>("monthly_quota")? {
             Some(n) => Quota::Limited(u64::try_from(n).unwrap_or(0)),
@@ -313,7 +307,7 @@ impl Store {
         let sharing = match row.try_get::<String, _>("sharing")?.as_str() {
             "all" => Sharing::All,
             "selected" => {
-                let ids: Vec<String> = sqlx::query_scalar(
+                let ids: Vec<String> = scalar(
                     "SELECT s.connector_id FROM integration_connectors s
                      JOIN connectors c ON c.id = s.connector_id
                      WHERE s.integration_id = ? AND c.removed_ms IS NULL
@@ -349,19 +343,19 @@ fn quota_column(quota: Quota) -> Option<i64> {
 }
 
 async fn write_selection(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     integration_id: &str,
     sharing: &Sharing,
 ) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM integration_connectors WHERE integration_id = ?")
+    sql("DELETE FROM integration_connectors WHERE integration_id = ?")
         .bind(integration_id)
         .execute(&mut *conn)
         .await?;
     if let Sharing::Selected(ids) = sharing {
         for id in ids {
-            sqlx::query(
-                "INSERT OR IGNORE INTO integration_connectors (integration_id, connector_id)
-                 VALUES (?, ?)",
+            sql(
+                "INSERT INTO integration_connectors (integration_id, connector_id)
+                 VALUES (?, ?) ON CONFLICT DO NOTHING",
             )
             .bind(integration_id)
             .bind(id.as_str())
@@ -373,13 +367,13 @@ async fn write_selection(
 }
 
 async fn insert_key(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     integration_id: &str,
     expires_ms: Option<i64>,
     now_ms: i64,
 ) -> Result<ApiKey, StoreError> {
     let (key, parts) = keys::generate()?;
-    sqlx::query(
+    sql(
         "INSERT INTO api_keys (lookup, integration_id, hash, created_ms, expires_ms)
          VALUES (?, ?, ?, ?, ?)",
     )
@@ -393,19 +387,14 @@ async fn insert_key(
     Ok(key)
 }
 
-async fn revoke_all(
-    conn: &mut SqliteConnection,
-    integration_id: &str,
-    now_ms: i64,
-) -> Result<u64, StoreError> {
-    let done = sqlx::query(
-        "UPDATE api_keys SET revoked_ms = ? WHERE integration_id = ? AND revoked_ms IS NULL",
-    )
-    .bind(now_ms)
-    .bind(integration_id)
-    .execute(&mut *conn)
-    .await?;
-    Ok(done.rows_affected())
+async fn revoke_all(conn: &mut Conn, integration_id: &str, now_ms: i64) -> Result<u64, StoreError> {
+    let done =
+        sql("UPDATE api_keys SET revoked_ms = ? WHERE integration_id = ? AND revoked_ms IS NULL")
+            .bind(now_ms)
+            .bind(integration_id)
+            .execute(&mut *conn)
+            .await?;
+    Ok(done)
 }
 
 /// A name, trimmed, checked: 1 to 64 characters, no control characters.

@@ -1,4 +1,6 @@
-//! Quarry's store: SQLite through sqlx, in WAL mode, with embedded migrations run at open.
+//! Quarry's store, through sqlx: an embedded SQLite file in WAL mode (one user's data folder,
+//! the default) or a PostgreSQL server (a team's hosts), with embedded migrations for each,
+//! run at open.
 //!
 //! It holds integrations and their keys (only hashes), usage per integration per UTC month,
 //! admin sessions and login links of the settings page (hashes only),
@@ -11,6 +13,7 @@ mod audit;
 mod catalog;
 mod connectors;
 mod data_folder;
+mod db;
 mod doc_ids;
 mod error;
 mod integrations;
@@ -27,12 +30,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{Sqlite, SqliteConnection, Transaction};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+use crate::db::{Conn, Pool, sql};
 use crate::secrets::SecretBox;
 
 pub use admin::{AdminSession, NewAdminSession};
@@ -42,6 +44,7 @@ pub use connectors::{
     Connector, ConnectorGrant, ConnectorStatus, CredentialMode, CredentialPolicy, ListingState,
     NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
 };
+pub use db::Dialect;
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
 pub use keys::{ApiKey, KEY_PREFIX, looks_like_key};
@@ -53,14 +56,18 @@ pub use secrets::LEGACY_KEY_FILE;
 /// The database file inside a data folder.
 pub const DB_FILE: &str = "quarry.db";
 
-/// The store: a pool of connections to one SQLite database. Cheap to clone.
+/// Connections a team host keeps to PostgreSQL at most.
+const POSTGRES_CONNECTIONS: u32 = 16;
+
+/// The store: a pool of connections to one database. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: Pool,
     /// Writers of this process take turns here, first come first served, before asking SQLite
     /// for its write lock. SQLite makes a waiting writer sleep and retry with growing pauses, so
     /// a request counting itself could wait tens of milliseconds behind a sync's back-to-back
-    /// transactions; in this queue it waits for the one transaction ahead of it.
+    /// transactions; in this queue it waits for the one transaction ahead of it. PostgreSQL
+    /// locks rows, not the database: its writers take no turn.
     write_turn: Arc<Mutex<()>>,
     /// The key that seals secret settings (kept outside the data folder).
     secrets: Arc<SecretBox>,
@@ -68,8 +75,8 @@ pub struct Store {
 
 /// A transaction that writes, holding this process's write turn until it ends.
 pub(crate) struct WriteTx {
-    tx: Transaction<'static, Sqlite>,
-    _turn: OwnedMutexGuard<()>,
+    tx: Conn,
+    _turn: Option<OwnedMutexGuard<()>>,
 }
 
 impl WriteTx {
@@ -81,15 +88,15 @@ impl WriteTx {
 }
 
 impl Deref for WriteTx {
-    type Target = SqliteConnection;
+    type Target = Conn;
 
-    fn deref(&self) -> &SqliteConnection {
+    fn deref(&self) -> &Conn {
         &self.tx
     }
 }
 
 impl DerefMut for WriteTx {
-    fn deref_mut(&mut self) -> &mut SqliteConnection {
+    fn deref_mut(&mut self) -> &mut Conn {
         &mut self.tx
     }
 }
@@ -118,13 +125,14 @@ impl Store {
                 path: path.to_owned(),
                 message: e.to_string(),
             })?;
-        sqlx::migrate!("./migrations")
+        sqlx::migrate!("./migrations/sqlite")
             .run(&pool)
             .await
             .map_err(|e| StoreError::Open {
                 path: path.to_owned(),
                 message: format!("migrating the schema: {e}"),
             })?;
+        let pool = Pool::Sqlite(pool);
         let id = data_folder::id(&pool).await?;
         let secrets = Arc::new(SecretBox::open_for(
             keys_dir,
@@ -140,26 +148,72 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens the team database at the PostgreSQL address `url` (`postgres://user@host/db`,
+    /// with any of libpq's parameters) and brings its schema up to date; hosts that start
+    /// together migrate it once. The key that seals secret settings is read from `keys_dir`,
+    /// named by the database's id: every host needs the same key file, which the first host
+    /// made (copy it to the others). A host with another key is refused at open, before it
+    /// could seal a setting the others cannot read.
+    pub async fn open_postgres(url: &str, keys_dir: &Path) -> Result<Store, StoreError> {
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Invalid(format!("--database: not a PostgreSQL address ({e}); write postgres://USER@HOST:PORT/DATABASE")))?
+            .application_name("quarry");
+        let shown = db::shown(&options);
+        let failed = |message: String| StoreError::Connect {
+            database: shown.clone(),
+            message,
+        };
+        let pool = PgPoolOptions::new()
+            .max_connections(POSTGRES_CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        sqlx::migrate!("./migrations/postgres")
+            .run(&pool)
+            .await
+            .map_err(|e| failed(format!("migrating the schema: {e}")))?;
+        let pool = Pool::Postgres(pool);
+        let id = data_folder::id(&pool).await?;
+        let may_create = !data_folder::key_checked(&pool).await?;
+        let secrets = SecretBox::open_shared(keys_dir, &id, may_create)?;
+        data_folder::check_key(&pool, &secrets, &shown).await?;
+        Ok(Store {
+            pool,
+            write_turn: Arc::default(),
+            secrets: Arc::new(secrets),
+        })
+    }
+
+    /// The database this store runs on.
+    pub fn dialect(&self) -> Dialect {
+        self.pool.dialect()
+    }
+
     /// Begins a transaction that writes. It takes the write lock at once (`BEGIN IMMEDIATE`),
     /// waiting for it under the busy timeout: a deferred transaction that reads first and then
     /// writes fails with "database is locked" when another writer committed in between.
     pub(crate) async fn write_tx(&self) -> Result<WriteTx, StoreError> {
-        let turn = self.write_turn.clone().lock_owned().await;
+        let turn = self.write_turn().await;
         Ok(WriteTx {
-            tx: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            tx: self.pool.begin("BEGIN IMMEDIATE").await?,
             _turn: turn,
         })
     }
 
-    /// Waits for this process's write turn, for a single statement that writes.
-    pub(crate) async fn write_turn(&self) -> OwnedMutexGuard<()> {
-        self.write_turn.clone().lock_owned().await
+    /// Waits for this process's write turn, for a single statement that writes (on SQLite;
+    /// PostgreSQL's writers take none).
+    pub(crate) async fn write_turn(&self) -> Option<OwnedMutexGuard<()>> {
+        match self.pool.dialect() {
+            Dialect::Sqlite => Some(self.write_turn.clone().lock_owned().await),
+            Dialect::Postgres => None,
+        }
     }
 
     /// Answers once the database answers a query: what a service manager's watchdog asks
     /// before it is told the service is alive.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        sql("SELECT 1").execute(&self.pool).await?;
         Ok(())
     }
 

@@ -5,13 +5,10 @@
 //! which empties the catalog, sets the results aside (table `ocr_kept`) until the documents are
 //! committed again.
 
+use crate::db::{Conn, Sql, scalar, sql};
+use crate::doc_ids::push_ids;
 use quarry_core::ocr::ScannedPage;
 use quarry_core::{ConnectorId, DocId};
-use sqlx::query::Query;
-use sqlx::sqlite::{Sqlite, SqliteArguments};
-use sqlx::{QueryBuilder, Row as _, SqliteConnection};
-
-use crate::doc_ids::push_ids;
 
 use crate::{Store, StoreError};
 
@@ -54,11 +51,11 @@ pub struct OcrJob {
 /// Puts `request` of `connector` in the queue (replacing any earlier row of the document),
 /// within the caller's transaction.
 pub(crate) async fn queue(
-    tx: &mut SqliteConnection,
+    tx: &mut Conn,
     connector: &ConnectorId,
     request: &OcrRequest,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    sql(
         "INSERT INTO ocr (connector_id, doc_id, version, update_time_ms, pages, read, models)
          VALUES (?, ?, ?, ?, ?, '[]', ?)
          ON CONFLICT (connector_id, doc_id) DO UPDATE SET
@@ -79,13 +76,14 @@ pub(crate) async fn queue(
 
 /// Sets every document's read pages aside before the catalog is emptied, within the caller's
 /// transaction.
-pub(crate) async fn set_aside(tx: &mut SqliteConnection) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT OR REPLACE INTO ocr_kept
+pub(crate) async fn set_aside(tx: &mut Conn) -> Result<(), StoreError> {
+    sql("INSERT INTO ocr_kept
              (connector_id, doc_id, version, update_time_ms, read, models, done_ms)
          SELECT connector_id, doc_id, version, update_time_ms, read, models, done_ms
-           FROM ocr WHERE done_ms IS NOT NULL AND error IS NULL",
-    )
+           FROM ocr WHERE done_ms IS NOT NULL AND error IS NULL
+         ON CONFLICT (connector_id, doc_id) DO UPDATE SET
+             version = excluded.version, update_time_ms = excluded.update_time_ms,
+             read = excluded.read, models = excluded.models, done_ms = excluded.done_ms")
     .execute(&mut *tx)
     .await?;
     Ok(())
@@ -95,11 +93,11 @@ pub(crate) async fn set_aside(tx: &mut SqliteConnection) -> Result<(), StoreErro
 /// the catalog: at the version the catalog now has, the pages are done again; at another they
 /// are stale. Either way they leave `ocr_kept`.
 pub(crate) async fn take_back(
-    tx: &mut SqliteConnection,
+    tx: &mut Conn,
     connector: &ConnectorId,
     ids: &[DocId],
 ) -> Result<(), StoreError> {
-    let mut restore = QueryBuilder::new(
+    let mut restore = Sql::build(
         "INSERT INTO ocr (connector_id, doc_id, version, update_time_ms, pages, read, models,
                           done_ms)
          SELECT k.connector_id, k.doc_id, k.version, k.update_time_ms, '[]', k.read, k.models,
@@ -110,21 +108,21 @@ pub(crate) async fn take_back(
     restore.push_bind(connector.as_str());
     push_ids(&mut restore, ids);
     restore.push(" ON CONFLICT (connector_id, doc_id) DO NOTHING");
-    restore.build().execute(&mut *tx).await?;
-    let mut forget = QueryBuilder::new("DELETE FROM ocr_kept WHERE connector_id = ");
+    restore.execute(&mut *tx).await?;
+    let mut forget = Sql::build("DELETE FROM ocr_kept WHERE connector_id = ");
     forget.push_bind(connector.as_str());
     push_ids(&mut forget, ids);
-    forget.build().execute(&mut *tx).await?;
+    forget.execute(&mut *tx).await?;
     Ok(())
 }
 
 /// Drops what is still set aside for `connector` once a full listing has ended: its documents
 /// are gone from the source.
 pub(crate) async fn drop_set_aside(
-    tx: &mut SqliteConnection,
+    tx: &mut Conn,
     connector: &ConnectorId,
 ) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM ocr_kept WHERE connector_id = ?")
+    sql("DELETE FROM ocr_kept WHERE connector_id = ?")
         .bind(connector.as_str())
         .execute(&mut *tx)
         .await?;
@@ -162,7 +160,7 @@ trait BindJob {
     fn bind_job(self, job: &OcrJob) -> Self;
 }
 
-impl BindJob for Query<'_, Sqlite, SqliteArguments> {
+impl BindJob for Sql {
     fn bind_job(self, job: &OcrJob) -> Self {
         self.bind(job.connector.as_str())
             .bind(job.doc_id.as_str())
@@ -189,7 +187,7 @@ impl Store {
         models: &str,
     ) -> Result<Option<Vec<ScannedPage>>, StoreError> {
         // In the queue's table, or set aside while the index is rebuilt.
-        let row = sqlx::query(
+        let row = sql(
             "SELECT read FROM ocr WHERE connector_id = ?1 AND doc_id = ?2 AND version = ?3
                                      AND models = ?4 AND done_ms IS NOT NULL
              UNION ALL
@@ -209,7 +207,7 @@ impl Store {
 
     /// The newest document waiting for OCR, if any.
     pub async fn next_ocr(&self) -> Result<Option<OcrJob>, StoreError> {
-        let row = sqlx::query(concat!(
+        let row = sql(concat!(
             "SELECT ocr.connector_id, ocr.doc_id, d.locator, ocr.version, ocr.pages, ocr.read
                FROM ocr JOIN documents d USING (connector_id, doc_id) WHERE ",
             waiting!(),
@@ -236,7 +234,7 @@ impl Store {
     /// Records what `job` has read so far and what is left.
     pub async fn ocr_progress(&self, job: &OcrJob) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
-        sqlx::query(
+        sql(
             "UPDATE ocr SET pages = ?, read = ? WHERE connector_id = ? AND doc_id = ? AND version = ?",
         )
         .bind(pages_json(&job.pages))
@@ -259,18 +257,16 @@ impl Store {
     ) -> Result<(), StoreError> {
         let found = job.read.iter().any(|p| !p.text.trim().is_empty());
         let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "UPDATE ocr SET pages = '[]', read = ?, done_ms = ?
-              WHERE connector_id = ? AND doc_id = ? AND version = ?",
-        )
+        sql("UPDATE ocr SET pages = '[]', read = ?, done_ms = ?
+              WHERE connector_id = ? AND doc_id = ? AND version = ?")
         .bind(read_json(&job.read))
         .bind(now_ms)
         .bind_job(job)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
-            "UPDATE documents SET no_text = CASE WHEN ? THEN NULL ELSE ? END,
-                                  redacted = redacted OR ?,
+        sql(
+            "UPDATE documents SET no_text = CASE WHEN ? = 1 THEN NULL ELSE ? END,
+                                  redacted = CASE WHEN ? = 1 THEN 1 ELSE redacted END,
                                   unjudged = NULL
               WHERE connector_id = ? AND doc_id = ? AND version = ? AND held_back IS NULL",
         )
@@ -287,14 +283,12 @@ impl Store {
     /// Marks `job` failed with `error`: it is not read again until its version changes.
     pub async fn ocr_failed(&self, job: &OcrJob, error: &str) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "UPDATE ocr SET error = ? WHERE connector_id = ? AND doc_id = ? AND version = ?",
-        )
-        .bind(error)
-        .bind_job(job)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
+        sql("UPDATE ocr SET error = ? WHERE connector_id = ? AND doc_id = ? AND version = ?")
+            .bind(error)
+            .bind_job(job)
+            .execute(&mut *tx)
+            .await?;
+        sql(
             "UPDATE documents SET no_text = ?, unjudged = CASE WHEN unjudged IS NULL THEN NULL
                  ELSE 'could not be checked for credentials: OCR could not read the text its images show' END
              WHERE connector_id = ? AND doc_id = ? AND version = ?",
@@ -309,7 +303,7 @@ impl Store {
 
     /// Documents waiting for OCR: of `connector`, or of all.
     pub async fn ocr_pending(&self, connector: Option<&ConnectorId>) -> Result<u64, StoreError> {
-        let count: i64 = sqlx::query_scalar(concat!(
+        let count: i64 = scalar(concat!(
             "SELECT count(*) FROM ocr JOIN documents d USING (connector_id, doc_id) WHERE ",
             waiting!(),
             " AND (? IS NULL OR ocr.connector_id = ?)"

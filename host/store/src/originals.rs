@@ -4,8 +4,8 @@
 //! Quarry's own database from any other SQLite file (`PRAGMA application_id`), so that a copy
 //! of it in a shared folder is left out whatever its name.
 
+use crate::db::{scalar, sql};
 use quarry_core::{ConnectorId, DocId};
-use sqlx::Row as _;
 
 use crate::{Store, StoreError};
 
@@ -107,16 +107,16 @@ impl Store {
     pub(crate) async fn mark_as_quarrys(&self) -> Result<(), StoreError> {
         // `QRRY` as SQLite reads it, a signed 32-bit integer (checked below).
         const _: () = assert!(APPLICATION_ID == 1_364_349_529);
-        let id: i64 = sqlx::query_scalar("PRAGMA application_id")
+        let id: i64 = scalar("PRAGMA application_id")
             .fetch_one(&self.pool)
             .await?;
         if id == 1_364_349_529 {
             return Ok(());
         }
-        sqlx::query("PRAGMA application_id = 1364349529")
+        sql("PRAGMA application_id = 1364349529")
             .execute(&self.pool)
             .await?;
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+        sql("PRAGMA wal_checkpoint(TRUNCATE)")
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -125,7 +125,7 @@ impl Store {
     /// Up to `limit` documents whose original was never judged (indexed by an older Quarry),
     /// newest first; held-back documents and those a sync is writing are not among them.
     pub async fn pending_originals(&self, limit: u32) -> Result<Vec<PendingOriginal>, StoreError> {
-        let rows = sqlx::query(
+        let rows = sql(
             "SELECT connector_id, doc_id, locator, coalesce(path, title) AS shown, version, no_text
              FROM documents
              WHERE original IS NULL AND unjudged IS NULL AND held_back IS NULL AND redacted = 0
@@ -165,10 +165,8 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let (value, unjudged) = original.columns();
         let _turn = self.write_turn().await;
-        let done = sqlx::query(
-            "UPDATE documents SET original = ?, unjudged = ?
-             WHERE connector_id = ? AND doc_id = ? AND version = ? AND held_back IS NULL",
-        )
+        let done = sql("UPDATE documents SET original = ?, unjudged = ?
+             WHERE connector_id = ? AND doc_id = ? AND version = ? AND held_back IS NULL")
         .bind(value)
         .bind(unjudged)
         .bind(pending.connector.as_str())
@@ -176,12 +174,12 @@ impl Store {
         .bind(&pending.version)
         .execute(&self.pool)
         .await?;
-        Ok(done.rows_affected() > 0)
+        Ok(done > 0)
     }
 
     /// How many documents, in all, wait for the background judge.
     pub async fn count_pending_originals(&self) -> Result<u64, StoreError> {
-        let count: i64 = sqlx::query_scalar(
+        let count: i64 = scalar(
             "SELECT count(*) FROM documents
              WHERE original IS NULL AND unjudged IS NULL AND held_back IS NULL AND redacted = 0
                AND version != ''",

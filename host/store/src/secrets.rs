@@ -47,6 +47,32 @@ impl SecretBox {
         SecretBox::open_or_create(&path)
     }
 
+    /// The sealing key of the team database `id`, in `keys_dir`, as [`SecretBox::open_for`];
+    /// when the file is missing it is made only if `may_create` (no host sealed anything with
+    /// a key yet), else the error says to copy the team's key file here.
+    pub(crate) fn open_shared(
+        keys_dir: &Path,
+        id: &str,
+        may_create: bool,
+    ) -> Result<SecretBox, StoreError> {
+        prepare_keys_dir(keys_dir)?;
+        let path = keys_dir.join(format!("{id}.key"));
+        if !may_create && !path.exists() {
+            return Err(StoreError::Open {
+                path,
+                message: "the team database's secrets are sealed with a key this host lacks: \
+                          copy this file from a host of the team (it is the same on all)"
+                    .to_owned(),
+            });
+        }
+        SecretBox::open_or_create(&path)
+    }
+
+    /// Where the key is kept.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The key in `path`, created (random, mode 0600) when there is none. Two processes
     /// opening a new data folder at once agree on one key.
     pub(crate) fn open_or_create(path: &Path) -> Result<SecretBox, StoreError> {

@@ -1,5 +1,6 @@
 //! Requests per integration per UTC calendar month, counted atomically.
 
+use crate::db::scalar;
 use crate::{Store, StoreError, UsageMonth};
 
 impl Store {
@@ -13,9 +14,9 @@ impl Store {
     ) -> Result<(u64, UsageMonth), StoreError> {
         let month = UsageMonth::at(now_ms);
         let _turn = self.write_turn().await;
-        let count: i64 = sqlx::query_scalar(
+        let count: i64 = scalar(
             "INSERT INTO usage (integration_id, month, requests) VALUES (?, ?, 1)
-             ON CONFLICT (integration_id, month) DO UPDATE SET requests = requests + 1
+             ON CONFLICT (integration_id, month) DO UPDATE SET requests = usage.requests + 1
              RETURNING requests",
         )
         .bind(integration_id)

@@ -1,4 +1,5 @@
-//! The store against real SQLite files in temporary folders.
+//! The store against real SQLite files in temporary folders, and the same tests against a real
+//! PostgreSQL server (a database of its own per test): `sqlite::*` and `postgres::*`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,13 +9,96 @@ use quarry_store::{
     CredentialMode, NewConnector, Quota, Sharing, Store, StoreError, SyncFailure, SyncProgress,
     UsageMonth,
 };
+use quarry_tests::postgres as pg;
 
 const NOW: i64 = 1_795_359_600_000; // 2026-11-22T15:00:00Z
 
-async fn open(dir: &tempfile::TempDir) -> Store {
-    Store::open(&dir.path().join("quarry.db"), &dir.path().join("keys"))
-        .await
-        .expect("store opens")
+/// Which database a test runs on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// Where a test's store lives: a data folder (with its keys folder), and for PostgreSQL a new
+/// database on the test binary's server.
+struct Place {
+    dir: tempfile::TempDir,
+    url: Option<String>,
+}
+
+impl Place {
+    fn new(kind: Kind) -> Place {
+        Place {
+            dir: tempfile::tempdir().expect("tempdir"),
+            url: (kind == Kind::Postgres).then(|| pg::shared().new_database()),
+        }
+    }
+
+    fn keys(&self) -> std::path::PathBuf {
+        self.dir.path().join("keys")
+    }
+
+    async fn try_open(&self) -> Result<Store, StoreError> {
+        match &self.url {
+            None => Store::open(&self.dir.path().join("quarry.db"), &self.keys()).await,
+            Some(url) => Store::open_postgres(url, &self.keys()).await,
+        }
+    }
+
+    async fn open(&self) -> Store {
+        self.try_open().await.expect("store opens")
+    }
+
+    /// Everything the database holds, as stored: the SQLite files' bytes, or PostgreSQL's
+    /// dump of the database.
+    fn raw_contents(&self) -> String {
+        match &self.url {
+            None => {
+                let mut bytes = Vec::new();
+                for entry in std::fs::read_dir(self.dir.path()).expect("list") {
+                    let path = entry.expect("entry").path();
+                    if path
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("quarry.db"))
+                    {
+                        bytes.extend(std::fs::read(&path).expect("read"));
+                    }
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            Some(url) => {
+                let out = std::process::Command::new(pg::bin("pg_dump"))
+                    .args(["--data-only", "--inserts", "-d", url])
+                    .output()
+                    .expect("pg_dump runs");
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            }
+        }
+    }
+}
+
+/// Each named test, as `sqlite::NAME` and `postgres::NAME`.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test]
+            async fn $name() -> Result<(), super::StoreError> {
+                super::$name(super::Kind::Sqlite).await
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test]
+            async fn $name() -> Result<(), super::StoreError> {
+                super::$name(super::Kind::Postgres).await
+            })*
+        }
+    };
 }
 
 fn folder(name: &str) -> NewConnector {
@@ -53,10 +137,9 @@ fn doc(id: &str, version: &str) -> CatalogDoc {
     }
 }
 
-#[tokio::test]
-async fn keys_authenticate_until_rotated_revoked_or_expired() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn keys_authenticate_until_rotated_revoked_or_expired(kind: Kind) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let (integration, key) = store
         .create_integration("Claude Desktop", &Sharing::All, Quota::FREE, None, NOW)
         .await?;
@@ -77,12 +160,9 @@ async fn keys_authenticate_until_rotated_revoked_or_expired() -> Result<(), Stor
     assert!(matches!(err, StoreError::NameTaken { .. }), "{err}");
 
     // Nothing about the key is stored in clear beyond its lookup prefix.
-    let db = std::fs::read(dir.path().join("quarry.db")).expect("read db");
-    let wal = std::fs::read(dir.path().join("quarry.db-wal")).unwrap_or_default();
-    let secret = &key.expose()[4 + 16..];
-    for bytes in [&db, &wal] {
-        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()));
-    }
+    let stored = place.raw_contents();
+    assert!(stored.contains(&lookup), "the test reads what is stored");
+    assert!(!stored.contains(&key.expose()[4 + 16..]));
 
     let rotated = store.rotate_key("CLAUDE DESKTOP", None, NOW + 1).await?;
     assert!(
@@ -132,10 +212,11 @@ async fn keys_authenticate_until_rotated_revoked_or_expired() -> Result<(), Stor
     Ok(())
 }
 
-#[tokio::test]
-async fn usage_counts_atomically_per_utc_month_and_survives_reopening() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn usage_counts_atomically_per_utc_month_and_survives_reopening(
+    kind: Kind,
+) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let (integration, _) = store
         .create_integration("Busy", &Sharing::All, Quota::Limited(5), None, NOW)
         .await?;
@@ -159,7 +240,7 @@ async fn usage_counts_atomically_per_utc_month_and_survives_reopening() -> Resul
     );
     store.close().await;
 
-    let store = open(&dir).await;
+    let store = place.open().await;
     let (count, month) = store.count_request(&integration.id, NOW).await?;
     assert_eq!(count, 201, "counts survive reopening");
     assert_eq!(month, UsageMonth::at(NOW));
@@ -171,10 +252,9 @@ async fn usage_counts_atomically_per_utc_month_and_survives_reopening() -> Resul
     Ok(())
 }
 
-#[tokio::test]
-async fn sharing_selections_follow_connectors() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn sharing_selections_follow_connectors(kind: Kind) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let notes = store.add_connector(&folder("Notes"), NOW).await?;
     let mail = store.add_connector(&folder("Mail"), NOW).await?;
     let err = store
@@ -216,11 +296,11 @@ async fn sharing_selections_follow_connectors() -> Result<(), StoreError> {
     Ok(())
 }
 
-#[tokio::test]
-async fn connectors_put_first_for_embedding_are_remembered_until_put_back() -> Result<(), StoreError>
-{
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn connectors_put_first_for_embedding_are_remembered_until_put_back(
+    kind: Kind,
+) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let notes = store.add_connector(&folder("Notes"), NOW).await?;
     store.add_connector(&folder("Code"), NOW).await?;
     assert!(!notes.embed_first);
@@ -241,10 +321,11 @@ async fn connectors_put_first_for_embedding_are_remembered_until_put_back() -> R
     Ok(())
 }
 
-#[tokio::test]
-async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn batches_commit_documents_checkpoints_and_counts_together(
+    kind: Kind,
+) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let c = store.add_connector(&folder("Notes"), NOW).await?;
     assert!(
         c.schedule.sync_requested_ms.is_some(),
@@ -359,10 +440,9 @@ async fn batches_commit_documents_checkpoints_and_counts_together() -> Result<()
     Ok(())
 }
 
-#[tokio::test]
-async fn audit_entries_list_newest_first_with_filters() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn audit_entries_list_newest_first_with_filters(kind: Kind) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let entry = |t: i64, who: &str, connector: Option<&str>| AuditEntry {
         time_ms: t,
         request_id: format!("r{t}"),
@@ -400,10 +480,9 @@ async fn audit_entries_list_newest_first_with_filters() -> Result<(), StoreError
     Ok(())
 }
 
-#[tokio::test]
-async fn a_connectors_debug_form_shows_no_setting_values() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn a_connectors_debug_form_shows_no_setting_values(kind: Kind) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let mut new = folder("Secrets");
     new.config
         .insert("password".to_owned(), "hunter2-secret".to_owned());
@@ -418,12 +497,14 @@ async fn a_connectors_debug_form_shows_no_setting_values() {
         !shown.contains("hunter2-secret") && shown.contains("password"),
         "{shown}"
     );
+    Ok(())
 }
 
-#[tokio::test]
-async fn secret_settings_never_reach_the_database_file_in_clear() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn secret_settings_never_reach_the_database_file_in_clear(
+    kind: Kind,
+) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let secret = "s3cret-Feed-pass-4711";
     let mut feed = folder("Feed");
     feed.plugin_id = "feed".to_owned();
@@ -449,33 +530,41 @@ async fn secret_settings_never_reach_the_database_file_in_clear() -> Result<(), 
     );
     store.close().await;
 
-    let mut on_disk = Vec::new();
-    for entry in std::fs::read_dir(dir.path()).expect("list") {
-        let path = entry.expect("entry").path();
-        if path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("quarry.db"))
-        {
-            on_disk.extend(std::fs::read(&path).expect("read"));
-        }
-    }
-    let text = String::from_utf8_lossy(&on_disk);
-    assert!(text.contains("/data/notes"), "the test reads the real file");
+    let text = place.raw_contents();
+    assert!(
+        text.contains("/data/notes"),
+        "the test reads what is stored"
+    );
     assert!(!text.contains(secret) && !text.contains("old-clear-token-0815"));
 
     // The key is not in the data folder: a copy of the folder opens no secret.
-    assert!(!dir.path().join(quarry_store::LEGACY_KEY_FILE).exists());
-    std::fs::remove_dir_all(dir.path().join("keys")).expect("the keys folder goes");
-    let store = open(&dir).await;
+    assert!(
+        !place
+            .dir
+            .path()
+            .join(quarry_store::LEGACY_KEY_FILE)
+            .exists()
+    );
+    std::fs::remove_dir_all(place.keys()).expect("the keys folder goes");
+    if kind == Kind::Postgres {
+        // A team host without the team's key is refused before it could seal anything.
+        let Err(refused) = place.try_open().await else {
+            panic!("a host without the key opened the team database");
+        };
+        assert!(refused.to_string().contains("copy this file"), "{refused}");
+        return Ok(());
+    }
+    let store = place.open().await;
     let feed = store.connector(&added.id).await?.expect("listed still");
     assert!(!feed.config.contains_key("password"));
     Ok(())
 }
 
-#[tokio::test]
-async fn documents_without_text_are_listed_with_why_and_counted() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn documents_without_text_are_listed_with_why_and_counted(
+    kind: Kind,
+) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let c = store.add_connector(&folder("Scans"), NOW).await?;
     let mut scan = doc("scan", "v1");
     scan.no_text = Some("no page has a text layer".into());
@@ -509,11 +598,11 @@ async fn documents_without_text_are_listed_with_why_and_counted() -> Result<(), 
     Ok(())
 }
 
-#[tokio::test]
-async fn held_back_documents_are_counted_listed_and_judged_again_when_the_policy_changes()
--> Result<(), StoreError> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+async fn held_back_documents_are_counted_listed_and_judged_again_when_the_policy_changes(
+    kind: Kind,
+) -> Result<(), StoreError> {
+    let place = Place::new(kind);
+    let store = place.open().await;
     let c = store.add_connector(&folder("Shared"), NOW).await?;
     assert_eq!(
         c.credentials.mode,
@@ -589,14 +678,14 @@ async fn held_back_documents_are_counted_listed_and_judged_again_when_the_policy
     Ok(())
 }
 
-#[tokio::test]
-async fn what_ocr_read_outlives_a_rebuild_of_the_index_while_its_document_is_unchanged()
--> Result<(), StoreError> {
+async fn what_ocr_read_outlives_a_rebuild_of_the_index_while_its_document_is_unchanged(
+    kind: Kind,
+) -> Result<(), StoreError> {
     use quarry_core::ocr::ScannedPage;
     use quarry_store::OcrRequest;
 
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+    let place = Place::new(kind);
+    let store = place.open().await;
     let c = store.add_connector(&folder("Scans"), NOW).await?;
     let request = |id: &str, version: &str| OcrRequest {
         doc_id: DocId::parse(id).expect("valid"),
@@ -675,12 +764,12 @@ async fn what_ocr_read_outlives_a_rebuild_of_the_index_while_its_document_is_unc
     Ok(())
 }
 
-#[tokio::test]
-async fn originals_keep_their_verdict_and_the_background_judge_finds_those_without_one()
--> Result<(), StoreError> {
+async fn originals_keep_their_verdict_and_the_background_judge_finds_those_without_one(
+    kind: Kind,
+) -> Result<(), StoreError> {
     use quarry_store::{Fingerprint, Original};
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+    let place = Place::new(kind);
+    let store = place.open().await;
     let c = store.add_connector(&folder("Shared"), NOW).await?;
     let judged = Original::Judged(Fingerprint {
         size: 12,
@@ -725,14 +814,29 @@ async fn originals_keep_their_verdict_and_the_background_judge_finds_those_witho
 
 #[tokio::test]
 async fn the_database_file_carries_quarrys_application_id_from_its_first_open() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(&dir).await;
+    let place = Place::new(Kind::Sqlite);
+    let store = place.open().await;
     // The file alone, as a copy of it would be, without its write-ahead log.
-    let header = std::fs::read(dir.path().join("quarry.db")).expect("read");
+    let header = std::fs::read(place.dir.path().join("quarry.db")).expect("read");
     assert!(quarry_store::is_quarry_database(&header[..100]));
     store.close().await;
-    let reopened = open(&dir).await;
+    let reopened = place.open().await;
     reopened.close().await;
-    let header = std::fs::read(dir.path().join("quarry.db")).expect("read");
+    let header = std::fs::read(place.dir.path().join("quarry.db")).expect("read");
     assert!(quarry_store::is_quarry_database(&header[..100]));
 }
+
+on_both!(
+    keys_authenticate_until_rotated_revoked_or_expired,
+    usage_counts_atomically_per_utc_month_and_survives_reopening,
+    sharing_selections_follow_connectors,
+    connectors_put_first_for_embedding_are_remembered_until_put_back,
+    batches_commit_documents_checkpoints_and_counts_together,
+    audit_entries_list_newest_first_with_filters,
+    secret_settings_never_reach_the_database_file_in_clear,
+    documents_without_text_are_listed_with_why_and_counted,
+    held_back_documents_are_counted_listed_and_judged_again_when_the_policy_changes,
+    what_ocr_read_outlives_a_rebuild_of_the_index_while_its_document_is_unchanged,
+    originals_keep_their_verdict_and_the_background_judge_finds_those_without_one,
+    a_connectors_debug_form_shows_no_setting_values,
+);

@@ -1,0 +1,15 @@
+-- The settings page: sessions of the person at the keyboard, and one-time login links.
+-- Only SHA-256 hashes of the secrets are stored (a copy of the database logs nobody in).
+
+CREATE TABLE admin_sessions (
+    secret_hash BYTEA PRIMARY KEY,
+    -- Sent back by the page with every change (CSRF); not a secret from the page itself.
+    csrf TEXT NOT NULL,
+    created_ms BIGINT NOT NULL,
+    expires_ms BIGINT NOT NULL
+);
+
+CREATE TABLE admin_login_links (
+    code_hash BYTEA PRIMARY KEY,
+    expires_ms BIGINT NOT NULL
+);

@@ -1,0 +1,3 @@
+-- Connectors whose documents the embedding queue takes before all others (`quarry connector
+-- embed-first`).
+ALTER TABLE connectors ADD COLUMN embed_first BIGINT NOT NULL DEFAULT 0;
