@@ -51,6 +51,20 @@ impl ApiError {
         }
     }
 
+    /// The database out of reach for a moment: logged in full, answered 503 with
+    /// `Retry-After` ([`RETRY_UNAVAILABLE_S`]).
+    pub fn unavailable(error: &dyn std::fmt::Display) -> ApiError {
+        tracing::warn!("the database cannot be reached: {error}");
+        ApiError::new(
+            ErrorKind::Unavailable,
+            "the database cannot be reached for a moment; retry after Retry-After seconds",
+        )
+        .with_header(
+            axum::http::header::RETRY_AFTER,
+            HeaderValue::from(RETRY_UNAVAILABLE_S),
+        )
+    }
+
     /// An unexpected failure: logged in full, answered with a generic message.
     pub fn internal(context: &str, error: &dyn std::fmt::Display) -> ApiError {
         tracing::error!("{context}: {error}");
@@ -82,6 +96,7 @@ impl<E: ErrorCode + std::error::Error> From<E> for ApiError {
     fn from(error: E) -> ApiError {
         match error.error_kind() {
             ErrorKind::Internal => ApiError::internal("internal error", &causes(&error)),
+            ErrorKind::Unavailable => ApiError::unavailable(&causes(&error)),
             kind => ApiError::new(kind, error.to_string()),
         }
     }
@@ -101,6 +116,10 @@ fn causes(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// Seconds a client is asked to wait when the database is out of reach: a failover of a team
+/// database takes a few.
+pub(crate) const RETRY_UNAVAILABLE_S: u32 = 2;
 
 /// The error an answer carries until the envelope middleware renders it.
 #[derive(Clone)]

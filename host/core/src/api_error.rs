@@ -61,6 +61,9 @@ pub enum ErrorKind {
     CsrfRejected,
     /// Anything unexpected; details go to the log only.
     Internal,
+    /// The database cannot be reached for a moment (a team database failing over to its
+    /// standby): answered 503 with `Retry-After`, code `INTERNAL_ERROR`.
+    Unavailable,
 }
 
 impl ErrorKind {
@@ -80,6 +83,7 @@ impl ErrorKind {
             ErrorKind::QuotaExceeded => (ApiCode::QuotaExceeded, 429),
             ErrorKind::CsrfRejected => (ApiCode::Unauthorized, 403),
             ErrorKind::Internal => (ApiCode::InternalError, 500),
+            ErrorKind::Unavailable => (ApiCode::InternalError, 503),
         }
     }
 
@@ -126,5 +130,7 @@ mod tests {
         assert_eq!(ErrorKind::QuotaExceeded.status(), 429);
         assert_eq!(ErrorKind::CsrfRejected.code(), ApiCode::Unauthorized);
         assert_eq!(ErrorKind::Internal.status(), 500);
+        assert_eq!(ErrorKind::Unavailable.status(), 503);
+        assert_eq!(ErrorKind::Unavailable.code(), ApiCode::InternalError);
     }
 }

@@ -111,6 +111,7 @@ impl ErrorCode for StoreError {
         match self {
             StoreError::NameTaken { .. } | StoreError::Invalid(_) => ErrorKind::Validation,
             StoreError::NotFound { .. } => ErrorKind::NotFound,
+            StoreError::Sql(e) if db_unavailable(e) => ErrorKind::Unavailable,
             StoreError::Open { .. }
             | StoreError::Connect { .. }
             | StoreError::Sql(_)
@@ -118,6 +119,24 @@ impl ErrorCode for StoreError {
             | StoreError::System { .. }
             | StoreError::Seal => ErrorKind::Internal,
         }
+    }
+}
+
+/// Whether `e` says the database is out of reach rather than that a statement failed: no
+/// connection (refused, dropped, none free in time), a server shutting down or starting up, or a
+/// standby that is not yet promoted refusing a write.
+fn db_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            // 08: connection exception; 57P01-03: admin shutdown, crash shutdown, cannot
+            // connect now; 25006: read-only transaction (a standby).
+            code.starts_with("08") || code.starts_with("57P") || code == "25006"
+        }),
+        _ => false,
     }
 }
 
