@@ -78,6 +78,8 @@ pub struct Quarry {
     binary: Option<PathBuf>,
     /// The admin token, once made by [`Quarry::admin_token`] (Quarry keeps only its hash).
     admin_token: std::sync::OnceLock<String>,
+    /// The team database the binary uses ([`Quarry::on_team_database`]).
+    team_database: Option<String>,
 }
 
 /// The paths of a search answer's results, in order.
@@ -159,6 +161,7 @@ impl Quarry {
             ocr: false,
             binary: None,
             admin_token: std::sync::OnceLock::new(),
+            team_database: None,
         }
     }
 
@@ -195,6 +198,12 @@ impl Quarry {
         let path = self.dir.path().join(name);
         std::fs::create_dir_all(&path).expect("create scratch folder");
         path
+    }
+
+    /// Makes the binary keep its store in the team database at `url` (PostgreSQL) instead of
+    /// the data folder's SQLite file.
+    pub fn on_team_database(&mut self, url: &str) {
+        self.team_database = Some(url.to_owned());
     }
 
     /// The settings file the binary reads (`$QUARRY_CONFIG`); absent unless the test writes it.
@@ -310,6 +319,10 @@ impl Quarry {
             .env_remove("QUARRY_DATA_DIR")
             .env_remove("QUARRY_LISTEN")
             .stdin(Stdio::null());
+        match &self.team_database {
+            Some(url) => command.env("QUARRY_DATABASE", url),
+            None => command.env_remove("QUARRY_DATABASE"),
+        };
         command
     }
 

@@ -20,6 +20,12 @@ pub struct Cli {
     /// e.g. ~/.config/quarry/keys].
     #[arg(long, env = "QUARRY_KEYS_DIR", global = true, value_hint = ValueHint::DirPath)]
     pub keys_dir: Option<PathBuf>,
+    /// A team's database: the PostgreSQL server that holds integrations, keys, quotas, consent,
+    /// connectors, the catalog and the audit log for several Quarry hosts, as
+    /// postgres://USER@HOST:PORT/DATABASE (docs/team.md); every host needs the same sealing
+    /// key in its keys folder [default: the SQLite file in the data folder].
+    #[arg(long, env = "QUARRY_DATABASE", global = true, value_hint = ValueHint::Url)]
+    pub database: Option<String>,
     #[command(flatten)]
     pub plugins: PluginOptions,
     #[command(flatten)]

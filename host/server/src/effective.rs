@@ -106,6 +106,10 @@ fn top_level(paths: &Paths, id: &str) -> Option<String> {
     Some(match id {
         "data_dir" => shown(&paths.data_dir),
         "keys_dir" => shown(&paths.keys_dir),
+        "database" => paths.database.as_deref().map_or_else(
+            || format!("the data folder's {}", quarry_store::DB_FILE),
+            quarry_store::shown_address,
+        ),
         "component_cache" => shown(&paths.component_cache),
         "plugins_dir" => paths
             .plugin_dirs

@@ -4,6 +4,7 @@
 mod activity;
 mod admin;
 mod ask;
+mod background;
 mod bundle;
 mod cli;
 mod config;

@@ -9,11 +9,12 @@ use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
-use quarry_sync::{EmbeddingOrder, EmbeddingQueue, OcrQueue, OriginalsQueue, Scheduler, Syncer};
+use quarry_sync::{EmbeddingOrder, EmbeddingQueue, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::admin::{first_admin_token, login_link, note_server_url};
+use crate::background::{Background, raised};
 use crate::cli::ServeArgs;
 use crate::service_manager::ServiceManager;
 use crate::setup::{
@@ -64,23 +65,19 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         plugins.clone(),
         tokio::runtime::Handle::current(),
     ));
-    // Text in images and scanned pages follows, read one document at a time.
-    let _ocr = ocr
-        .map(|engine| OcrQueue::start(syncer.clone(), engine))
-        .transpose()?;
-    // Files an older Quarry indexed without judging them are judged in the background; until
-    // then they are not served.
-    let _originals = judge_originals(&store, &syncer).await?;
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();
-    let scheduler = Arc::new(
-        Scheduler::new(syncer, args.parallel_syncs as usize)
-            .watching(own_files)
-            .keeping_disk_reserve(&paths.data_dir)
-            .ordering_embeddings(embedding_order)
-            .woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
-    );
-    scheduler.start().await?;
+    let scheduler = Scheduler::new(syncer.clone(), args.parallel_syncs as usize)
+        .watching(own_files)
+        .keeping_disk_reserve(&paths.data_dir)
+        .ordering_embeddings(embedding_order);
+    // A change another process writes to the data folder's database wakes the scheduler; a
+    // team database is looked at every tick.
+    let scheduler = Arc::new(match paths.database {
+        None => scheduler.woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
+        Some(_) => scheduler,
+    });
+    let work = Background::new(&store, syncer, ocr, scheduler).await?;
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -129,7 +126,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let _watchdog = manager
         .watchdog_beat()
         .map(|beat| tokio::spawn(keep_watchdog(manager, beat, store.clone())));
-    serve_until_stopped(listener, state, connections, scheduler, store).await
+    serve_until_stopped(listener, state, connections, work, store).await
 }
 
 /// Starts computing vectors in the background. Documents are searchable by keyword as soon as
@@ -221,7 +218,7 @@ async fn serve_until_stopped(
     listener: TcpListener,
     state: Arc<AppState>,
     connections: ConnectionLimits,
-    scheduler: Arc<Scheduler>,
+    work: Background,
     store: Store,
 ) -> anyhow::Result<()> {
     // Ctrl-C or SIGTERM: stop taking connections, stop syncs at their next document, give
@@ -233,11 +230,7 @@ async fn serve_until_stopped(
         shutdown_signal().await;
         let _ = signal.send(true);
     });
-    let scheduler_task = {
-        let scheduler = scheduler.clone();
-        let signalled = signalled.clone();
-        tokio::spawn(async move { scheduler.run(raised(signalled)).await })
-    };
+    let scheduler_task = tokio::spawn(work.run(signalled.clone()));
     let serving = quarry_api::serve(
         listener,
         router(state.clone()),
@@ -282,11 +275,6 @@ const SYNCS_GRACE: Duration = Duration::from_millis(1500);
 /// How long writing the audit log, then closing the database, may take.
 const FLUSH_GRACE: Duration = Duration::from_millis(500);
 
-/// Resolves once `flag` is raised (or its sender is gone).
-async fn raised(mut flag: watch::Receiver<bool>) {
-    let _ = flag.wait_for(|raised| *raised).await;
-}
-
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -306,16 +294,4 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = terminate => {},
     }
-}
-
-/// Starts judging, in the background, the files no sync judged (indexed by an older Quarry, or
-/// read by OCR since), saying how many wait.
-async fn judge_originals(store: &Store, syncer: &Arc<Syncer>) -> anyhow::Result<OriginalsQueue> {
-    let unjudged = store.count_pending_originals().await?;
-    if unjudged > 0 {
-        tracing::info!(
-            "{unjudged} document(s) have files not checked for credentials yet (indexed by an older Quarry, or read by OCR since): they are checked in the background, and not served until then"
-        );
-    }
-    Ok(OriginalsQueue::start(syncer.clone())?)
 }

@@ -37,6 +37,8 @@ pub struct Paths {
     pub data_dir: PathBuf,
     /// The key that seals password settings, outside the data folder.
     pub keys_dir: PathBuf,
+    /// The team database's PostgreSQL address; `None` for the data folder's SQLite file.
+    pub database: Option<String>,
     /// Folders of plugin folders: the bundled ones (if given), then those installed in the data
     /// folder.
     pub plugin_dirs: Vec<PathBuf>,
@@ -143,6 +145,7 @@ impl Paths {
             renderer,
             data_dir,
             keys_dir,
+            database: cli.database.clone(),
             component_cache,
             model,
             ocr,
@@ -210,9 +213,13 @@ impl Paths {
 
 /// Opens the store, creating the data folder if needed and making it private to this user
 /// whatever it was (see [`private::secure_data_dir`]); the sealing key is in the keys folder.
+/// With a team database the store is on that PostgreSQL server.
 pub async fn open_store(paths: &Paths) -> anyhow::Result<Store> {
     private::secure_data_dir(&paths.data_dir)?;
-    Ok(Store::open(&paths.data_dir.join(DB_FILE), &paths.keys_dir).await?)
+    Ok(match &paths.database {
+        Some(url) => Store::open_postgres(url, &paths.keys_dir).await?,
+        None => Store::open(&paths.data_dir.join(DB_FILE), &paths.keys_dir).await?,
+    })
 }
 
 /// Opens the index, for writing when `writable` (then [`quarry_index::IndexError::Busy`] means

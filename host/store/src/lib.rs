@@ -22,6 +22,7 @@ mod month;
 mod ocr;
 mod originals;
 mod secrets;
+mod sync_turn;
 mod usage;
 
 use std::ops::{Deref, DerefMut};
@@ -52,6 +53,7 @@ pub use month::UsageMonth;
 pub use ocr::{NO_TEXT_FOUND_BY_OCR, OcrJob, OcrRequest};
 pub use originals::{APPLICATION_ID, Fingerprint, Original, PendingOriginal, is_quarry_database};
 pub use secrets::LEGACY_KEY_FILE;
+pub use sync_turn::SyncTurn;
 
 /// The database file inside a data folder.
 pub const DB_FILE: &str = "quarry.db";
@@ -221,6 +223,14 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// A PostgreSQL address as it may be shown (user, host, port, database; never a password).
+pub fn shown_address(url: &str) -> String {
+    PgConnectOptions::from_str(url).map_or_else(
+        |_| "(not a PostgreSQL address)".to_owned(),
+        |options| db::shown(&options),
+    )
 }
 
 /// Milliseconds since the Unix epoch, now.

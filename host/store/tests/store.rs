@@ -840,3 +840,80 @@ on_both!(
     originals_keep_their_verdict_and_the_background_judge_finds_those_without_one,
     a_connectors_debug_form_shows_no_setting_values,
 );
+
+#[tokio::test]
+async fn both_dialects_migrate_to_the_same_tables_columns_and_indexes() {
+    let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let names = |dialect: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(migrations.join(dialect))
+            .expect("list migrations")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        names("sqlite"),
+        names("postgres"),
+        "the same versions, named alike"
+    );
+
+    let sqlite = Place::new(Kind::Sqlite);
+    sqlite.open().await.close().await;
+    let file = sqlx::SqlitePool::connect(&format!(
+        "sqlite:{}",
+        sqlite.dir.path().join("quarry.db").display()
+    ))
+    .await
+    .expect("the file opens");
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p
+          WHERE m.type = 'table' AND m.name NOT LIKE '\\_%' ESCAPE '\\'
+            AND m.name NOT LIKE 'sqlite%'",
+    )
+    .fetch_all(&file)
+    .await
+    .expect("columns");
+    let on_sqlite: BTreeSet<String> = rows.iter().map(|(t, c)| format!("{t}.{c}")).collect();
+    let indexes: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite%'",
+    )
+    .fetch_all(&file)
+    .await
+    .expect("indexes");
+    let sqlite_indexes: BTreeSet<String> = indexes.into_iter().collect();
+
+    let postgres = Place::new(Kind::Postgres);
+    postgres.open().await.close().await;
+    let database = postgres
+        .url
+        .as_deref()
+        .and_then(|u| u.rsplit('/').next())
+        .expect("a name");
+    let server = pg::shared();
+    let on_postgres: BTreeSet<String> = server
+        .psql(
+            database,
+            "SELECT table_name || '.' || column_name FROM information_schema.columns
+              WHERE table_schema = 'public' AND table_name NOT LIKE '\\_%'",
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let postgres_indexes: BTreeSet<String> = server
+        .psql(
+            database,
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'
+                AND indexname NOT LIKE '%\\_pkey' AND indexname NOT LIKE '\\_%'",
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(on_sqlite.contains("documents.unjudged"), "{on_sqlite:?}");
+    assert_eq!(on_sqlite, on_postgres);
+    // SQLite names the unique constraint on integrations' names itself; PostgreSQL has an
+    // index on lower(name) for it.
+    let mut expected = sqlite_indexes.clone();
+    expected.insert("integrations_name".to_owned());
+    assert_eq!(expected, postgres_indexes);
+}

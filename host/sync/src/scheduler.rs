@@ -192,7 +192,9 @@ impl Scheduler {
 
     /// Runs until `shutdown` completes, then stops running syncs at their next document and waits
     /// for them.
+    /// It may run again after it ended (a team host that took the sync turn back).
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
+        self.stop.store(false, Ordering::Relaxed);
         tokio::pin!(shutdown);
         let mut last_look = Instant::now();
         // The store was written since the last look: look again, at most once per tick

@@ -1,0 +1,143 @@
+//! The work that follows the sources while `quarry serve` runs: the sync scheduler, the OCR
+//! queue and the judge of files no sync judged. A data folder's own process does it from the
+//! start. On a team database one host at a time does it: the host holding the team's sync turn
+//! (`quarry_store::SyncTurn`); the others wait to take the turn over, and a host that loses it
+//! (its database connection dropped, a failover) stops its work and waits again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use quarry_core::ocr::TextRecognizer;
+use quarry_ocr::LazyOcr;
+use quarry_store::{Dialect, Store, SyncTurn};
+use quarry_sync::{OcrQueue, OriginalsQueue, Scheduler, Syncer};
+use tokio::sync::watch;
+
+/// How long a team host waits before asking for the turn again after the database failed.
+const RETRY_TURN: Duration = Duration::from_secs(2);
+
+/// The background work, ready to run.
+pub struct Background {
+    work: Work,
+    /// Started at once, for a data folder's own process.
+    started: Option<Working>,
+}
+
+/// What the work runs on.
+struct Work {
+    store: Store,
+    syncer: Arc<Syncer>,
+    ocr: Option<Arc<dyn TextRecognizer>>,
+    scheduler: Arc<Scheduler>,
+}
+
+/// The work running; it stops when dropped.
+struct Working {
+    _ocr: Option<OcrQueue>,
+    _originals: OriginalsQueue,
+    turn: SyncTurn,
+}
+
+impl Background {
+    /// The work over `syncer`; for a data folder it starts now (a failure stops `serve`).
+    pub async fn new(
+        store: &Store,
+        syncer: Arc<Syncer>,
+        ocr: Option<Arc<LazyOcr>>,
+        scheduler: Arc<Scheduler>,
+    ) -> anyhow::Result<Background> {
+        let work = Work {
+            store: store.clone(),
+            syncer,
+            ocr: ocr.map(|engine| engine as Arc<dyn TextRecognizer>),
+            scheduler,
+        };
+        let started = match store.dialect() {
+            Dialect::Sqlite => Some(work.start(store.wait_for_sync_turn().await?).await?),
+            Dialect::Postgres => None,
+        };
+        Ok(Background { work, started })
+    }
+
+    /// Runs the work until `stop` is raised.
+    pub async fn run(self, stop: watch::Receiver<bool>) {
+        let Background { work, started } = self;
+        if let Some(working) = started {
+            work.scheduler.run(raised(stop)).await;
+            drop(working);
+            return;
+        }
+        work.take_turns(stop).await;
+    }
+}
+
+impl Work {
+    /// On a team database: waits for the turn, works until `stop` is raised or the turn is
+    /// lost, and then waits for it again.
+    async fn take_turns(&self, stop: watch::Receiver<bool>) {
+        while !*stop.borrow() {
+            let turn = tokio::select! {
+                turn = self.store.wait_for_sync_turn() => turn,
+                () = raised(stop.clone()) => return,
+            };
+            let turn = match turn {
+                Ok(turn) => turn,
+                Err(e) => {
+                    tracing::warn!("cannot ask for the team's sync turn: {e}");
+                    tokio::time::sleep(RETRY_TURN).await;
+                    continue;
+                }
+            };
+            tracing::info!("this host now runs the team's syncs");
+            let mut working = match self.start(turn).await {
+                Ok(working) => working,
+                Err(e) => {
+                    tracing::warn!("cannot start the team's syncs: {e:#}");
+                    tokio::time::sleep(RETRY_TURN).await;
+                    continue;
+                }
+            };
+            let stop = stop.clone();
+            self.scheduler
+                .run(async {
+                    tokio::select! {
+                        () = raised(stop) => {}
+                        () = working.turn.lost() => {
+                            tracing::warn!("this host lost the team's sync turn: its syncs stop, and it waits to take the turn again");
+                        }
+                    }
+                })
+                .await;
+        }
+    }
+
+    /// Starts the queues and the scheduler's first look (interrupted syncs resume).
+    async fn start(&self, turn: SyncTurn) -> anyhow::Result<Working> {
+        // Text in images and scanned pages follows, read one document at a time.
+        let ocr = self
+            .ocr
+            .clone()
+            .map(|engine| OcrQueue::start(self.syncer.clone(), engine))
+            .transpose()?;
+        // Files an older Quarry indexed without judging them are judged in the background;
+        // until then they are not served.
+        let unjudged = self.store.count_pending_originals().await?;
+        if unjudged > 0 {
+            tracing::info!(
+                "{unjudged} document(s) have files not checked for credentials yet (indexed by an older Quarry, or read by OCR since): they are checked in the background, and not served until then"
+            );
+        }
+        let originals = OriginalsQueue::start(self.syncer.clone())?;
+        self.scheduler.start().await?;
+        Ok(Working {
+            _ocr: ocr,
+            _originals: originals,
+            turn,
+        })
+    }
+}
+
+/// Resolves once `flag` is raised (or its sender is gone).
+pub(crate) async fn raised(mut flag: watch::Receiver<bool>) {
+    let _ = flag.wait_for(|raised| *raised).await;
+}

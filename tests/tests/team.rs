@@ -1,0 +1,154 @@
+//! A team deployment: several Quarry hosts (each with its own data folder) on one PostgreSQL
+//! database, a real server started on loopback as another user.
+
+use std::path::Path;
+
+use quarry_tests::admin::sign_in;
+use quarry_tests::postgres as pg;
+use quarry_tests::quarry::Quarry;
+use serde_json::json;
+
+/// A host of the team: its own data folder and keys folder, the team's database.
+fn host(url: &str) -> Quarry {
+    let mut quarry = Quarry::new();
+    quarry.without_model();
+    quarry.on_team_database(url);
+    quarry
+}
+
+/// Copies the sealing key the first host made to another host's keys folder, as an operator
+/// does when adding a host.
+fn copy_keys(from: &Quarry, to: &Quarry) {
+    let to_dir = to.keys_dir();
+    std::fs::create_dir_all(&to_dir).expect("keys folder");
+    for entry in std::fs::read_dir(from.keys_dir()).expect("the first host's keys") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().expect("a name");
+        std::fs::copy(&path, Path::new(&to_dir).join(name)).expect("copy the key");
+    }
+}
+
+#[test]
+fn a_key_made_on_one_host_works_on_the_others_and_a_quota_of_ten_holds_across_three_hosts() {
+    let url = pg::shared().new_database();
+    let mut hosts: Vec<Quarry> = (0..3).map(|_| host(&url)).collect();
+    let key = hosts[0].integration("Team agent", "all", &["--quota", "10"]);
+
+    // A host without the team's sealing key is refused, told which file to copy.
+    let refused = hosts[1].cli(&["integration", "list"]);
+    assert!(
+        !refused.ok,
+        "a host without the key opened the team database"
+    );
+    assert!(
+        refused.stderr.contains("copy this file"),
+        "{}",
+        refused.stderr
+    );
+    for other in 1..3 {
+        let (first, rest) = hosts.split_at(1);
+        copy_keys(&first[0], &rest[other - 1]);
+    }
+    let listed = hosts[2].cli_json(&["integration", "list", "--json"]);
+    assert_eq!(listed[0]["name"], "Team agent", "{listed}");
+
+    for host in &mut hosts {
+        host.start();
+    }
+    // 100 searches at once, spread over the three hosts: exactly the quota's 10 are answered.
+    let statuses: Vec<(u16, String)> = std::thread::scope(|scope| {
+        let searches: Vec<_> = (0..100)
+            .map(|n| {
+                let host = &hosts[n % 3];
+                let key = &key;
+                scope.spawn(move || {
+                    let answer = host.search(key, json!({"query": "anything"}));
+                    (answer.status, answer.text())
+                })
+            })
+            .collect();
+        searches
+            .into_iter()
+            .map(|s| s.join().expect("a search thread"))
+            .collect()
+    });
+    let answered = statuses.iter().filter(|(status, _)| *status == 200).count();
+    let refused: Vec<&(u16, String)> = statuses.iter().filter(|(s, _)| *s != 200).collect();
+    assert_eq!(answered, 10, "{statuses:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|(status, body)| *status == 429 && body.contains("QUOTA_EXCEEDED")),
+        "{refused:?}"
+    );
+    // A settings-page session begun on one host is good on another.
+    let admin = sign_in(&hosts[0]);
+    let integrations = admin.call(&hosts[2], "GET", "/admin/v1/integrations", None);
+    assert_eq!(integrations.status, 200, "{}", integrations.text());
+    assert!(integrations.text().contains("Team agent"));
+    // Every host counted into the same month: each request counts, refused ones too.
+    let listed = hosts[1].cli_json(&["integration", "list", "--json"]);
+    assert_eq!(listed[0]["requests_this_month"], 100, "{listed}");
+}
+
+/// Two hosts of a team sharing `url`, the second with the first's sealing key.
+fn two_hosts(url: &str) -> (Quarry, Quarry) {
+    let first = host(url);
+    first.cli_ok(&["integration", "list"]);
+    let second = host(url);
+    copy_keys(&first, &second);
+    (first, second)
+}
+
+/// Notes in the folder the cut-off sync lists.
+const NOTES: u64 = 20_000;
+
+#[test]
+fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
+    let url = pg::shared().new_database();
+    let (mut first, mut second) = two_hosts(&url);
+    let folder = first.scratch("shared-notes");
+    // Enough notes that the first sync takes seconds, in batches with a checkpoint after each.
+    for n in 0..NOTES {
+        std::fs::write(
+            folder.join(format!("note-{n:05}.md")),
+            format!("# Note {n}\n\nThe harbour log entry number {n}.\n"),
+        )
+        .expect("write a note");
+    }
+    first.add_folder("Notes", &folder);
+    first.start();
+    second.start();
+    // One host runs the team's syncs; the other waits for the turn.
+    let waiting = |q: &Quarry| q.log().contains("waiting for this host's turn");
+    let running = |q: &Quarry| q.log().contains("this host now runs the team's syncs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !running(&first) || !waiting(&second) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first host never took the turn:\n{}\n---\n{}",
+            first.log(),
+            second.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!running(&second), "both hosts run the syncs");
+    // Cut the first host off in the middle of its sync, as a machine that fails.
+    let indexed_at_kill = std::cell::Cell::new(0);
+    first.wait_for("the sync under way", |connectors| {
+        indexed_at_kill.set(connectors[0]["progress"]["indexed"].as_u64().unwrap_or(0));
+        indexed_at_kill.get() > 0
+    });
+    first.kill();
+    let indexed_at_kill = indexed_at_kill.get();
+    assert!(
+        indexed_at_kill < NOTES,
+        "the sync ended before the host was cut off"
+    );
+    second.wait_for("the second host to finish the sync", |connectors| {
+        connectors[0]["status"] == "idle"
+            && !connectors[0]["last_sync_time"].is_null()
+            && connectors[0]["doc_count"] == NOTES
+    });
+    assert!(running(&second), "{}", second.log());
+}
