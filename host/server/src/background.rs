@@ -76,6 +76,7 @@ impl Work {
     /// lost, and then waits for it again.
     async fn take_turns(&self, stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
+            tracing::info!("waiting for this host's turn to run the team's syncs");
             let turn = tokio::select! {
                 turn = self.store.wait_for_sync_turn() => turn,
                 () = raised(stop.clone()) => return,

@@ -112,6 +112,14 @@ pub enum Command {
     /// Serve MCP over stdin and stdout for agents that launch a command, with the integration
     /// key in QUARRY_API_KEY: through the running server, else on the data folder directly.
     Mcp(McpArgs),
+    /// Copy this data folder's database into an empty team database (PostgreSQL), for hosts
+    /// started with --database (docs/team.md); the data folder keeps its own. Stop `quarry
+    /// serve` on it first.
+    Migrate {
+        /// The team database: postgres://USER@HOST:PORT/DATABASE.
+        #[arg(long, value_hint = ValueHint::Url)]
+        to: String,
+    },
     /// Show the effective settings and where each came from: a flag, the environment, the
     /// settings file (~/.config/quarry/config.toml, or $QUARRY_CONFIG) or the default.
     Config {

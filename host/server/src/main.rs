@@ -16,6 +16,7 @@ mod generate;
 mod integration;
 mod logging;
 mod mcp;
+mod migrate;
 mod plugin;
 mod plugin_check;
 mod private;
@@ -130,6 +131,7 @@ async fn run(cli: Cli, parsed: config::Parsed) -> anyhow::Result<()> {
             desktop::open(&paths, &store, &query.join(" ")).await
         }
         Command::DesktopSearch => Ok(quarry_api::desktop::serve_not_running().await?),
+        Command::Migrate { to } => migrate::run(&paths, &to).await,
         Command::Config { json } => effective::run(&paths, &parsed, json),
         Command::Generate { what } => generate::run(parsed.command, &what),
     }

@@ -12,6 +12,7 @@ mod admin;
 mod audit;
 mod catalog;
 mod connectors;
+mod copy;
 mod data_folder;
 mod db;
 mod doc_ids;
@@ -45,6 +46,7 @@ pub use connectors::{
     Connector, ConnectorGrant, ConnectorStatus, CredentialMode, CredentialPolicy, ListingState,
     NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
 };
+pub use copy::Copied;
 pub use db::Dialect;
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
