@@ -50,7 +50,7 @@ impl Postgres {
             "--no-sync",
         ]);
         run(initdb, "initdb");
-        pg.launch()
+        pg.launched()
     }
 
     /// A standby of `primary`: a base backup that streams the primary's changes from then on
@@ -72,7 +72,7 @@ impl Postgres {
             .arg(pg.data())
             .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"]);
         run(backup, "pg_basebackup");
-        pg.launch()
+        pg.launched()
     }
 
     /// Promotes a standby to a primary that takes writes.
@@ -154,8 +154,21 @@ impl Postgres {
         self.dir.path().join("data")
     }
 
+    /// Stops the server (a fast shutdown) and starts it again on `port`: as the address of a
+    /// failed primary moves to its standby.
+    pub fn restart_on(&mut self, port: u16) {
+        self.stop();
+        self.port = port;
+        self.launch();
+    }
+
+    fn launched(mut self) -> Postgres {
+        self.launch();
+        self
+    }
+
     /// Starts the server on its data folder in the foreground, and waits until it listens.
-    fn launch(mut self) -> Postgres {
+    fn launch(&mut self) {
         let log = std::fs::File::create(self.dir.path().join("server.log")).expect("log");
         give_to_server_user(&self.dir.path().join("server.log"));
         let server = as_server_user(&bin("postgres"))
@@ -172,15 +185,12 @@ impl Postgres {
         stop_when_tests_end(server.id());
         self.server = Some(server);
         wait_until_listening(self.port, "PostgreSQL", || self.log());
-        wait_until_ready(&self);
-        self
+        wait_until_ready(self);
     }
-}
 
-impl Drop for Postgres {
-    fn drop(&mut self) {
+    /// A fast shutdown (SIGINT): connections are closed, the server exits cleanly.
+    fn stop(&mut self) {
         if let Some(mut server) = self.server.take() {
-            // A fast shutdown (SIGINT): connections are closed, the server exits cleanly.
             let _ = Command::new("kill")
                 .args(["-INT", &server.id().to_string()])
                 .status();
@@ -190,7 +200,14 @@ impl Drop for Postgres {
             }
             let _ = server.kill();
             let _ = server.wait();
+            wait_until_closed(self.port);
         }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

@@ -331,5 +331,6 @@ fn real_answers_match_the_openapi_document() {
     spec.check("GET", preview, &q.request("GET", &past, Some(&key), None));
 
     spec.check("GET", "/healthz", &q.request("GET", "/healthz", None, None));
+    spec.check("GET", "/readyz", &q.request("GET", "/readyz", None, None));
     spec.check("GET", "/api/v1/openapi.json", &served);
 }

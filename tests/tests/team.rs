@@ -226,3 +226,76 @@ fn a_data_folder_moves_into_a_team_database_and_its_key_index_and_counts_carry_o
     let connectors = quarry.connectors();
     assert_eq!(connectors[0]["doc_count"], 1, "{connectors:?}");
 }
+
+#[test]
+fn while_the_database_fails_over_requests_are_told_to_retry_and_after_the_standby_is_promoted_writes_resume()
+ {
+    let mut primary = pg::Postgres::start();
+    primary.psql("postgres", "CREATE DATABASE team");
+    let mut standby = pg::Postgres::standby_of(&primary);
+    let url = primary.url("team");
+    let (mut first, mut second) = two_hosts(&url);
+    let key = first.integration("Failover agent", "all", &["--quota", "unlimited"]);
+    first.start();
+    second.start();
+    for host in [&first, &second] {
+        assert_eq!(host.search(&key, json!({"query": "harbour"})).status, 200);
+    }
+    // The standby has what the primary had.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while standby.psql("team", "SELECT count(*) FROM integrations") != "1" {
+        assert!(
+            std::time::Instant::now() < until,
+            "the standby never caught up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // The primary fails: requests are answered 503 with Retry-After, never a wrong answer.
+    let address = primary.port();
+    primary.kill();
+    for host in [&first, &second] {
+        let refused = host.search(&key, json!({"query": "harbour"}));
+        assert_eq!(refused.status, 503, "{}", refused.text());
+        assert_eq!(refused.json()["error"]["code"], "INTERNAL_ERROR");
+        assert!(refused.header("retry-after").is_some());
+    }
+    // A load balancer's readiness check takes the hosts out meanwhile.
+    let not_ready = first.request("GET", "/readyz", None, None);
+    assert_eq!(not_ready.status, 503, "{}", not_ready.text());
+    assert_eq!(not_ready.json()["status"], "unavailable");
+    assert!(not_ready.header("retry-after").is_some());
+    // Its address moves to the standby, which still refuses writes until it is promoted.
+    standby.restart_on(address);
+    let read_only = first.search(&key, json!({"query": "harbour"}));
+    assert_eq!(read_only.status, 503, "{}", read_only.text());
+    standby.promote();
+
+    // The hosts reconnect by themselves: reads and writes resume on both.
+    for host in [&first, &second] {
+        let answer = host.search(&key, json!({"query": "harbour"}));
+        assert_eq!(answer.status, 200, "{}", answer.text());
+    }
+    for host in [&first, &second] {
+        let ready = host.request("GET", "/readyz", None, None);
+        assert_eq!(ready.status, 200, "{}", ready.text());
+    }
+    second.integration("After failover", "none", &[]);
+    let listed = first.cli_json(&["integration", "list", "--json"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+    let names = |q: &Quarry| {
+        q.log()
+            .matches("this host now runs the team's syncs")
+            .count()
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while names(&first) + names(&second) < 2 {
+        assert!(
+            std::time::Instant::now() < until,
+            "no host took the sync turn again:\n{}\n---\n{}",
+            first.log(),
+            second.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

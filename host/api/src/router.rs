@@ -1,17 +1,18 @@
 //! The service's routes: the data routes behind the guard, MCP, the OpenAPI document, the
-//! agent guide, `/healthz` and the settings page, with the request frame around all of them and
+//! agent guide, `/healthz`, `/readyz` and the settings page, with the request frame around all of them and
 //! the error envelope for unknown routes and wrong methods.
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::http::StatusCode;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use quarry_core::ErrorKind;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, RETRY_UNAVAILABLE_S};
 use crate::extractors::{frame, guard};
 use crate::routes::{agent_guide, connectors, docs, file, openapi, preview, search};
 use crate::state::AppState;
@@ -25,6 +26,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/openapi.json", get(openapi::get))
         .route("/api/v1/agent-guide", get(agent_guide::get))
         .route("/healthz", get(health))
+        .route("/readyz", get(ready))
         .merge(admin::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -56,6 +58,28 @@ fn data_routes(state: Arc<AppState>) -> Router<Arc<AppState>> {
 
 async fn health() -> Response {
     frame::json(StatusCode::OK, &serde_json::json!({ "status": "ok" }))
+}
+
+/// How long readiness waits for the database.
+const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Ready while the database answers: what a load balancer asks before it sends a host requests.
+async fn ready(State(state): State<Arc<AppState>>) -> Response {
+    let answered = tokio::time::timeout(READY_WAIT, state.store.ping()).await;
+    if matches!(answered, Ok(Ok(()))) {
+        return frame::json(StatusCode::OK, &serde_json::json!({ "status": "ready" }));
+    }
+    let mut response = frame::json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &serde_json::json!({
+            "status": "unavailable",
+            "reason": "the database cannot be reached",
+        }),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_UNAVAILABLE_S));
+    response
 }
 
 async fn not_found() -> Response {

@@ -62,6 +62,8 @@ pub const DB_FILE: &str = "quarry.db";
 
 /// Connections a team host keeps to PostgreSQL at most.
 const POSTGRES_CONNECTIONS: u32 = 16;
+/// How long a statement waits for a connection to PostgreSQL at most.
+const POSTGRES_WAIT: Duration = Duration::from_secs(3);
 
 /// The store: a pool of connections to one database. Cheap to clone.
 #[derive(Clone)]
@@ -169,7 +171,9 @@ impl Store {
         };
         let pool = PgPoolOptions::new()
             .max_connections(POSTGRES_CONNECTIONS)
-            .acquire_timeout(Duration::from_secs(10))
+            // While the database fails over, a request waits this long for a connection, and
+            // is then answered 503 with Retry-After.
+            .acquire_timeout(POSTGRES_WAIT)
             .connect_with(options)
             .await
             .map_err(|e| failed(e.to_string()))?;
