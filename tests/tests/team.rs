@@ -299,3 +299,34 @@ fn while_the_database_fails_over_requests_are_told_to_retry_and_after_the_standb
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn the_settings_file_may_name_the_team_database_and_its_password_is_never_shown() {
+    let url = pg::shared().new_database();
+    let database = url.rsplit('/').next().expect("a name").to_owned();
+    let with_password = url.replacen("quarry@", "quarry:s3cret-pw@", 1);
+    let mut quarry = Quarry::new();
+    quarry.without_model();
+    std::fs::write(
+        quarry.config_file(),
+        format!("database = \"{with_password}\"\n"),
+    )
+    .expect("write the settings file");
+    quarry.integration("From the file", "all", &[]);
+    assert_eq!(
+        pg::shared().psql(&database, "SELECT name FROM integrations"),
+        "From the file"
+    );
+    assert!(!quarry.data_dir().join("quarry.db").exists());
+    let shown = quarry.cli_json(&["config", "--json"]);
+    let setting = shown["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .find(|s| s["key"] == "database")
+        .expect("database")
+        .clone();
+    assert_eq!(setting["value"], url.as_str(), "{setting}");
+    assert_eq!(setting["origin"], "config.toml line 1");
+    assert!(!shown.to_string().contains("s3cret-pw"), "{shown}");
+}
