@@ -6,12 +6,11 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
 use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
 
-use crate::db::{self, Arg, Conn, On, Pool, Sql, scalar, sql};
-use crate::{Store, StoreError};
+use crate::db::{Arg, Conn, On, Pool, Sql, scalar, sql};
+use crate::{Store, StoreError, team_database};
 
 /// The tables copied, parents before children (foreign keys hold at every insert).
 const TABLES: [&str; 14] = [
@@ -57,27 +56,7 @@ impl Store {
                     .read_only(true),
             )
             .await?;
-        let options = PgConnectOptions::from_str(url).map_err(|e| {
-            StoreError::Invalid(format!(
-                "--to: not a PostgreSQL address ({e}); write postgres://USER@HOST:PORT/DATABASE"
-            ))
-        })?;
-        let shown = db::shown(&options);
-        let target = PgPoolOptions::new()
-            .max_connections(2)
-            .connect_with(options)
-            .await
-            .map_err(|e| StoreError::Connect {
-                database: shown.clone(),
-                message: e.to_string(),
-            })?;
-        sqlx::migrate!("./migrations/postgres")
-            .run(&target)
-            .await
-            .map_err(|e| StoreError::Connect {
-                database: shown.clone(),
-                message: format!("migrating the schema: {e}"),
-            })?;
+        let (target, shown) = team_database::connect(url, "--to", 2).await?;
         let target = Pool::Postgres(target);
         refuse_unless_empty(&target, &shown).await?;
         // One read transaction: every table as it was at one instant.

@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgRow};
+use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgRow};
 use sqlx::query::Query;
 use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{AssertSqlSafe, ColumnIndex, Decode, Postgres, Row as _, Sqlite, Transaction, Type};
@@ -68,17 +68,6 @@ impl Pool {
             Pool::Postgres(pool) => pool.close().await,
         }
     }
-}
-
-/// A PostgreSQL address as it may be shown: user, host, port and database, never a password.
-pub(crate) fn shown(options: &PgConnectOptions) -> String {
-    format!(
-        "postgres://{}@{}:{}/{}",
-        options.get_username(),
-        options.get_host(),
-        options.get_port(),
-        options.get_database().unwrap_or(options.get_username())
-    )
 }
 
 /// A connection taken from the pool: alone, or in a transaction.
@@ -411,36 +400,37 @@ fn rows<R>(found: Vec<R>, wrap: fn(R) -> Row) -> Vec<Row> {
     found.into_iter().map(wrap).collect()
 }
 
+/// `query` with `args` bound in order (for either driver: the same code, two types).
+macro_rules! bind_all {
+    ($query:ident, $args:expr) => {{
+        let mut query = $query;
+        for arg in $args {
+            query = match arg {
+                Arg::Int(v) => query.bind(*v),
+                Arg::Text(v) => query.bind(v.as_deref()),
+                Arg::Bytes(v) => query.bind(v.as_deref()),
+            };
+        }
+        query
+    }};
+}
+
 /// The statement for SQLite, which reads `?` and `?N` itself.
 fn sqlite(text: Text, args: &[Arg]) -> Query<'_, Sqlite, SqliteArguments> {
-    let mut query = match text {
+    let query = match text {
         Text::Static(text) => sqlx::query(text),
         Text::Built(text) => sqlx::query(AssertSqlSafe(text)),
     };
-    for arg in args {
-        query = match arg {
-            Arg::Int(v) => query.bind(*v),
-            Arg::Text(v) => query.bind(v.as_deref()),
-            Arg::Bytes(v) => query.bind(v.as_deref()),
-        };
-    }
-    query
+    bind_all!(query, args)
 }
 
 /// The statement for PostgreSQL, its placeholders numbered.
 fn postgres(text: Text, args: &[Arg]) -> Query<'_, Postgres, PgArguments> {
-    let mut query = match text {
+    let query = match text {
         Text::Static(text) => sqlx::query(AssertSqlSafe(numbered_once(text))),
         Text::Built(text) => sqlx::query(AssertSqlSafe(numbered(&text).into_owned())),
     };
-    for arg in args {
-        query = match arg {
-            Arg::Int(v) => query.bind(*v),
-            Arg::Text(v) => query.bind(v.as_deref()),
-            Arg::Bytes(v) => query.bind(v.as_deref()),
-        };
-    }
-    query
+    bind_all!(query, args)
 }
 
 /// A static statement with numbered placeholders, numbered once per process.

@@ -24,6 +24,7 @@ mod ocr;
 mod originals;
 mod secrets;
 mod sync_turn;
+mod team_database;
 mod usage;
 
 use std::ops::{Deref, DerefMut};
@@ -32,7 +33,6 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
@@ -56,14 +56,13 @@ pub use ocr::{NO_TEXT_FOUND_BY_OCR, OcrJob, OcrRequest};
 pub use originals::{APPLICATION_ID, Fingerprint, Original, PendingOriginal, is_quarry_database};
 pub use secrets::LEGACY_KEY_FILE;
 pub use sync_turn::SyncTurn;
+pub use team_database::shown_address;
 
 /// The database file inside a data folder.
 pub const DB_FILE: &str = "quarry.db";
 
 /// Connections a team host keeps to PostgreSQL at most.
 const POSTGRES_CONNECTIONS: u32 = 16;
-/// How long a statement waits for a connection to PostgreSQL at most.
-const POSTGRES_WAIT: Duration = Duration::from_secs(3);
 
 /// The store: a pool of connections to one database. Cheap to clone.
 #[derive(Clone)]
@@ -161,26 +160,7 @@ impl Store {
     /// made (copy it to the others). A host with another key is refused at open, before it
     /// could seal a setting the others cannot read.
     pub async fn open_postgres(url: &str, keys_dir: &Path) -> Result<Store, StoreError> {
-        let options = PgConnectOptions::from_str(url)
-            .map_err(|e| StoreError::Invalid(format!("--database: not a PostgreSQL address ({e}); write postgres://USER@HOST:PORT/DATABASE")))?
-            .application_name("quarry");
-        let shown = db::shown(&options);
-        let failed = |message: String| StoreError::Connect {
-            database: shown.clone(),
-            message,
-        };
-        let pool = PgPoolOptions::new()
-            .max_connections(POSTGRES_CONNECTIONS)
-            // While the database fails over, a request waits this long for a connection, and
-            // is then answered 503 with Retry-After.
-            .acquire_timeout(POSTGRES_WAIT)
-            .connect_with(options)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        sqlx::migrate!("./migrations/postgres")
-            .run(&pool)
-            .await
-            .map_err(|e| failed(format!("migrating the schema: {e}")))?;
+        let (pool, shown) = team_database::connect(url, "--database", POSTGRES_CONNECTIONS).await?;
         let pool = Pool::Postgres(pool);
         let id = data_folder::id(&pool).await?;
         let may_create = !data_folder::key_checked(&pool).await?;
@@ -229,14 +209,6 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
-}
-
-/// A PostgreSQL address as it may be shown (user, host, port, database; never a password).
-pub fn shown_address(url: &str) -> String {
-    PgConnectOptions::from_str(url).map_or_else(
-        |_| "(not a PostgreSQL address)".to_owned(),
-        |options| db::shown(&options),
-    )
 }
 
 /// Milliseconds since the Unix epoch, now.
