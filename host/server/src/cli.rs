@@ -75,7 +75,7 @@ pub struct ModelOptions {
     #[arg(long, env = "QUARRY_EMBED_THREADS", global = true)]
     pub embed_threads: Option<usize>,
     /// Which of the model folder's graphs runs: auto (the fastest for this CPU of those the
-    /// folder has: int8 per token, or int8 blockwise where the CPU has VNNI, else fp32), fp32,
+    /// folder has: int8 per token, else int8 blockwise where the CPU has VNNI, else fp32), fp32,
     /// int8-per-token or int8-blockwise; a change recomputes the vectors in the background
     /// [default: auto].
     #[arg(long, env = "QUARRY_EMBED_GRAPH", global = true, value_parser = GraphChoice::parse)]
