@@ -330,3 +330,36 @@ fn the_settings_file_may_name_the_team_database_and_its_password_is_never_shown(
     assert_eq!(setting["origin"], "config.toml line 1");
     assert!(!shown.to_string().contains("s3cret-pw"), "{shown}");
 }
+
+#[test]
+fn a_wrong_or_unreachable_team_database_is_a_clear_error_naming_it() {
+    let mut quarry = Quarry::new();
+    quarry.without_model();
+    quarry.on_team_database("mysql://somewhere/else");
+    let wrong = quarry.cli(&["integration", "list"]);
+    assert!(!wrong.ok);
+    assert!(
+        wrong
+            .stderr
+            .contains("--database: not a PostgreSQL address"),
+        "{}",
+        wrong.stderr
+    );
+    // Nothing listens on this port: the error names the address, without its password.
+    let port = quarry_tests::local_servers::free_port();
+    quarry.on_team_database(&format!("postgres://quarry:hunter2@127.0.0.1:{port}/team"));
+    let unreachable = quarry.cli(&["integration", "list"]);
+    assert!(!unreachable.ok);
+    assert!(
+        unreachable.stderr.contains(&format!(
+            "cannot open the database postgres://quarry@127.0.0.1:{port}/team"
+        )),
+        "{}",
+        unreachable.stderr
+    );
+    assert!(
+        !unreachable.stderr.contains("hunter2"),
+        "{}",
+        unreachable.stderr
+    );
+}

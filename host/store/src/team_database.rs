@@ -9,6 +9,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::StoreError;
 
+/// How a PostgreSQL address starts (sqlx itself reads any scheme).
+const SCHEMES: [&str; 2] = ["postgres://", "postgresql://"];
+
 /// How long a statement waits for a connection at most: while the database fails over, a
 /// request waits this long, and is then answered 503 with Retry-After.
 const WAIT: Duration = Duration::from_secs(3);
@@ -21,12 +24,18 @@ pub(crate) async fn connect(
     option: &str,
     connections: u32,
 ) -> Result<(PgPool, String), StoreError> {
+    let not_postgres = |why: String| {
+        StoreError::Invalid(format!(
+            "{option}: not a PostgreSQL address ({why}); write postgres://USER@HOST:PORT/DATABASE"
+        ))
+    };
+    if !SCHEMES.iter().any(|scheme| url.starts_with(scheme)) {
+        return Err(not_postgres(
+            "it must start with postgres:// or postgresql://".to_owned(),
+        ));
+    }
     let options = PgConnectOptions::from_str(url)
-        .map_err(|e| {
-            StoreError::Invalid(format!(
-                "{option}: not a PostgreSQL address ({e}); write postgres://USER@HOST:PORT/DATABASE"
-            ))
-        })?
+        .map_err(|e| not_postgres(e.to_string()))?
         .application_name("quarry");
     let shown = shown(&options);
     let failed = |message: String| StoreError::Connect {

@@ -841,6 +841,56 @@ on_both!(
     a_connectors_debug_form_shows_no_setting_values,
 );
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_store_keeps_at_most_sixteen_connections_however_many_requests_wait() {
+    let place = Place::new(Kind::Postgres);
+    let store = place.open().await;
+    let (integration, _) = store
+        .create_integration("Crowd", &Sharing::All, Quota::Unlimited, None, NOW)
+        .await
+        .expect("created");
+    let database = place
+        .url
+        .as_deref()
+        .and_then(|u| u.rsplit('/').next())
+        .expect("a name");
+    let mut tasks = Vec::new();
+    for _ in 0..300 {
+        let (store, id) = (store.clone(), integration.id.clone());
+        tasks.push(tokio::spawn(
+            async move { store.count_request(&id, NOW).await },
+        ));
+    }
+    let mut most = 0;
+    while tasks.iter().any(|t| !t.is_finished()) {
+        let open: usize = pg::shared()
+            .psql(
+                database,
+                &format!(
+                    "SELECT count(*) FROM pg_stat_activity
+                      WHERE datname = '{database}' AND application_name = 'quarry'"
+                ),
+            )
+            .parse()
+            .expect("a count");
+        most = most.max(open);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    for task in tasks {
+        task.await.expect("a task").expect("counted");
+    }
+    assert!(most <= 16, "{most} connections");
+    assert!(most > 1, "the test saw the connections at work");
+    assert_eq!(
+        store
+            .count_request(&integration.id, NOW)
+            .await
+            .expect("counted")
+            .0,
+        301
+    );
+}
+
 #[tokio::test]
 async fn both_dialects_migrate_to_the_same_tables_columns_and_indexes() {
     let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
