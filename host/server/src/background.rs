@@ -85,7 +85,7 @@ impl Work {
                 Ok(turn) => turn,
                 Err(e) => {
                     tracing::warn!("cannot ask for the team's sync turn: {e}");
-                    tokio::time::sleep(RETRY_TURN).await;
+                    pause(&stop).await;
                     continue;
                 }
             };
@@ -94,7 +94,7 @@ impl Work {
                 Ok(working) => working,
                 Err(e) => {
                     tracing::warn!("cannot start the team's syncs: {e:#}");
-                    tokio::time::sleep(RETRY_TURN).await;
+                    pause(&stop).await;
                     continue;
                 }
             };
@@ -135,6 +135,14 @@ impl Work {
             _originals: originals,
             turn,
         })
+    }
+}
+
+/// Waits [`RETRY_TURN`], or less if `stop` is raised meanwhile.
+async fn pause(stop: &watch::Receiver<bool>) {
+    tokio::select! {
+        () = tokio::time::sleep(RETRY_TURN) => {}
+        () = raised(stop.clone()) => {}
     }
 }
 
