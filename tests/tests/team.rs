@@ -16,6 +16,18 @@ fn host(url: &str) -> Quarry {
     quarry
 }
 
+/// Waits (`secs` at most) until `done` holds; the panic says `what` did not happen.
+fn until(what: &str, secs: u64, done: &dyn Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not happen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Copies the sealing key the first host made to another host's keys folder, as an operator
 /// does when adding a host.
 fn copy_keys(from: &Quarry, to: &Quarry) {
@@ -123,20 +135,10 @@ fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
     // One host runs the team's syncs; a host started after it waits for the turn.
     let waiting = |q: &Quarry| q.log().contains("waiting for this host's turn");
     let running = |q: &Quarry| q.log().contains("this host now runs the team's syncs");
-    let until = |what: &str, done: &dyn Fn() -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !done() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{what} did not happen"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    };
     first.start();
-    until("the first host taking the turn", &|| running(&first));
+    until("the first host taking the turn", 30, &|| running(&first));
     second.start();
-    until("the second host waiting", &|| waiting(&second));
+    until("the second host waiting", 30, &|| waiting(&second));
     assert!(!running(&second), "both hosts run the syncs");
     // Cut the first host off in the middle of its sync, as a machine that fails.
     let indexed_at_kill = std::cell::Cell::new(0);
@@ -242,14 +244,9 @@ fn while_the_database_fails_over_requests_are_told_to_retry_and_after_the_standb
         assert_eq!(host.search(&key, json!({"query": "harbour"})).status, 200);
     }
     // The standby has what the primary had.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while standby.psql("team", "SELECT count(*) FROM integrations") != "1" {
-        assert!(
-            std::time::Instant::now() < until,
-            "the standby never caught up"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    until("the standby catching up", 20, &|| {
+        standby.psql("team", "SELECT count(*) FROM integrations") == "1"
+    });
 
     // The primary fails: requests are answered 503 with Retry-After, never a wrong answer.
     let address = primary.port();
@@ -288,16 +285,9 @@ fn while_the_database_fails_over_requests_are_told_to_retry_and_after_the_standb
             .matches("this host now runs the team's syncs")
             .count()
     };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while names(&first) + names(&second) < 2 {
-        assert!(
-            std::time::Instant::now() < until,
-            "no host took the sync turn again:\n{}\n---\n{}",
-            first.log(),
-            second.log()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    until("a host taking the sync turn again", 30, &|| {
+        names(&first) + names(&second) >= 2
+    });
 }
 
 #[test]
