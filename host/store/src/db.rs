@@ -433,7 +433,8 @@ fn postgres(text: Text, args: &[Arg]) -> Query<'_, Postgres, PgArguments> {
     bind_all!(query, args)
 }
 
-/// A static statement with numbered placeholders, numbered once per process.
+/// A static statement with numbered placeholders, numbered once per process. The cache holds one
+/// entry per SQL text written in the source, a fixed set; built statements are not cached.
 fn numbered_once(text: &'static str) -> Arc<str> {
     static DONE: LazyLock<Mutex<HashMap<&'static str, Arc<str>>>> = LazyLock::new(Mutex::default);
     let mut done = DONE
