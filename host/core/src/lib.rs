@@ -15,6 +15,7 @@ pub mod ocr;
 pub mod priority;
 pub mod script;
 mod source;
+pub mod team_log;
 pub mod terminal;
 pub mod times;
 pub mod trust;

@@ -46,6 +46,9 @@ pub enum IndexError {
         #[source]
         source: Arc<std::io::Error>,
     },
+    /// The team's log failed, or this host's copy of the index fell behind it.
+    #[error("the team's index: {0}")]
+    Team(String),
     /// The index holds less than Quarry wrote into it.
     #[error("the index is damaged: {0}")]
     Damaged(String),

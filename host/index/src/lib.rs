@@ -10,6 +10,7 @@
 
 mod document;
 mod error;
+mod export;
 mod highlight;
 mod hybrid;
 mod keyword;
@@ -23,14 +24,16 @@ mod request;
 mod schema;
 mod search;
 mod snippet;
+mod team_log;
 mod text_parts;
 mod tokenizer;
 mod vectors;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::Thread;
+use std::time::{Duration, Instant};
 
 use quarry_core::{ConnectorId, DocId};
 use tantivy::directory::MmapDirectory;
@@ -40,6 +43,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
 pub use document::{DocInfo, IndexDoc};
 pub use error::IndexError;
+pub use export::Export;
 pub use highlight::QueryWords;
 pub use hybrid::POOL;
 pub use kinds::DocKind;
@@ -51,19 +55,24 @@ pub use request::{
 };
 pub use search::{Hit, SearchResults};
 pub use snippet::Snippet;
+pub use team_log::{Applied, TeamLog, encode as encode_record};
 pub use vectors::Embedding;
 pub use writer::WriteBatch;
 
 use crate::merges::BoundedMerges;
 use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
 use crate::vectors::VectorCache;
-use crate::writer::{Change, Writer};
+use crate::writer::{Change, Follow, Writer};
+use quarry_core::team_log::LogEntry;
 
 /// Version of the index's layout (schema and analyzers). An index of another version is not
 /// opened ([`IndexError::Outdated`]): it is rebuilt from the sources.
 pub const FORMAT: u32 = 5;
 /// The file in the index folder that records its [`FORMAT`].
 const FORMAT_FILE: &str = "quarry-format";
+
+/// How long a team host's write waits for its own copy of the index to show it.
+const TEAM_WRITE_WAIT: Duration = Duration::from_secs(60);
 
 /// Memory the writer may use for documents not yet committed.
 const WRITER_HEAP_BYTES: usize = 96 << 20;
@@ -139,6 +148,42 @@ pub struct SearchIndex {
     woken_on_commit: Mutex<Vec<Thread>>,
     /// The software projects the embedding queue has found ([`SearchIndex::pending_vectors`]).
     projects: Mutex<projects::Projects>,
+    /// On a team host: the team's log, which every write goes to.
+    team: Option<Team>,
+}
+
+/// A team host's index: writes go to the team's log and come back through the follower.
+struct Team {
+    log: Arc<dyn TeamLog>,
+    /// The position of the last change of the log this index applied.
+    applied: Mutex<u64>,
+    /// Notified whenever `applied` moves.
+    moved: Condvar,
+}
+
+impl Team {
+    /// Waits until the index holds the log's changes up to `position`.
+    fn wait_for(&self, position: u64) -> Result<(), IndexError> {
+        let deadline = Instant::now() + TEAM_WRITE_WAIT;
+        let mut applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
+        while *applied < position {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(IndexError::Team(format!(
+                    "this host's index did not show the team's change {position} within {} s \
+                     (it holds changes up to {})",
+                    TEAM_WRITE_WAIT.as_secs(),
+                    *applied
+                )));
+            }
+            applied = self
+                .moved
+                .wait_timeout(applied, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        Ok(())
+    }
 }
 
 impl SearchIndex {
@@ -176,7 +221,53 @@ impl SearchIndex {
             vectors: VectorCache::default(),
             woken_on_commit: Mutex::default(),
             projects: Mutex::default(),
+            team: None,
         })
+    }
+
+    /// Makes this writable index a team host's copy of the team's index: its writes go to
+    /// `log`, and the host's follower applies the log back ([`SearchIndex::follow`]), starting
+    /// after `applied` (see [`SearchIndex::applied`]).
+    pub fn join_team(mut self, log: Arc<dyn TeamLog>, applied: u64) -> SearchIndex {
+        self.team = Some(Team {
+            log,
+            applied: Mutex::new(applied),
+            moved: Condvar::new(),
+        });
+        self
+    }
+
+    /// What the index's last commit recorded of the team's log; `None` for an index that never
+    /// followed one.
+    pub fn applied(&self) -> Result<Option<Applied>, IndexError> {
+        let metas = self.reader.searcher().index().load_metas()?;
+        Ok(metas.payload.as_deref().and_then(Applied::parse))
+    }
+
+    /// Applies changes read from the team's log, in its order, and records `applied`; with
+    /// `reset`, empties the index first. Returns once searches see them.
+    pub fn follow(
+        &self,
+        reset: bool,
+        entries: Vec<LogEntry>,
+        applied: Applied,
+    ) -> Result<(), IndexError> {
+        let position = applied.position;
+        self.commit(Change::Follow(Follow {
+            reset,
+            entries,
+            applied,
+        }))?;
+        if let Some(team) = &self.team {
+            let mut moved = team.applied.lock().unwrap_or_else(PoisonError::into_inner);
+            *moved = if reset {
+                position
+            } else {
+                position.max(*moved)
+            };
+            team.moved.notify_all();
+        }
+        Ok(())
     }
 
     /// Unparks `thread` after every commit this process makes, so that a thread waiting for
@@ -216,7 +307,18 @@ impl SearchIndex {
         if batch.is_empty() {
             return Ok(());
         }
-        self.commit(Change::Batch(batch))
+        match &self.team {
+            Some(team) => team.wait_for(team.log.append(writer::batch_changes(batch))?),
+            None => self.commit(Change::Batch(batch)),
+        }
+    }
+
+    /// Writes documents over the versions they were read at: here, or through the team's log.
+    fn write_over(&self, docs: Vec<Pending>) -> Result<(), IndexError> {
+        match &self.team {
+            Some(team) => team.wait_for(team.log.append(writer::revision_changes(docs))?),
+            None => self.commit(Change::Vectors(docs)),
+        }
     }
 
     /// Up to `max_docs` documents that lack vectors of `model` (written without a model, with
@@ -281,7 +383,7 @@ impl SearchIndex {
         if embedded.is_empty() {
             return Ok(());
         }
-        self.commit(Change::Vectors(embedded))
+        self.write_over(embedded)
     }
 
     /// A stored document, read whole, with the revision it was read at: change it and hand it
@@ -302,7 +404,7 @@ impl SearchIndex {
         if docs.is_empty() {
             return Ok(());
         }
-        self.commit(Change::Vectors(docs))
+        self.write_over(docs)
     }
 
     /// A number that changes whenever searches see a new commit.
@@ -318,6 +420,12 @@ impl SearchIndex {
             &self.vectors,
             request,
         )
+    }
+
+    /// Every document, read whole with its vectors, one at a time (for moving a data folder's
+    /// index into a team's log).
+    pub fn export(&self) -> Result<Export, IndexError> {
+        Export::new(self.reader.searcher(), self.fields)
     }
 
     /// Bytes of memory held by passage vectors (one copy per segment, loaded on first use).

@@ -265,7 +265,7 @@ impl Taken<'_> {
 
 /// The vectors of the first passages of the document at `address` (`stored`), as the queue
 /// stored them before the rest.
-fn first_passages(
+pub(crate) fn first_passages(
     searcher: &Searcher,
     f: &Fields,
     model: &str,
@@ -389,7 +389,7 @@ fn read_whole(
 /// `doc`, stored as `stored` at `address`, with its whole text and its revision; with `rest_of`
 /// a model, also the vectors of its first passages (a document the queue comes back to for the
 /// rest).
-fn whole(
+pub(crate) fn whole(
     searcher: &Searcher,
     f: &Fields,
     address: DocAddress,

@@ -66,6 +66,14 @@ impl Embedding {
         }
     }
 
+    /// The same vectors, marked complete (as a record of the team's log says they are).
+    pub(crate) fn completed(self) -> Embedding {
+        Embedding {
+            complete: true,
+            ..self
+        }
+    }
+
     /// Adds the vectors of the passages that follow (`passages` and `vectors` pair up) and
     /// marks the embedding complete or not; vectors of other dimensions are dropped.
     pub fn extend(&mut self, passages: Vec<(u32, u32)>, vectors: &[Vec<f32>], complete: bool) {

@@ -19,6 +19,8 @@ use crate::IndexError;
 use crate::document::{IndexDoc, key};
 use crate::pending::{Pending, current_revision};
 use crate::schema::Fields;
+use crate::team_log::{Applied, decode, encode};
+use quarry_core::team_log::{LogChange, LogEntry};
 
 /// Batches committed together at most.
 const MAX_GROUP: usize = 64;
@@ -41,12 +43,56 @@ impl WriteBatch {
     }
 }
 
+/// The log's changes that make `batch`.
+pub(crate) fn batch_changes(batch: WriteBatch) -> Vec<LogChange> {
+    let purges = batch
+        .purge_connectors
+        .into_iter()
+        .map(|connector| LogChange::Purge { connector });
+    let deletes = batch
+        .deletes
+        .into_iter()
+        .map(|(connector, doc)| LogChange::Delete { connector, doc });
+    let puts = batch.upserts.into_iter().map(|doc| LogChange::Put {
+        record: encode(&doc),
+        connector: doc.info.connector,
+        doc: doc.info.doc_id,
+        over: None,
+    });
+    purges.chain(deletes).chain(puts).collect()
+}
+
+/// The log's changes that write `docs` over the versions they were read at.
+pub(crate) fn revision_changes(docs: Vec<Pending>) -> Vec<LogChange> {
+    docs.into_iter()
+        .map(|pending| LogChange::Put {
+            record: encode(&pending.doc),
+            connector: pending.doc.info.connector,
+            doc: pending.doc.info.doc_id,
+            over: Some(pending.revision),
+        })
+        .collect()
+}
+
 /// What a job changes.
 pub(crate) enum Change {
     /// Documents written or removed by a sync.
     Batch(WriteBatch),
     /// Vectors for documents as they were when read ([`Pending`]).
     Vectors(Vec<Pending>),
+    /// Changes read from the team's log, applied in order, each document at its position.
+    Follow(Follow),
+}
+
+/// Changes read from the team's log.
+pub(crate) struct Follow {
+    /// Whether the index is emptied first (it follows another team database, or one that went
+    /// back in time).
+    pub(crate) reset: bool,
+    /// The documents, in the log's order.
+    pub(crate) entries: Vec<LogEntry>,
+    /// What the commit records as applied.
+    pub(crate) applied: Applied,
 }
 
 struct Job {
@@ -137,7 +183,7 @@ fn run(mut writer: IndexWriter, reader: IndexReader, fields: Fields, rx: Receive
             }
         }
         let result = apply(&mut writer, &reader, &fields, &mut revisions, &group)
-            .and_then(|()| writer.commit().map(|_| ()))
+            .and_then(|()| commit(&mut writer, &group))
             .and_then(|()| reader.reload());
         let result = result.map_err(|e| {
             tracing::error!("index commit failed, rolled back: {e}");
@@ -153,6 +199,19 @@ fn run(mut writer: IndexWriter, reader: IndexReader, fields: Fields, rx: Receive
     if let Err(e) = writer.wait_merging_threads() {
         tracing::warn!("index merges did not finish: {e}");
     }
+}
+
+/// Commits, recording the last position of the team's log the group applied.
+fn commit(writer: &mut IndexWriter, group: &[Job]) -> tantivy::Result<()> {
+    let applied = group.iter().rev().find_map(|job| match &job.change {
+        Change::Follow(follow) => Some(follow.applied.payload()),
+        _ => None,
+    });
+    let mut prepared = writer.prepare_commit()?;
+    if let Some(payload) = applied {
+        prepared.set_payload(&payload);
+    }
+    prepared.commit().map(|_| ())
 }
 
 /// Deletes the document keyed `key` and the parts of its text.
@@ -222,6 +281,31 @@ fn apply(
                     }
                 }
             }
+            Change::Follow(follow) => follow_log(writer, f, follow)?,
+        }
+    }
+    Ok(())
+}
+
+/// Applies the team log's `follow`: each document at its position, the revision every host
+/// gives it. A record that cannot be read is left out, and said so: the others still apply.
+fn follow_log(writer: &IndexWriter, f: &Fields, follow: &Follow) -> tantivy::Result<()> {
+    if follow.reset {
+        writer.delete_all_documents()?;
+    }
+    for entry in &follow.entries {
+        let key = key(&entry.connector, &entry.doc);
+        delete(writer, f, &key);
+        let Some(record) = &entry.record else {
+            continue;
+        };
+        match decode(record) {
+            Ok(doc) => {
+                for stored in doc.to_tantivy(f, entry.position) {
+                    writer.add_document(stored)?;
+                }
+            }
+            Err(e) => tracing::error!(position = entry.position, "left out of the index: {e}"),
         }
     }
     Ok(())
