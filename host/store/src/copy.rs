@@ -10,6 +10,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
 use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
 
 use crate::db::{Arg, Conn, On, Pool, Sql, scalar, sql};
+use quarry_core::team_log::LogChange;
+
+use crate::team_index::append_in;
 use crate::{Store, StoreError, team_database};
 
 /// The tables copied, parents before children (foreign keys hold at every insert).
@@ -38,12 +41,14 @@ pub type Copied = Vec<(&'static str, u64)>;
 
 impl Store {
     /// Copies the data folder's database at `sqlite` (brought up to date first; the keys of
-    /// `keys_dir`) into the team database at `url`, which must hold no data yet; `progress`
+    /// `keys_dir`) into the team database at `url`, which must hold no data yet, and its
+    /// index's `documents` into the team's index log, all in one transaction; `progress`
     /// hears of each table copied. The data folder's database is left as it was.
     pub async fn copy_to_postgres(
         sqlite: &Path,
         keys_dir: &Path,
         url: &str,
+        documents: impl Iterator<Item = Result<LogChange, BoxedError>>,
         mut progress: impl FnMut(&str, u64),
     ) -> Result<Copied, StoreError> {
         // Opened as a store once, so its schema is the newest this Quarry knows.
@@ -68,6 +73,9 @@ impl Store {
             progress(table, rows);
             copied.push((table, rows));
         }
+        let logged = copy_documents(&mut tx, documents).await?;
+        progress(TEAM_INDEX, logged);
+        copied.push((TEAM_INDEX, logged));
         // New audit entries number on from the copied ones.
         sql("SELECT setval(pg_get_serial_sequence('audit_log', 'id'),
                            coalesce((SELECT max(id) FROM audit_log), 0) + 1, false)")
@@ -81,12 +89,43 @@ impl Store {
     }
 }
 
+/// A failure of what the copy reads besides the database (the index).
+pub type BoxedError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The team's index log, as the copy names it.
+const TEAM_INDEX: &str = "team_index";
+
+/// Documents appended to the team's index log per statement batch.
+const DOCUMENTS_PER_APPEND: usize = 256;
+
+/// Appends the index's `documents` to the team's log in `tx`; how many.
+async fn copy_documents(
+    tx: &mut Conn,
+    documents: impl Iterator<Item = Result<LogChange, BoxedError>>,
+) -> Result<u64, StoreError> {
+    let mut logged = 0;
+    let mut batch = Vec::with_capacity(DOCUMENTS_PER_APPEND);
+    let mut documents = documents.peekable();
+    while let Some(change) = documents.next() {
+        batch.push(change.map_err(|source| StoreError::System {
+            what: "reading the data folder's index",
+            source,
+        })?);
+        if batch.len() == DOCUMENTS_PER_APPEND || documents.peek().is_none() {
+            logged += batch.len() as u64;
+            append_in(tx, std::mem::take(&mut batch)).await?;
+        }
+    }
+    Ok(logged)
+}
+
 /// Refuses a team database that holds data already: the copy would mix two data folders.
 async fn refuse_unless_empty(target: &Pool, shown: &str) -> Result<(), StoreError> {
     let counts = [
         ("data_folder", "SELECT count(*) FROM data_folder"),
         ("integrations", "SELECT count(*) FROM integrations"),
         ("connectors", "SELECT count(*) FROM connectors"),
+        (TEAM_INDEX, "SELECT count(*) FROM team_index"),
     ];
     for (table, count) in counts {
         let rows: i64 = scalar(count).fetch_one(target).await?;

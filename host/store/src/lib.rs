@@ -25,6 +25,7 @@ mod originals;
 mod secrets;
 mod sync_turn;
 mod team_database;
+mod team_index;
 mod usage;
 
 use std::ops::{Deref, DerefMut};
@@ -46,7 +47,7 @@ pub use connectors::{
     Connector, ConnectorGrant, ConnectorStatus, CredentialMode, CredentialPolicy, ListingState,
     NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
 };
-pub use copy::Copied;
+pub use copy::{BoxedError, Copied};
 pub use db::Dialect;
 pub use error::StoreError;
 pub use integrations::{Integration, IntegrationSummary, Quota, Sharing};
@@ -57,6 +58,7 @@ pub use originals::{APPLICATION_ID, Fingerprint, Original, PendingOriginal, is_q
 pub use secrets::LEGACY_KEY_FILE;
 pub use sync_turn::SyncTurn;
 pub use team_database::shown_address;
+pub use team_index::TeamIndexChanges;
 
 /// The database file inside a data folder.
 pub const DB_FILE: &str = "quarry.db";
@@ -171,6 +173,12 @@ impl Store {
             write_turn: Arc::default(),
             secrets: Arc::new(secrets),
         })
+    }
+
+    /// The database's id (`df_...`): a data folder's, or the team database's, the same for
+    /// every host.
+    pub async fn database_id(&self) -> Result<String, StoreError> {
+        data_folder::id(&self.pool).await
     }
 
     /// The database this store runs on.
