@@ -1,5 +1,5 @@
-//! The work that follows the sources while `quarry serve` runs: the sync scheduler, the OCR
-//! queue and the judge of files no sync judged. A data folder's own process does it from the
+//! The work that follows the sources while `quarry serve` runs: the sync scheduler, the
+//! embedding queue, the OCR queue and the judge of files no sync judged. A data folder's own process does it from the
 //! start. On a team database one host at a time does it: the host holding the team's sync turn
 //! (`quarry_store::SyncTurn`); the others wait to take the turn over, and a host that loses it
 //! (its database connection dropped, a failover) stops its work and waits again.
@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quarry_core::ocr::TextRecognizer;
+use quarry_embed::Embedder;
+use quarry_index::SearchIndex;
 use quarry_ocr::LazyOcr;
 use quarry_store::{Dialect, Store, SyncTurn};
-use quarry_sync::{OcrQueue, OriginalsQueue, Scheduler, Syncer};
+use quarry_sync::{EmbeddingOrder, EmbeddingQueue, OcrQueue, OriginalsQueue, Scheduler, Syncer};
 use tokio::sync::watch;
 
 /// How long a team host waits before asking for the turn again after the database failed.
@@ -28,28 +30,43 @@ struct Work {
     store: Store,
     syncer: Arc<Syncer>,
     ocr: Option<Arc<dyn TextRecognizer>>,
+    embedding: Option<Embedding>,
     scheduler: Arc<Scheduler>,
+}
+
+/// What the embedding queue needs: the index, the model, the order of the connectors.
+pub struct Embedding {
+    /// The index whose documents lack vectors.
+    pub index: Arc<SearchIndex>,
+    /// The model.
+    pub embedder: Arc<Embedder>,
+    /// The connectors whose documents go first.
+    pub order: EmbeddingOrder,
 }
 
 /// The work running; it stops when dropped.
 struct Working {
+    _embedding: Option<EmbeddingQueue>,
     _ocr: Option<OcrQueue>,
     _originals: OriginalsQueue,
     turn: SyncTurn,
 }
 
 impl Background {
-    /// The work over `syncer`; for a data folder it starts now (a failure stops `serve`).
+    /// The work over `syncer` (and vectors, with `embedding`); for a data folder it starts
+    /// now (a failure stops `serve`).
     pub async fn new(
         store: &Store,
         syncer: Arc<Syncer>,
         ocr: Option<Arc<LazyOcr>>,
+        embedding: Option<Embedding>,
         scheduler: Arc<Scheduler>,
     ) -> anyhow::Result<Background> {
         let work = Work {
             store: store.clone(),
             syncer,
             ocr: ocr.map(|engine| engine as Arc<dyn TextRecognizer>),
+            embedding,
             scheduler,
         };
         let started = match store.dialect() {
@@ -114,6 +131,13 @@ impl Work {
 
     /// Starts the queues and the scheduler's first look (interrupted syncs resume).
     async fn start(&self, turn: SyncTurn) -> anyhow::Result<Working> {
+        // Documents are searchable by keyword as soon as a sync writes them; their vectors
+        // follow, in the order the scheduler keeps from the store (the connectors put first).
+        let embedding = self
+            .embedding
+            .as_ref()
+            .map(|e| EmbeddingQueue::start(e.index.clone(), e.embedder.clone(), e.order.clone()))
+            .transpose()?;
         // Text in images and scanned pages follows, read one document at a time.
         let ocr = self
             .ocr
@@ -131,6 +155,7 @@ impl Work {
         let originals = OriginalsQueue::start(self.syncer.clone())?;
         self.scheduler.start().await?;
         Ok(Working {
+            _embedding: embedding,
             _ocr: ocr,
             _originals: originals,
             turn,

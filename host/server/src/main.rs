@@ -26,6 +26,7 @@ mod search;
 mod serve;
 mod service_manager;
 mod setup;
+mod team_index;
 
 use clap::{CommandFactory, FromArgMatches};
 

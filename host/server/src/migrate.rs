@@ -1,9 +1,10 @@
 //! `quarry migrate --to postgres://...`: a single user's data folder becomes a team's
 //! database (docs/team.md).
 
-use anyhow::bail;
-use quarry_index::IndexError;
-use quarry_store::{DB_FILE, Store};
+use anyhow::{Context, bail};
+use quarry_core::team_log::LogChange;
+use quarry_index::{IndexError, encode_record};
+use quarry_store::{BoxedError, DB_FILE, Store};
 
 use crate::setup::{Paths, open_index};
 
@@ -23,15 +24,27 @@ pub async fn run(paths: &Paths, to: &str) -> anyhow::Result<()> {
         );
     }
     // A running server would go on writing to the data folder after the copy.
-    if let Err(IndexError::Busy) = open_index(paths, true) {
-        bail!(
+    let index = match open_index(paths, true) {
+        Err(IndexError::Busy) => bail!(
             "`quarry serve` is running on {}: stop it first, so that nothing it writes afterwards is left behind",
             paths.data_dir.display()
-        );
-    }
+        ),
+        opened => opened.context("cannot open the data folder's index")?,
+    };
     let shown = quarry_store::shown_address(to);
     println!("Copying {} into {shown}:", sqlite.display());
-    let copied = Store::copy_to_postgres(&sqlite, &paths.keys_dir, to, |table, rows| {
+    // The index's documents, with their vectors, go to the team's index log: every host of
+    // the team searches them without reading the sources or computing vectors again.
+    let documents = index.export()?.map(|doc| {
+        doc.map(|doc| LogChange::Put {
+            record: encode_record(&doc),
+            connector: doc.info.connector,
+            doc: doc.info.doc_id,
+            over: None,
+        })
+        .map_err(BoxedError::from)
+    });
+    let copied = Store::copy_to_postgres(&sqlite, &paths.keys_dir, to, documents, |table, rows| {
         println!("  {table:<24} {rows:>10} row(s)");
     })
     .await?;
@@ -42,7 +55,7 @@ pub async fn run(paths: &Paths, to: &str) -> anyhow::Result<()> {
         .close()
         .await;
     println!(
-        "Copied {total} row(s). Start this host with --database {shown} (it keeps its index); \
+        "Copied {total} row(s). Start this host with --database {shown}; \
          copy the sealing key in {} to the keys folder of every other host of the team.",
         paths.keys_dir.display()
     );

@@ -5,21 +5,20 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
-use quarry_embed::Embedder;
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
 use quarry_store::Store;
-use quarry_sync::{EmbeddingOrder, EmbeddingQueue, Scheduler, Syncer};
+use quarry_sync::{EmbeddingOrder, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::admin::{first_admin_token, login_link, note_server_url};
-use crate::background::{Background, raised};
+use crate::background::{Background, Embedding, raised};
 use crate::cli::ServeArgs;
 use crate::service_manager::ServiceManager;
 use crate::setup::{
-    Paths, load_embedder, load_ocr, load_plugins_with, open_index, open_store,
-    recheck_for_credentials, runtime_config,
+    Paths, load_embedder, load_ocr, load_plugins_with, open_store, recheck_for_credentials,
+    runtime_config,
 };
 
 /// Plugin instances beyond those of syncs and downloads: checking a connector's settings in the
@@ -42,6 +41,14 @@ fn instance_budget(args: &ServeArgs) -> u32 {
 pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     let store = open_store(paths).await?;
     let index = open_or_rebuild_index(paths, &store).await?;
+    // A team host's index follows the team's log; the follower stops with `serve`.
+    let (index, _follower) = match paths.database {
+        Some(_) => {
+            let (index, follower) = crate::team_index::join(&store, index).await?;
+            (index, Some(follower))
+        }
+        None => (Arc::new(index), None),
+    };
     let mut runtime = Runtime::new(RuntimeConfig {
         max_instances: instance_budget(args),
         ..runtime_config(paths)
@@ -58,7 +65,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         tracing::info!("sealed the secret settings of {sealed} connector(s) stored in clear");
     }
     let embedder = load_embedder(paths);
-    let (embedding_order, _embedding) = start_embedding(&store, &index, embedder.as_ref()).await?;
+    let (embedding_order, embedding) = embedding_work(&store, &index, embedder.as_ref()).await?;
     let syncer = Arc::new(Syncer::new(
         store.clone(),
         index.clone(),
@@ -77,7 +84,7 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         None => scheduler.woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
         Some(_) => scheduler,
     });
-    let work = Background::new(&store, syncer, ocr, scheduler).await?;
+    let work = Background::new(&store, syncer, ocr, embedding, scheduler).await?;
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -129,20 +136,22 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     serve_until_stopped(listener, state, connections, work, store).await
 }
 
-/// Starts computing vectors in the background. Documents are searchable by keyword as soon as
-/// a sync writes them; their vectors follow, in the order the scheduler keeps from the store (the
-/// connectors put first).
-async fn start_embedding(
+/// What computes vectors in the background (with the syncs: [`Background`]). Documents are
+/// searchable by keyword as soon as a sync writes them; their vectors follow, in the order the
+/// scheduler keeps from the store (the connectors put first).
+async fn embedding_work(
     store: &Store,
     index: &Arc<SearchIndex>,
-    embedder: Option<&Arc<Embedder>>,
-) -> anyhow::Result<(EmbeddingOrder, Option<EmbeddingQueue>)> {
+    embedder: Option<&Arc<quarry_embed::Embedder>>,
+) -> anyhow::Result<(EmbeddingOrder, Option<Embedding>)> {
     let order = EmbeddingOrder::default();
     order.set_first(store.connectors_embedded_first().await?);
-    let queue = embedder
-        .map(|embedder| EmbeddingQueue::start(index.clone(), embedder.clone(), order.clone()))
-        .transpose()?;
-    Ok((order, queue))
+    let work = embedder.map(|embedder| Embedding {
+        index: index.clone(),
+        embedder: embedder.clone(),
+        order: order.clone(),
+    });
+    Ok((order, work))
 }
 
 /// Tells the service manager the service is alive every `beat` for as long as the database
@@ -162,22 +171,29 @@ async fn keep_watchdog(manager: ServiceManager, beat: Duration, store: Store) {
     }
 }
 
-/// The index, opened for writing; one of an older layout is rebuilt from the sources.
-async fn open_or_rebuild_index(paths: &Paths, store: &Store) -> anyhow::Result<Arc<SearchIndex>> {
-    match open_index(paths, true) {
-        Ok(index) => Ok(Arc::new(index)),
+/// The index, opened for writing; one of an older layout is rebuilt: from the sources, or on a
+/// team host from the team's log (the team's catalog stays as it is).
+async fn open_or_rebuild_index(paths: &Paths, store: &Store) -> anyhow::Result<SearchIndex> {
+    match SearchIndex::open(&paths.index(), true) {
+        Ok(index) => Ok(index),
         Err(IndexError::Outdated {
             found, expected, ..
         }) => {
+            let from = match paths.database {
+                Some(_) => "the team's index log",
+                None => "the sources",
+            };
             tracing::warn!(
-                "the index has layout {found}, this Quarry uses {expected}: rebuilding it from the sources"
+                "the index has layout {found}, this Quarry uses {expected}: rebuilding it from {from}"
             );
             // The catalog first: should this stop half-way, the next start rebuilds again
             // instead of trusting a catalog that describes documents the index lacks.
-            store.forget_index(quarry_store::now_ms()).await?;
+            if paths.database.is_none() {
+                store.forget_index(quarry_store::now_ms()).await?;
+            }
             std::fs::remove_dir_all(paths.index())
                 .with_context(|| format!("cannot remove {}", paths.index().display()))?;
-            Ok(Arc::new(open_index(paths, true)?))
+            Ok(SearchIndex::open(&paths.index(), true)?)
         }
         Err(IndexError::Busy) => bail!(
             "another `quarry serve` is using {}; stop it first, or pass another --data-dir",

@@ -223,8 +223,13 @@ pub async fn open_store(paths: &Paths) -> anyhow::Result<Store> {
 }
 
 /// Opens the index, for writing when `writable` (then [`quarry_index::IndexError::Busy`] means
-/// a server holds it).
+/// a server holds it). On a team database only `quarry serve` writes a host's index, following
+/// the team's log: asked for writing there, this answers `Busy`, so a command asks the team's
+/// hosts (the one holding the sync turn syncs) instead of writing here.
 pub fn open_index(paths: &Paths, writable: bool) -> Result<SearchIndex, quarry_index::IndexError> {
+    if writable && paths.database.is_some() {
+        return Err(quarry_index::IndexError::Busy);
+    }
     SearchIndex::open(&paths.index(), writable)
 }
 
