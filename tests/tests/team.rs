@@ -5,7 +5,7 @@ use std::path::Path;
 
 use quarry_tests::admin::sign_in;
 use quarry_tests::postgres as pg;
-use quarry_tests::quarry::Quarry;
+use quarry_tests::quarry::{Quarry, result_paths};
 use serde_json::json;
 
 /// A host of the team: its own data folder and keys folder, the team's database.
@@ -172,6 +172,77 @@ fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
     assert!(
         batches < 2 * NOTES.div_ceil(1024),
         "{batches} batches after {indexed_at_kill} documents were indexed"
+    );
+}
+
+/// The documents a keyword search for `word` finds on `host` (up to 100), by path.
+fn found(host: &Quarry, key: &str, word: &str) -> Vec<String> {
+    result_paths(&host.keyword_search(key, word, 100))
+}
+
+#[test]
+fn a_folder_synced_through_one_host_is_found_through_the_others_each_document_once() {
+    let url = pg::shared().new_database();
+    let (mut first, mut second) = two_hosts(&url);
+    let mut third = host(&url);
+    copy_keys(&first, &third);
+    let key = first.integration("Team agent", "all", &[]);
+    let folder = first.scratch("team-notes");
+    for n in 0..40 {
+        std::fs::write(
+            folder.join(format!("note-{n:02}.md")),
+            format!("# Note {n}\n\nThe lighthouse keeper's entry number {n}.\n"),
+        )
+        .expect("write a note");
+    }
+    std::fs::write(folder.join("storm.md"), "# Storm\n\nA gale tore the jib.\n").expect("write");
+    first.add_folder("Notes", &folder);
+    first.start();
+    first.wait_for("the folder synced", |c| {
+        c[0]["status"] == "idle" && c[0]["doc_count"] == 41
+    });
+    second.start();
+    third.start();
+    // Every host finds every document of the folder, each once, and the same ones.
+    let mut expected = found(&first, &key, "lighthouse");
+    expected.sort();
+    assert_eq!(expected.len(), 40, "{expected:?}");
+    for host in [&second, &third] {
+        let mut ids = found(host, &key, "lighthouse");
+        ids.sort();
+        assert_eq!(ids, expected);
+        assert_eq!(found(host, &key, "gale"), ["storm.md"]);
+    }
+    // A change synced by the host holding the turn reaches the others' searches.
+    std::fs::remove_file(folder.join("storm.md")).expect("remove a note");
+    std::fs::write(folder.join("calm.md"), "# Calm\n\nNo gale today.\n").expect("write");
+    third.cli_ok(&["connector", "sync", "Notes"]);
+    for host in [&first, &second, &third] {
+        until("the change reaching every host", 60, &|| {
+            found(host, &key, "gale") == ["calm.md"]
+        });
+    }
+    // A host added later catches up before it answers; one restarted goes on from where its
+    // index stood instead of starting over.
+    let mut fourth = host(&url);
+    copy_keys(&first, &fourth);
+    fourth.start();
+    assert_eq!(found(&fourth, &key, "lighthouse").len(), 40);
+    assert!(
+        fourth.log().contains("up to date with the team's"),
+        "{}",
+        fourth.log()
+    );
+    second.stop();
+    second.start();
+    assert_eq!(found(&second, &key, "gale"), ["calm.md"]);
+    assert!(
+        !second.log().contains("replaced by the team's index")
+            && !second
+                .log()
+                .contains("bringing this host's index up to date"),
+        "{}",
+        second.log()
     );
 }
 
