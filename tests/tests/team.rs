@@ -247,6 +247,39 @@ fn a_folder_synced_through_one_host_is_found_through_the_others_each_document_on
 }
 
 #[test]
+fn vectors_computed_once_by_the_host_holding_the_turn_find_by_meaning_on_every_host() {
+    let url = pg::shared().new_database();
+    let mut first = Quarry::new();
+    first.on_team_database(&url);
+    let key = first.integration("Team agent", "all", &["--quota", "unlimited"]);
+    let mut second = Quarry::new();
+    second.on_team_database(&url);
+    copy_keys(&first, &second);
+    let folder = first.scratch("topics");
+    quarry_tests::corpus::write(&folder, &quarry_tests::corpus::topics());
+    first.add_folder("Topics", &folder);
+    first.start();
+    first.wait_synced();
+    second.start();
+    // No word is shared with the document it finds: only the vectors find it, on the host
+    // that computed them and on the one that did not.
+    let query = json!({"query": "puppy playing fetch outdoors"});
+    for host in [&first, &second] {
+        let semantic = host.search_ok(&key, query.clone());
+        assert_eq!(semantic["mode"], "semantic", "{semantic}");
+        assert_eq!(result_paths(&semantic)[0], "pets.txt", "{semantic}");
+    }
+    // The second host computed none: it holds no turn, and its copy lacks no vector.
+    assert!(
+        !second.log().contains("this host now runs the team's syncs"),
+        "{}",
+        second.log()
+    );
+    let connectors = second.connectors();
+    assert_eq!(connectors[0]["embedding"]["pending"], 0, "{connectors:?}");
+}
+
+#[test]
 fn a_data_folder_moves_into_a_team_database_and_its_key_index_and_counts_carry_on() {
     let mut quarry = Quarry::new();
     quarry.without_model();
@@ -286,6 +319,11 @@ fn a_data_folder_moves_into_a_team_database_and_its_key_index_and_counts_carry_o
 
     quarry.on_team_database(&url);
     quarry.start();
+    assert!(
+        quarry.log().contains("replaced by the team's index"),
+        "{}",
+        quarry.log()
+    );
     let after = quarry.keyword_search(&key, "lighthouse", 5);
     let ids = |answer: &serde_json::Value| answer["results"][0]["doc_id"].clone();
     assert_eq!(ids(&after), ids(&before), "{after}");
@@ -298,6 +336,17 @@ fn a_data_folder_moves_into_a_team_database_and_its_key_index_and_counts_carry_o
     assert_eq!(listed[0]["requests_this_month"], 2, "{listed}");
     let connectors = quarry.connectors();
     assert_eq!(connectors[0]["doc_count"], 1, "{connectors:?}");
+    // The documents went into the team's index: a new host of the team finds them.
+    let mut other = host(&url);
+    copy_keys(&quarry, &other);
+    other.start();
+    let found = other.keyword_search(&key, "lighthouse", 5);
+    for field in ["doc_id", "snippet", "score", "highlights"] {
+        assert_eq!(
+            found["results"][0][field], after["results"][0][field],
+            "{found}"
+        );
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use quarry_api::{AdminConfig, ApiConfig, ApiLimits, AppState};
-use quarry_index::IndexError;
+use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::PluginSet;
 
 use crate::admin::server_url;
@@ -24,7 +24,9 @@ pub async fn run(paths: &Paths, args: &McpArgs) -> anyhow::Result<()> {
     if key.is_empty() {
         anyhow::bail!("QUARRY_API_KEY is empty: set it to the integration's API key");
     }
-    match open_index(paths, true) {
+    // The data folder's own writer lock says whether its server runs (on a team database
+    // too, where `open_index` answers `Busy` to every command that would write).
+    match SearchIndex::open(&paths.index(), true) {
         Err(IndexError::Busy) => {
             let url = server_url(paths);
             tracing::info!("relaying MCP to the running server at {url}");
@@ -37,10 +39,15 @@ pub async fn run(paths: &Paths, args: &McpArgs) -> anyhow::Result<()> {
         Ok(writable) => {
             // Nobody serves the folder: an index of older rules is checked for credentials
             // first, then the writer lock is let go (a server may start meanwhile) to read.
+            // On a team database only the team's hosts write the index.
             let store = open_store(paths).await?;
-            if let Some(held) = recheck_for_credentials(&store, &Arc::new(writable)).await? {
+            let writable = Arc::new(writable);
+            if paths.database.is_none()
+                && let Some(held) = recheck_for_credentials(&store, &writable).await?
+            {
                 tracing::warn!("{held}");
             }
+            drop(writable);
             store.close().await;
             serve_here(paths, key).await
         }

@@ -26,10 +26,12 @@ pub struct TeamIndexChanges {
 }
 
 impl TeamIndexChanges {
-    /// Resolves at the next commit to the log by any host; an error when the connection was
-    /// lost (the next call connects again).
+    /// Resolves at the next commit to the log by any host, taking every notification already
+    /// received with it (one read of the log answers them all, and none piles up); an error
+    /// when the connection was lost (the next call connects again).
     pub async fn next(&mut self) -> Result<(), StoreError> {
         self.listener.recv().await?;
+        while self.listener.next_buffered().is_some() {}
         Ok(())
     }
 }
