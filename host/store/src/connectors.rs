@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::db::{Row, scalar, sql};
+use crate::db::{Row, Sql, scalar, sql};
 use quarry_core::ConnectorId;
 
 use crate::integrations::{check_name, unique_violation};
@@ -220,6 +220,31 @@ pub struct Connector {
     pub schedule: Schedule,
     /// Whether the embedding queue takes its documents before those of other connectors.
     pub embed_first: bool,
+    /// On a team database, the host it lives on (its `--host-name`): a connector that reads
+    /// local folders is synced and watched there only. `None`: any host.
+    pub host: Option<String>,
+}
+
+/// Which connectors a sync scheduler looks after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectorScope {
+    /// Every connector (a data folder's own process).
+    All,
+    /// Those that live on no host in particular (a team's, on the host holding the turn).
+    AnyHost,
+    /// Those that live on the host named so (a team's folders, on their own host).
+    LivingOn(String),
+}
+
+impl ConnectorScope {
+    /// Whether `connector` is in this scope.
+    pub fn contains(&self, connector: &Connector) -> bool {
+        match self {
+            ConnectorScope::All => true,
+            ConnectorScope::AnyHost => connector.host.is_none(),
+            ConnectorScope::LivingOn(name) => connector.host.as_deref() == Some(name.as_str()),
+        }
+    }
 }
 
 impl fmt::Debug for NewConnector {
@@ -251,7 +276,17 @@ impl fmt::Debug for Connector {
 }
 
 impl Store {
-    /// Adds a connector. Its first sync is pending.
+    /// Where a new connector lives: on a team database, one granted local folders lives on this
+    /// host (the folders are this machine's); any other, and every connector of a data folder,
+    /// on any host.
+    fn home_of(&self, new: &NewConnector) -> Option<String> {
+        (!new.grant.dirs.is_empty())
+            .then(|| self.host_name.as_deref().map(str::to_owned))
+            .flatten()
+    }
+
+    /// Adds a connector. Its first sync is pending. On a team database one granted local
+    /// folders lives on this host ([`Connector::host`]).
     pub async fn add_connector(
         &self,
         new: &NewConnector,
@@ -263,8 +298,8 @@ impl Store {
         let inserted = sql(
             "INSERT INTO connectors (id, name, plugin_id, plugin_version, config, grant_dirs,
                                      grant_hosts, secret_keys, created_ms, status,
-                                     sync_requested_ms)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', ?)",
+                                     sync_requested_ms, host)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', ?, ?)",
         )
         .bind(&id)
         .bind(&name)
@@ -276,6 +311,7 @@ impl Store {
         .bind(to_json(&new.secret_keys)?)
         .bind(now_ms)
         .bind(now_ms)
+        .bind(self.home_of(new))
         .execute(&self.pool)
         .await;
         if let Err(e) = inserted {
@@ -409,6 +445,46 @@ impl Store {
         .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Sets the team host the connector named `name` lives on (`None`: any host), and asks for
+    /// a sync there.
+    pub async fn set_connector_host(
+        &self,
+        name: &str,
+        host: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Connector, StoreError> {
+        let connector = self.connector_by_name(name).await?;
+        if let Some(host) = host
+            && (host.trim().is_empty() || host.len() > 255)
+        {
+            return Err(StoreError::Invalid(format!(
+                "{host:?} is not a host's name: give the --host-name of a host of the team"
+            )));
+        }
+        sql("UPDATE connectors SET host = ?, sync_requested_ms = ? WHERE id = ?")
+            .bind(host.map(str::trim))
+            .bind(now_ms)
+            .bind(connector.id.as_str())
+            .execute(&self.pool)
+            .await?;
+        self.connector_by_name(name).await
+    }
+
+    /// Makes the connectors that read local folders and live on no host in particular live on
+    /// this host ([`Store::living_on`]): a data folder's, moved into a team database from this
+    /// machine. How many.
+    pub async fn home_folders_here(&self) -> Result<u64, StoreError> {
+        let Some(host) = self.host_name() else {
+            return Ok(0);
+        };
+        Ok(
+            sql("UPDATE connectors SET host = ? WHERE host IS NULL AND grant_dirs <> '{}'")
+                .bind(host)
+                .execute(&self.pool)
+                .await?,
+        )
     }
 
     /// Asks for a sync of the connector; a running server starts it within a couple of seconds.
@@ -563,17 +639,26 @@ impl Store {
         Ok(())
     }
 
-    /// Sets every `syncing` connector back to `idle` with a sync requested: after a crash or a
-    /// restart, their interrupted syncs resume from the stored checkpoint.
-    pub async fn resume_interrupted_syncs(&self, now_ms: i64) -> Result<u64, StoreError> {
-        let done = sql(
-            "UPDATE connectors SET status = 'idle', sync_requested_ms = ?
-             WHERE status = 'syncing' AND removed_ms IS NULL",
-        )
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await?;
-        Ok(done)
+    /// Sets every `syncing` connector of `scope` back to `idle` with a sync requested: after a
+    /// crash or a restart, their interrupted syncs resume from the stored checkpoint.
+    pub async fn resume_interrupted_syncs(
+        &self,
+        scope: &ConnectorScope,
+        now_ms: i64,
+    ) -> Result<u64, StoreError> {
+        let mut query = Sql::build("UPDATE connectors SET status = 'idle', sync_requested_ms = ");
+        query.push_bind(now_ms);
+        query.push(" WHERE status = 'syncing' AND removed_ms IS NULL");
+        match scope {
+            ConnectorScope::All => {}
+            ConnectorScope::AnyHost => {
+                query.push(" AND host IS NULL");
+            }
+            ConnectorScope::LivingOn(name) => {
+                query.push(" AND host = ").push_bind(name.as_str());
+            }
+        }
+        Ok(query.execute(&self.pool).await?)
     }
 }
 
@@ -777,6 +862,7 @@ impl Store {
             listing: ListingState::from_row(row)?,
             schedule: Schedule::from_row(row)?,
             embed_first: row.flag("embed_first")?,
+            host: row.try_get("host")?,
         })
     }
 

@@ -44,8 +44,8 @@ pub use admin::{AdminSession, NewAdminSession};
 pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, NotedDoc};
 pub use connectors::{
-    Connector, ConnectorGrant, ConnectorStatus, CredentialMode, CredentialPolicy, ListingState,
-    NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
+    Connector, ConnectorGrant, ConnectorScope, ConnectorStatus, CredentialMode, CredentialPolicy,
+    ListingState, NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
 };
 pub use copy::{BoxedError, Copied};
 pub use db::Dialect;
@@ -78,6 +78,8 @@ pub struct Store {
     write_turn: Arc<Mutex<()>>,
     /// The key that seals secret settings (kept outside the data folder).
     secrets: Arc<SecretBox>,
+    /// On a team database, this host's name ([`Store::living_on`]).
+    host_name: Option<Arc<str>>,
 }
 
 /// A transaction that writes, holding this process's write turn until it ends.
@@ -150,6 +152,7 @@ impl Store {
             pool,
             write_turn: Arc::default(),
             secrets,
+            host_name: None,
         };
         store.mark_as_quarrys().await?;
         Ok(store)
@@ -172,6 +175,7 @@ impl Store {
             pool,
             write_turn: Arc::default(),
             secrets: Arc::new(secrets),
+            host_name: None,
         })
     }
 
@@ -179,6 +183,18 @@ impl Store {
     /// every host.
     pub async fn database_id(&self) -> Result<String, StoreError> {
         data_folder::id(&self.pool).await
+    }
+
+    /// This store as the team host named `name` uses it: the connectors it adds with local
+    /// folders live on it ([`Connector::host`]).
+    pub fn living_on(mut self, name: &str) -> Store {
+        self.host_name = Some(Arc::from(name));
+        self
+    }
+
+    /// The name of the team host this store serves, if any.
+    pub fn host_name(&self) -> Option<&str> {
+        self.host_name.as_deref()
     }
 
     /// The database this store runs on.

@@ -105,6 +105,20 @@ impl Store {
         Ok(u64::try_from(end).unwrap_or(0))
     }
 
+    /// True when the catalog lists documents but the team's index log holds none: a team
+    /// database whose documents were indexed before it had the log, in one host's index only.
+    pub async fn catalog_without_team_index(&self) -> Result<bool, StoreError> {
+        self.team_pool()?;
+        let missing = scalar::<i64>(
+            "SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM documents)
+                               AND NOT EXISTS (SELECT 1 FROM team_index) THEN 1 ELSE 0 END
+                         AS BIGINT)",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(missing == 1)
+    }
+
     /// Listens for commits to the team's log, on a connection of its own.
     pub async fn team_index_changes(&self) -> Result<TeamIndexChanges, StoreError> {
         let mut listener = PgListener::connect_with(self.team_pool()?).await?;

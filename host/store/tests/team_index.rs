@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use quarry_core::team_log::{LogChange, LogEntry};
-use quarry_core::{ConnectorId, DocId};
-use quarry_store::{Store, StoreError};
+use quarry_core::{ConnectorId, DocId, DocMeta};
+use quarry_store::{
+    CatalogDoc, CommitBatch, ConnectorGrant, NewConnector, Store, StoreError, SyncProgress,
+};
 use quarry_tests::postgres as pg;
 
 /// A team store on a new database; the folder keeps its keys.
@@ -255,6 +257,56 @@ async fn a_commit_to_the_log_wakes_every_listening_host() {
         .await
         .expect("notified within 10 s")
         .expect("the notification");
+}
+
+#[tokio::test]
+async fn a_catalog_indexed_before_the_log_existed_is_told_apart() {
+    let (store, _dir) = team().await;
+    let now = 1_795_359_600_000;
+    let notes = store
+        .add_connector(
+            &NewConnector {
+                name: "Notes".into(),
+                plugin_id: "folder".into(),
+                plugin_version: "0.1.0".into(),
+                config: BTreeMap::new(),
+                grant: ConnectorGrant::default(),
+                secret_keys: Default::default(),
+            },
+            now,
+        )
+        .await
+        .expect("a connector");
+    assert!(!store.catalog_without_team_index().await.expect("asked"));
+    let listed = CatalogDoc {
+        doc_id: doc("a"),
+        locator: "a.txt".into(),
+        version: "v1".into(),
+        meta: DocMeta::default(),
+        has_text: true,
+        error: None,
+        no_text: None,
+        held_back: None,
+        redacted: false,
+        original: quarry_store::Original::Pending,
+    };
+    let batch = CommitBatch {
+        generation: 1,
+        changed: vec![listed],
+        progress: SyncProgress::default(),
+        ..CommitBatch::default()
+    };
+    store
+        .commit_batch(&notes.id, &batch, now)
+        .await
+        .expect("commit");
+    // Listed, but in no host's copy: the team's sources must be indexed again.
+    assert!(store.catalog_without_team_index().await.expect("asked"));
+    store
+        .append_to_team_index(vec![put(notes.id.as_str(), "a", "alpha")])
+        .await
+        .expect("append");
+    assert!(!store.catalog_without_team_index().await.expect("asked"));
 }
 
 #[tokio::test]
