@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use quarry_core::ConnectorId;
 use quarry_runtime::SyncSchedule;
-use quarry_store::{Connector, ConnectorStatus, SyncFailure, now_ms};
+use quarry_store::{Connector, ConnectorScope, ConnectorStatus, SyncFailure, now_ms};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
@@ -63,6 +63,8 @@ pub struct Scheduler {
     sources: SourceWatches,
     /// The embedding queue's order, kept in step with the connectors put first.
     embedding_order: Option<EmbeddingOrder>,
+    /// The connectors it looks after.
+    scope: ConnectorScope,
 }
 
 impl Scheduler {
@@ -83,7 +85,16 @@ impl Scheduler {
             next_due_ms: Mutex::default(),
             sources: SourceWatches::default(),
             embedding_order: None,
+            scope: ConnectorScope::All,
         }
+    }
+
+    /// Looks after the connectors of `scope` only (a team host's own folders, or the team's
+    /// other connectors on the host holding the turn); removed connectors are purged by a
+    /// scheduler of every connector or of those of any host.
+    pub fn scoped(mut self, scope: ConnectorScope) -> Scheduler {
+        self.scope = scope;
+        self
     }
 
     /// Keeps `order` in step with the connectors the user put first for embedding, at every
@@ -178,9 +189,11 @@ impl Scheduler {
     /// costs a listing): changes made while no server watched are found.
     pub async fn start(&self) -> Result<(), SyncError> {
         let store = self.syncer.store();
-        store.resume_interrupted_syncs(now_ms()).await?;
+        store
+            .resume_interrupted_syncs(&self.scope, now_ms())
+            .await?;
         for connector in store.connectors().await? {
-            if connector.status == ConnectorStatus::Disabled {
+            if connector.status == ConnectorStatus::Disabled || !self.scope.contains(&connector) {
                 continue;
             }
             // An interrupted full listing resumes, and a fresh one follows it (the syncer sees
@@ -268,9 +281,11 @@ impl Scheduler {
     /// the syncs whose time has come, and starts requested ones.
     pub async fn tick(&self) -> Result<(), SyncError> {
         let store = self.syncer.store();
-        for id in store.removed_connectors().await? {
-            if self.claim(&id) {
-                self.spawn(id, Job::Purge);
+        if !matches!(self.scope, ConnectorScope::LivingOn(_)) {
+            for id in store.removed_connectors().await? {
+                if self.claim(&id) {
+                    self.spawn(id, Job::Purge);
+                }
             }
         }
         if self.still_waiting_for_space().await? {
@@ -291,6 +306,10 @@ impl Scheduler {
                     .collect(),
             );
         }
+        let connectors: Vec<Connector> = connectors
+            .into_iter()
+            .filter(|c| self.scope.contains(c))
+            .collect();
         let unwatchable = self.update_watches(&connectors).await;
         self.sources.keep(&self.syncer, &connectors, &self.stop);
         let now = now_ms();
