@@ -1,5 +1,6 @@
 //! The work that follows the sources while `quarry serve` runs: the sync scheduler, the
-//! embedding queue, the OCR queue and the judge of files no sync judged. A data folder's own process does it from the
+//! embedding queue, the OCR queue and the judge of files no sync judged. On a team database a
+//! second scheduler runs all along, for the connectors that live on this host (its folders). A data folder's own process does it from the
 //! start. On a team database one host at a time does it: the host holding the team's sync turn
 //! (`quarry_store::SyncTurn`); the others wait to take the turn over, and a host that loses it
 //! (its database connection dropped, a failover) stops its work and waits again.
@@ -32,6 +33,18 @@ struct Work {
     ocr: Option<Arc<dyn TextRecognizer>>,
     embedding: Option<Embedding>,
     scheduler: Arc<Scheduler>,
+    /// On a team database, the scheduler of this host's own connectors (its folders), run
+    /// whether it holds the turn or not.
+    homed: Option<Arc<Scheduler>>,
+}
+
+/// The sync schedulers of `serve`.
+pub struct Schedulers {
+    /// Of every connector (a data folder), or of the team's connectors that live on any host
+    /// (run while holding the turn).
+    pub main: Arc<Scheduler>,
+    /// Of the team's connectors that live on this host.
+    pub homed: Option<Arc<Scheduler>>,
 }
 
 /// What the embedding queue needs: the index, the model, the order of the connectors.
@@ -60,14 +73,15 @@ impl Background {
         syncer: Arc<Syncer>,
         ocr: Option<Arc<LazyOcr>>,
         embedding: Option<Embedding>,
-        scheduler: Arc<Scheduler>,
+        schedulers: Schedulers,
     ) -> anyhow::Result<Background> {
         let work = Work {
             store: store.clone(),
             syncer,
             ocr: ocr.map(|engine| engine as Arc<dyn TextRecognizer>),
             embedding,
-            scheduler,
+            scheduler: schedulers.main,
+            homed: schedulers.homed,
         };
         let started = match store.dialect() {
             Dialect::Sqlite => Some(work.start(store.wait_for_sync_turn().await?).await?),
@@ -84,7 +98,19 @@ impl Background {
             drop(working);
             return;
         }
+        let homed = work.homed.clone().map(|scheduler| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                if let Err(e) = scheduler.start().await {
+                    tracing::warn!("cannot start the syncs of this host's own folders: {e}");
+                }
+                scheduler.run(raised(stop)).await;
+            })
+        });
         work.take_turns(stop).await;
+        if let Some(homed) = homed {
+            let _ = homed.await;
+        }
     }
 }
 

@@ -26,6 +26,11 @@ pub struct Cli {
     /// key in its keys folder [default: the SQLite file in the data folder].
     #[arg(long, env = "QUARRY_DATABASE", global = true, value_hint = ValueHint::Url)]
     pub database: Option<String>,
+    /// This host's name in a team (--database): a connector added here that reads local
+    /// folders lives on it, and only it syncs and watches them [default: the machine's host
+    /// name].
+    #[arg(long, env = "QUARRY_HOST_NAME", global = true)]
+    pub host_name: Option<String>,
     #[command(flatten)]
     pub plugins: PluginOptions,
     #[command(flatten)]
@@ -545,6 +550,20 @@ pub enum ConnectorCommand {
         /// Put it back in line with the others.
         #[arg(long)]
         undo: bool,
+    },
+    /// On a team database (--database), say which host a connector lives on: the host whose
+    /// folders it reads syncs and watches it. A connector added with local folders lives on
+    /// the host that added it; `--any` lets any host sync it (a folder every host mounts at
+    /// the same path).
+    Home {
+        /// The connector's name.
+        name: String,
+        /// The host's name (its --host-name).
+        #[arg(conflicts_with = "any", required_unless_present = "any")]
+        host: Option<String>,
+        /// Any host of the team.
+        #[arg(long)]
+        any: bool,
     },
     /// Set how often a connector syncs (a running server also syncs watched folders as soon
     /// as they change).

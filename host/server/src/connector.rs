@@ -74,6 +74,7 @@ pub async fn run(paths: &Paths, store: &Store, command: ConnectorCommand) -> any
         ConnectorCommand::Sync { name, wait, full } => sync(paths, store, &name, wait, full).await,
         ConnectorCommand::Status { name, json } => status(paths, store, &name, json).await,
         ConnectorCommand::EmbedFirst { name, undo } => embed_first(store, &name, !undo).await,
+        ConnectorCommand::Home { name, host, .. } => home(store, &name, host.as_deref()).await,
         ConnectorCommand::Credentials { name, mode, yes } => {
             credentials(store, &name, &mode, yes).await
         }
@@ -143,6 +144,27 @@ async fn embed_first(store: &Store, name: &str, first: bool) -> anyhow::Result<(
             c.name
         ),
         false => println!("{:?} is back in line for its vectors.", c.name),
+    }
+    Ok(())
+}
+
+/// `quarry connector home NAME HOST|--any`: the team host a connector lives on.
+async fn home(store: &Store, name: &str, host: Option<&str>) -> anyhow::Result<()> {
+    if store.dialect() != quarry_store::Dialect::Postgres {
+        bail!(
+            "a data folder's connectors live on its own host; `connector home` is for a team database (--database)"
+        );
+    }
+    let c = store.set_connector_host(name, host, now_ms()).await?;
+    match &c.host {
+        Some(host) => println!(
+            "{:?} lives on {host:?}: that host syncs and watches it (from its next look, within a few seconds).",
+            c.name
+        ),
+        None => println!(
+            "{:?} lives on any host: the host holding the team's sync turn syncs it.",
+            c.name
+        ),
     }
     Ok(())
 }

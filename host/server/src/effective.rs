@@ -110,6 +110,7 @@ fn top_level(paths: &Paths, id: &str) -> Option<String> {
             || format!("the data folder's {}", quarry_store::DB_FILE),
             quarry_store::shown_address,
         ),
+        "host_name" => paths.host_name.clone(),
         "component_cache" => shown(&paths.component_cache),
         "plugins_dir" => paths
             .plugin_dirs

@@ -49,11 +49,19 @@ pub async fn run(paths: &Paths, to: &str) -> anyhow::Result<()> {
     })
     .await?;
     let total: u64 = copied.iter().map(|(_, rows)| rows).sum();
-    // Opened as a team host opens it: the sealing key is checked and recorded.
-    Store::open_postgres(to, &paths.keys_dir)
+    // Opened as a team host opens it: the sealing key is checked and recorded. The folders
+    // read here are this machine's: their connectors live on this host.
+    let team = Store::open_postgres(to, &paths.keys_dir)
         .await?
-        .close()
-        .await;
+        .living_on(&paths.host_name);
+    let homed = team.home_folders_here().await?;
+    team.close().await;
+    if homed > 0 {
+        println!(
+            "{homed} connector(s) read folders of this machine: they live on this host ({:?}), which syncs them once it runs with --database (`quarry connector home` moves them).",
+            paths.host_name
+        );
+    }
     println!(
         "Copied {total} row(s). Start this host with --database {shown}; \
          copy the sealing key in {} to the keys folder of every other host of the team.",

@@ -7,13 +7,13 @@ use anyhow::{Context, bail};
 use quarry_api::{AdminConfig, ApiConfig, AppState, ConnectionLimits, router};
 use quarry_index::{IndexError, SearchIndex};
 use quarry_runtime::{Runtime, RuntimeConfig};
-use quarry_store::Store;
+use quarry_store::{ConnectorScope, Store};
 use quarry_sync::{EmbeddingOrder, Scheduler, Syncer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::admin::{first_admin_token, login_link, note_server_url};
-use crate::background::{Background, Embedding, raised};
+use crate::background::{Background, Embedding, Schedulers, raised};
 use crate::cli::ServeArgs;
 use crate::service_manager::ServiceManager;
 use crate::setup::{
@@ -74,17 +74,8 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
     ));
     // Quarry's own files may sit inside a watched folder: their changes are not the user's.
     let own_files = runtime.protected().paths().to_vec();
-    let scheduler = Scheduler::new(syncer.clone(), args.parallel_syncs as usize)
-        .watching(own_files)
-        .keeping_disk_reserve(&paths.data_dir)
-        .ordering_embeddings(embedding_order);
-    // A change another process writes to the data folder's database wakes the scheduler; a
-    // team database is looked at every tick.
-    let scheduler = Arc::new(match paths.database {
-        None => scheduler.woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
-        Some(_) => scheduler,
-    });
-    let work = Background::new(&store, syncer, ocr, embedding, scheduler).await?;
+    let schedulers = schedulers(paths, args, &syncer, embedding_order, own_files);
+    let work = Background::new(&store, syncer, ocr, embedding, schedulers).await?;
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -134,6 +125,45 @@ pub async fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<()> {
         .watchdog_beat()
         .map(|beat| tokio::spawn(keep_watchdog(manager, beat, store.clone())));
     serve_until_stopped(listener, state, connections, work, store).await
+}
+
+/// The sync schedulers: one of every connector for a data folder. On a team database, one of
+/// the connectors of any host (run by the host holding the sync turn), and one of the
+/// connectors living on this host (its own folders), run all along.
+fn schedulers(
+    paths: &Paths,
+    args: &ServeArgs,
+    syncer: &Arc<Syncer>,
+    order: EmbeddingOrder,
+    own_files: Vec<std::path::PathBuf>,
+) -> Schedulers {
+    let scheduler = || {
+        Scheduler::new(syncer.clone(), args.parallel_syncs as usize)
+            .watching(own_files.clone())
+            .keeping_disk_reserve(&paths.data_dir)
+    };
+    match paths.database {
+        // A change another process writes to the data folder's database wakes the scheduler.
+        None => Schedulers {
+            main: Arc::new(
+                scheduler()
+                    .ordering_embeddings(order)
+                    .woken_by_store_changes(&paths.data_dir.join(quarry_store::DB_FILE)),
+            ),
+            homed: None,
+        },
+        // A team database is looked at every tick.
+        Some(_) => Schedulers {
+            main: Arc::new(
+                scheduler()
+                    .ordering_embeddings(order)
+                    .scoped(ConnectorScope::AnyHost),
+            ),
+            homed: Some(Arc::new(
+                scheduler().scoped(ConnectorScope::LivingOn(paths.host_name.clone())),
+            )),
+        },
+    }
 }
 
 /// What computes vectors in the background (with the syncs: [`Background`]). Documents are

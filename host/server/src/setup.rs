@@ -39,6 +39,8 @@ pub struct Paths {
     pub keys_dir: PathBuf,
     /// The team database's PostgreSQL address; `None` for the data folder's SQLite file.
     pub database: Option<String>,
+    /// This host's name in a team ([`host_name`]).
+    pub host_name: String,
     /// Folders of plugin folders: the bundled ones (if given), then those installed in the data
     /// folder.
     pub plugin_dirs: Vec<PathBuf>,
@@ -146,6 +148,7 @@ impl Paths {
             data_dir,
             keys_dir,
             database: cli.database.clone(),
+            host_name: host_name(cli.host_name.as_deref())?,
             component_cache,
             model,
             ocr,
@@ -211,13 +214,33 @@ impl Paths {
     }
 }
 
+/// This host's name in a team: `given` (`--host-name`), else the machine's host name (else
+/// `localhost`).
+fn host_name(given: Option<&str>) -> anyhow::Result<String> {
+    let usable =
+        |name: &str| !name.is_empty() && name.len() <= 255 && !name.chars().any(char::is_control);
+    match given.map(str::trim) {
+        Some(name) if usable(name) => Ok(name.to_owned()),
+        Some(_) => anyhow::bail!(
+            "--host-name (QUARRY_HOST_NAME) must be 1 to 255 printable characters, such as the machine's host name"
+        ),
+        None => Ok(std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|n| n.trim().to_owned())
+            .ok()
+            .filter(|n| usable(n))
+            .unwrap_or_else(|| "localhost".to_owned())),
+    }
+}
+
 /// Opens the store, creating the data folder if needed and making it private to this user
 /// whatever it was (see [`private::secure_data_dir`]); the sealing key is in the keys folder.
 /// With a team database the store is on that PostgreSQL server.
 pub async fn open_store(paths: &Paths) -> anyhow::Result<Store> {
     private::secure_data_dir(&paths.data_dir)?;
     Ok(match &paths.database {
-        Some(url) => Store::open_postgres(url, &paths.keys_dir).await?,
+        Some(url) => Store::open_postgres(url, &paths.keys_dir)
+            .await?
+            .living_on(&paths.host_name),
         None => Store::open(&paths.data_dir.join(DB_FILE), &paths.keys_dir).await?,
     })
 }

@@ -72,6 +72,12 @@ pub async fn join(
     store: &Store,
     index: SearchIndex,
 ) -> anyhow::Result<(Arc<SearchIndex>, Follower)> {
+    if store.catalog_without_team_index().await? {
+        tracing::warn!(
+            "the team's catalog lists documents its index log lacks (indexed before the team database kept its index): the team's sources are indexed again"
+        );
+        store.forget_index(quarry_store::now_ms()).await?;
+    }
     let start = start_of(store, &index).await?;
     let appended = Arc::new(Notify::new());
     let log = StoreLog {
