@@ -4,7 +4,9 @@
 //! beside the reference BM25 row. Queries are passed as plain words (see [`as_words`]).
 //!
 //! Then every ranking lever of [`Fusion`] alone against the ranking before them, and the
-//! default now, on the four collections (`docs/embedding.md`, "Sharper ranking").
+//! default now, on the four collections (`docs/embedding.md`, "Sharper ranking"); last the
+//! team's index beside the embedded one: each collection's index copied through a team's index
+//! log on PostgreSQL into a host's copy (`docs/team.md`), searched in the three modes.
 //!
 //! `cargo run --release -p quarry-tests --example eval -- [DIR]`. Indexes are kept under
 //! `~/.cache/quarry/eval` per model, so later runs only search.
@@ -14,8 +16,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use quarry_core::team_log::LogChange;
 use quarry_embed::Embedder;
-use quarry_index::{Combine, Fusion, Passages, SearchIndex, TermFeedback, VectorFeedback};
+use quarry_index::{
+    Applied, Combine, Fusion, Passages, SearchIndex, TermFeedback, VectorFeedback, encode_record,
+};
+use quarry_store::Store;
+use quarry_tests::postgres as pg;
 use serde_json::Value;
 
 use crate::relevance::Doc;
@@ -272,6 +279,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|(name, f)| ((*name).to_owned(), Some(*f))),
     );
     let mut rows = Vec::new();
+    let mut team_rows = Vec::new();
     for (name, ref_ndcg, ref_recall) in REFERENCE {
         let collection = load(&dir.join(name))?;
         let index = relevance::build_index(&collection.name, &collection.docs, Some(&embedder))?;
@@ -280,6 +288,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (_, fusion) in &modes {
             scores.push(evaluate(&collection, &index, &embedder, *fusion)?);
         }
+        let copy_dir = tempfile::tempdir()?;
+        let copy = team_copy(&index, copy_dir.path())?;
+        let mut team = Vec::new();
+        for (_, fusion) in modes.iter().take(TEAM_MODES) {
+            team.push(evaluate(&collection, &copy, &embedder, *fusion)?);
+        }
+        team_rows.push((name, scores[..TEAM_MODES].to_vec(), team));
         let searches = collection.qrels.len() * modes.len();
         println!(
             "{name}: {} docs, {} judged queries, {searches} searches in {:.1} s",
@@ -306,7 +321,95 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     print_levers(&modes, &rows);
+    print_team(&modes, &team_rows);
     Ok(())
+}
+
+/// The modes the team's index is measured in: keyword, semantic, the hybrid before the levers.
+const TEAM_MODES: usize = 3;
+
+/// A collection's team row: its name, the embedded index's and the team copy's scores.
+type TeamRow = (&'static str, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+/// The team's index beside the embedded index, and the largest difference.
+fn print_team(modes: &[(String, Option<Fusion>)], rows: &[TeamRow]) {
+    println!(
+        "\nthe team's index (a host's copy of the team's index log on PostgreSQL) beside the \
+         embedded index, nDCG@10 / Recall@100\n"
+    );
+    let names: Vec<&str> = modes
+        .iter()
+        .take(TEAM_MODES)
+        .map(|(m, _)| m.as_str())
+        .collect();
+    println!(
+        "| collection | {} |",
+        names
+            .iter()
+            .map(|m| format!("{m}, embedded | {m}, team"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|{}", "---|".repeat(2 * TEAM_MODES));
+    let mut largest: f64 = 0.0;
+    for (name, embedded, team) in rows {
+        let cells: Vec<String> = embedded
+            .iter()
+            .zip(team)
+            .map(|((en, er), (tn, tr))| {
+                largest = largest.max((en - tn).abs()).max((er - tr).abs());
+                format!("{en:.3} / {er:.3} | {tn:.3} / {tr:.3}")
+            })
+            .collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    }
+    println!("\nlargest difference, team against embedded: {largest:.4}");
+}
+
+/// A copy of `index` as a team host holds it: every document exported, appended to a team's
+/// index log in a new database on the test PostgreSQL server, read back from the log and applied
+/// to a new index in `dir`.
+fn team_copy(index: &SearchIndex, dir: &Path) -> Result<SearchIndex, Box<dyn std::error::Error>> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let keys = tempfile::tempdir()?;
+    let store = runtime.block_on(Store::open_postgres(
+        &pg::shared().new_database(),
+        keys.path(),
+    ))?;
+    let mut batch = Vec::new();
+    for doc in index.export()? {
+        let doc = doc?;
+        batch.push(LogChange::Put {
+            record: encode_record(&doc),
+            connector: doc.info.connector,
+            doc: doc.info.doc_id,
+            over: None,
+        });
+        if batch.len() == 256 {
+            runtime.block_on(store.append_to_team_index(std::mem::take(&mut batch)))?;
+        }
+    }
+    runtime.block_on(store.append_to_team_index(batch))?;
+    let team = runtime.block_on(store.database_id())?;
+    let copy = SearchIndex::open(dir, true)?;
+    let mut position = 0;
+    loop {
+        let entries = runtime.block_on(store.team_index_after(position, 32 << 20))?;
+        let Some(last) = entries.last().map(|e| e.position) else {
+            break;
+        };
+        position = last;
+        copy.follow(
+            false,
+            entries,
+            Applied {
+                team: team.clone(),
+                position,
+            },
+        )?;
+    }
+    runtime.block_on(store.close());
+    Ok(copy)
 }
 
 /// A collection's row: its name, every mode's (nDCG@10, Recall@100), and the reference's.

@@ -323,7 +323,15 @@ impl Quarry {
             Some(url) => command.env("QUARRY_DATABASE", url),
             None => command.env_remove("QUARRY_DATABASE"),
         };
+        command.env("QUARRY_HOST_NAME", self.host_name());
         command
+    }
+
+    /// This host's name (`--host-name`): one of its own, as every host of a team on one
+    /// machine needs.
+    pub fn host_name(&self) -> String {
+        let dir = self.dir.path().file_name().map(|n| n.to_string_lossy());
+        format!("host{}", dir.unwrap_or_default())
     }
 
     /// Runs a CLI command.

@@ -132,6 +132,8 @@ fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
         .expect("write a note");
     }
     first.add_folder("Notes", &folder);
+    // Every host sees the folder at the same path (a shared mount): any host may sync it.
+    first.cli_ok(&["connector", "home", "Notes", "--any"]);
     // One host runs the team's syncs; a host started after it waits for the turn.
     let waiting = |q: &Quarry| q.log().contains("waiting for this host's turn");
     let running = |q: &Quarry| q.log().contains("this host now runs the team's syncs");
@@ -197,6 +199,8 @@ fn a_folder_synced_through_one_host_is_found_through_the_others_each_document_on
     }
     std::fs::write(folder.join("storm.md"), "# Storm\n\nA gale tore the jib.\n").expect("write");
     first.add_folder("Notes", &folder);
+    // Every host sees the folder at the same path (a shared mount): any host may sync it.
+    first.cli_ok(&["connector", "home", "Notes", "--any"]);
     first.start();
     first.wait_for("the folder synced", |c| {
         c[0]["status"] == "idle" && c[0]["doc_count"] == 41
@@ -222,6 +226,24 @@ fn a_folder_synced_through_one_host_is_found_through_the_others_each_document_on
             found(host, &key, "gale") == ["calm.md"]
         });
     }
+    // The host that synced all this dies: the others keep answering from their copies, one
+    // of them takes the turn, and what changes next reaches both.
+    first.kill();
+    for host in [&second, &third] {
+        assert_eq!(found(host, &key, "lighthouse").len(), 40);
+    }
+    std::fs::write(
+        folder.join("tide.md"),
+        "# Tide\n\nThe gale eased at the turn of the tide.\n",
+    )
+    .expect("write");
+    for host in [&second, &third] {
+        until("a change after the syncing host died", 60, &|| {
+            let mut gale = found(host, &key, "gale");
+            gale.sort();
+            gale == ["calm.md", "tide.md"]
+        });
+    }
     // A host added later catches up before it answers; one restarted goes on from where its
     // index stood instead of starting over.
     let mut fourth = host(&url);
@@ -235,14 +257,71 @@ fn a_folder_synced_through_one_host_is_found_through_the_others_each_document_on
     );
     second.stop();
     second.start();
-    assert_eq!(found(&second, &key, "gale"), ["calm.md"]);
+    assert_eq!(found(&second, &key, "tide"), ["tide.md"]);
+    // Its copy was not emptied, nor filled again from the log's start.
+    let log = second.log();
     assert!(
-        !second.log().contains("replaced by the team's index")
-            && !second
-                .log()
-                .contains("bringing this host's index up to date"),
+        !log.contains("replaced by the team's index") && !log.contains("from=0 "),
+        "{log}"
+    );
+}
+
+/// Whether `host`'s log shows a sync of the connector named `name` starting.
+fn synced_there(host: &Quarry, name: &str) -> bool {
+    host.log()
+        .lines()
+        .any(|l| l.contains("sync started") && l.contains(&format!("connector={name}")))
+}
+
+#[test]
+fn a_folder_lives_on_the_host_that_added_it_which_alone_syncs_and_watches_it() {
+    let url = pg::shared().new_database();
+    let (mut first, mut second) = two_hosts(&url);
+    let key = first.integration("Team agent", "all", &[]);
+    // The first host to start holds the team's sync turn; the folder is the second's.
+    first.start();
+    let folder = second.scratch("desk");
+    std::fs::write(
+        folder.join("plan.md"),
+        "# Plan\n\nThe regatta starts at noon.\n",
+    )
+    .expect("write");
+    second.add_folder("Desk", &folder);
+    second.start();
+    for host in [&first, &second] {
+        until("the second host's folder found on every host", 60, &|| {
+            found(host, &key, "regatta") == ["plan.md"]
+        });
+    }
+    assert!(synced_there(&second, "Desk"), "{}", second.log());
+    assert!(!synced_there(&first, "Desk"), "{}", first.log());
+    // Its host watches it: a change is found on the other host without asking for a sync.
+    std::fs::write(folder.join("crew.md"), "# Crew\n\nSix for the regatta.\n").expect("write");
+    until(
+        "a change in the folder found on the other host",
+        60,
+        &|| found(&first, &key, "crew") == ["crew.md"],
+    );
+    // Without its host nobody reads it (the folder is that machine's), whoever holds the turn...
+    second.kill();
+    std::fs::write(folder.join("late.md"), "# Late\n\nA late entry.\n").expect("write");
+    first.cli_ok(&["connector", "sync", "Desk"]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(found(&first, &key, "late").is_empty());
+    assert!(!synced_there(&first, "Desk"), "{}", first.log());
+    // ...until it is said to live on any host (a shared mount), or on another.
+    let moved = first.cli_ok(&["connector", "home", "Desk", "--any"]);
+    assert!(moved.contains("any host"), "{moved}");
+    until(
+        "the folder synced by the host holding the turn",
+        60,
+        &|| found(&first, &key, "late") == ["late.md"],
+    );
+    let refused = first.cli(&["connector", "home", "Desk", " "]);
+    assert!(
+        !refused.ok && refused.stderr.contains("host"),
         "{}",
-        second.log()
+        refused.stderr
     );
 }
 
@@ -310,6 +389,10 @@ fn a_data_folder_moves_into_a_team_database_and_its_key_index_and_counts_carry_o
 
     let copied = quarry.cli_ok(&["migrate", "--to", &url]);
     assert!(copied.contains("documents"), "{copied}");
+    assert!(
+        copied.contains("1 connector(s) read folders of this machine"),
+        "{copied}"
+    );
     let again = quarry.cli(&["migrate", "--to", &url]);
     assert!(
         !again.ok && again.stderr.contains("already holds data"),
