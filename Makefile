@@ -107,6 +107,7 @@ bench: plugins
 	cargo bench --locked -p quarry-tests --bench embedding_queue
 	$${QUARRY_ST_BENCH:-$$HOME/.cache/quarry/tools/st-bench}/bin/python tests/bench/int8_candidates.py $(QUARRY_MODEL_DIR) ../shared/eval/med/corpus.jsonl $$(nproc)
 	cargo bench --locked -p quarry-tests --bench sync
+	cargo bench --locked -p quarry-tests --bench team
 	scripts/baseline.sh $(ORDER_BASELINE) $(CACHE)/baseline/quarry-$(ORDER_BASELINE)
 	QUARRY_BENCH_ORDER_BASELINE=$(CACHE)/baseline/quarry-$(ORDER_BASELINE) \
 	  cargo bench --locked -p quarry-tests --bench home_folder
