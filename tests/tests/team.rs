@@ -325,6 +325,69 @@ fn a_folder_lives_on_the_host_that_added_it_which_alone_syncs_and_watches_it() {
     );
 }
 
+/// The times `host`'s log shows syncs of the connector named `name` running, from start to end.
+fn sync_spans(host: &Quarry, name: &str) -> Vec<(String, String)> {
+    let mut spans = Vec::new();
+    let mut started = None;
+    let connector = format!("connector={name}");
+    for line in host.log().lines().filter(|l| l.contains(&connector)) {
+        let at = line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        if line.contains("sync started") {
+            started = Some(at);
+        } else if line.contains("sync finished") || line.contains("sync failed") {
+            spans.extend(started.take().map(|s| (s, at)));
+        }
+    }
+    spans.extend(started.map(|s| (s, "running".to_owned())));
+    spans
+}
+
+#[test]
+fn a_connector_is_synced_by_one_host_at_a_time_even_by_hosts_named_alike() {
+    let url = pg::shared().new_database();
+    let (mut first, mut second) = two_hosts(&url);
+    let folder = first.scratch("twin-notes");
+    for n in 0..NOTES {
+        std::fs::write(
+            folder.join(format!("note-{n:05}.md")),
+            format!("# Note {n}\n\nThe tide table entry number {n}.\n"),
+        )
+        .expect("write a note");
+    }
+    first.add_folder("Notes", &folder);
+    // Two hosts given one name by mistake: both look after the folder, and both start at once.
+    first.cli_ok(&["connector", "home", "Notes", "twin"]);
+    let twin = [
+        ("QUARRY_HOST_NAME", "twin"),
+        ("QUARRY_LOG", "info,quarry_sync=debug"),
+    ];
+    first.start_with_env(&twin);
+    second.start_with_env(&twin);
+    first.wait_for("the folder synced", |c| {
+        c[0]["status"] == "idle" && c[0]["doc_count"] == NOTES
+    });
+    let (a, b) = (sync_spans(&first, "Notes"), sync_spans(&second, "Notes"));
+    assert!(!a.is_empty() || !b.is_empty(), "nobody synced");
+    // RFC 3339 times in UTC compare as text.
+    for (start, end) in &a {
+        for (other_start, other_end) in &b {
+            assert!(
+                end <= other_start || other_end <= start,
+                "both hosts synced at once: {a:?} and {b:?}"
+            );
+        }
+    }
+    let skipped = format!("{}{}", first.log(), second.log());
+    assert!(
+        skipped.contains("another host of the team is syncing it"),
+        "{a:?} {b:?}"
+    );
+}
+
 #[test]
 fn vectors_computed_once_by_the_host_holding_the_turn_find_by_meaning_on_every_host() {
     let url = pg::shared().new_database();

@@ -56,7 +56,7 @@ pub use month::UsageMonth;
 pub use ocr::{NO_TEXT_FOUND_BY_OCR, OcrJob, OcrRequest};
 pub use originals::{APPLICATION_ID, Fingerprint, Original, PendingOriginal, is_quarry_database};
 pub use secrets::LEGACY_KEY_FILE;
-pub use sync_turn::SyncTurn;
+pub use sync_turn::{ConnectorClaim, SyncTurn};
 pub use team_database::shown_address;
 pub use team_index::TeamIndexChanges;
 

@@ -2,17 +2,27 @@
 //! that follows them (OCR, judging files), the host holding a session lock of PostgreSQL's. The
 //! others wait for it; when that host stops or loses its connection, the lock is released and
 //! another host takes the turn, going on from the checkpoints the store keeps.
+//!
+//! Each sync claims its connector too ([`ConnectorClaim`]), so that one connector is synced
+//! by one host at a time whatever the schedulers decide (hosts misnamed alike, a connector
+//! moved while it syncs).
 
 use std::time::Duration;
 
+use quarry_core::ConnectorId;
 use sqlx::Postgres;
 use sqlx::pool::PoolConnection;
+use sqlx::postgres::PgConnection;
 
-use crate::db::{On, Pool, sql};
+use crate::db::{On, Pool, scalar, sql};
 use crate::{Store, StoreError};
 
 /// The advisory lock's key: "QRYSYNC" in ASCII, so no other application's lock is taken.
 const SYNC_LOCK: i64 = 0x0051_5259_5359_4e43;
+
+/// What a connector's claim locks: the connector's id, hashed by PostgreSQL, in the key space
+/// of this number ("QRYSYNC" again, as a 32-bit class).
+const CONNECTOR_LOCKS: i32 = 0x5152_5953;
 
 /// How often the holder of the turn checks that its connection (and so the lock) still stands.
 const CHECK_EVERY: Duration = Duration::from_secs(2);
@@ -43,7 +53,34 @@ impl SyncTurn {
     }
 }
 
+/// A connector claimed for one sync, on a connection of its own (taken out of the pool): the
+/// claim ends when this value is dropped and the connection closes, or when the host dies.
+pub struct ConnectorClaim {
+    _conn: Option<PgConnection>,
+}
+
 impl Store {
+    /// Claims connector `id` for a sync: `None` when another host of the team holds it (it is
+    /// syncing it now). Always granted on SQLite, where one process serves a data folder.
+    pub async fn claim_connector(
+        &self,
+        id: &ConnectorId,
+    ) -> Result<Option<ConnectorClaim>, StoreError> {
+        let Pool::Postgres(pool) = &self.pool else {
+            return Ok(Some(ConnectorClaim { _conn: None }));
+        };
+        // Out of the pool: a session lock lives until its connection closes, which a pooled
+        // connection never does.
+        let mut conn = pool.acquire().await?.detach();
+        let claimed: i64 =
+            scalar("SELECT CASE WHEN pg_try_advisory_lock(CAST(? AS INTEGER), hashtext(?)) THEN CAST(1 AS BIGINT) ELSE CAST(0 AS BIGINT) END")
+                .bind(i64::from(CONNECTOR_LOCKS))
+                .bind(id.as_str())
+                .fetch_one(On::Postgres(&mut conn))
+                .await?;
+        Ok((claimed == 1).then_some(ConnectorClaim { _conn: Some(conn) }))
+    }
+
     /// Waits for this host's turn to run the syncs. On SQLite it is given at once: one
     /// process serves a data folder.
     pub async fn wait_for_sync_turn(&self) -> Result<SyncTurn, StoreError> {

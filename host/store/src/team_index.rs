@@ -105,12 +105,14 @@ impl Store {
         Ok(u64::try_from(end).unwrap_or(0))
     }
 
-    /// True when the catalog lists documents but the team's index log holds none: a team
-    /// database whose documents were indexed before it had the log, in one host's index only.
+    /// True when the catalog lists indexed documents (neither held back nor failed) but the
+    /// team's index log holds none: a team database whose documents were indexed before it had
+    /// the log, in one host's index only.
     pub async fn catalog_without_team_index(&self) -> Result<bool, StoreError> {
         self.team_pool()?;
         let missing = scalar::<i64>(
-            "SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM documents)
+            "SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM documents
+                                            WHERE held_back IS NULL AND error IS NULL)
                                AND NOT EXISTS (SELECT 1 FROM team_index) THEN 1 ELSE 0 END
                          AS BIGINT)",
         )

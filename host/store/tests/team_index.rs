@@ -290,6 +290,24 @@ async fn a_catalog_indexed_before_the_log_existed_is_told_apart() {
         redacted: false,
         original: quarry_store::Original::Pending,
     };
+    // A document held back is in no index: alone, it says nothing.
+    let held = CatalogDoc {
+        doc_id: doc("held"),
+        locator: "held.env".into(),
+        held_back: Some("an API key".into()),
+        ..listed.clone()
+    };
+    let batch = CommitBatch {
+        generation: 1,
+        changed: vec![held],
+        progress: SyncProgress::default(),
+        ..CommitBatch::default()
+    };
+    store
+        .commit_batch(&notes.id, &batch, now)
+        .await
+        .expect("commit");
+    assert!(!store.catalog_without_team_index().await.expect("asked"));
     let batch = CommitBatch {
         generation: 1,
         changed: vec![listed],

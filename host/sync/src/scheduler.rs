@@ -452,6 +452,25 @@ impl Scheduler {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks.spawn(async move {
             let permit = slots.acquire_owned().await;
+            // One host at a time syncs a connector of a team; held until the job ends.
+            let claim = match syncer.store().claim_connector(&id).await {
+                Ok(Some(claim)) => Some(claim),
+                Ok(None) => {
+                    tracing::debug!(connector = %id, "another host of the team is syncing it");
+                    None
+                }
+                Err(e) => {
+                    tracing::warn!(connector = %id, "cannot claim it for a sync: {e}");
+                    None
+                }
+            };
+            let Some(claim) = claim else {
+                drop(permit);
+                busy.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+                return;
+            };
             let task_id = id.clone();
             // A thread of its own at background priority (not a pooled blocking thread, which
             // could not get its priority back to serve a search afterwards).
@@ -485,6 +504,7 @@ impl Scheduler {
                 },
                 Err(e) => tracing::error!(connector = %id, "cannot start a sync thread: {e}"),
             }
+            drop(claim);
             drop(permit);
             busy.lock()
                 .unwrap_or_else(PoisonError::into_inner)
