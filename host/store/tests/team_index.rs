@@ -297,27 +297,21 @@ async fn a_catalog_indexed_before_the_log_existed_is_told_apart() {
         held_back: Some("an API key".into()),
         ..listed.clone()
     };
-    let batch = CommitBatch {
-        generation: 1,
-        changed: vec![held],
-        progress: SyncProgress::default(),
-        ..CommitBatch::default()
+    let commit = |doc: CatalogDoc| {
+        let (store, id) = (&store, &notes.id);
+        async move {
+            let batch = CommitBatch {
+                generation: 1,
+                changed: vec![doc],
+                progress: SyncProgress::default(),
+                ..CommitBatch::default()
+            };
+            store.commit_batch(id, &batch, now).await.expect("commit");
+        }
     };
-    store
-        .commit_batch(&notes.id, &batch, now)
-        .await
-        .expect("commit");
+    commit(held).await;
     assert!(!store.catalog_without_team_index().await.expect("asked"));
-    let batch = CommitBatch {
-        generation: 1,
-        changed: vec![listed],
-        progress: SyncProgress::default(),
-        ..CommitBatch::default()
-    };
-    store
-        .commit_batch(&notes.id, &batch, now)
-        .await
-        .expect("commit");
+    commit(listed).await;
     // Listed, but in no host's copy: the team's sources must be indexed again.
     assert!(store.catalog_without_team_index().await.expect("asked"));
     store
