@@ -48,16 +48,6 @@ impl Export {
         })
     }
 
-    /// How many documents there are in all.
-    pub fn len(&self) -> usize {
-        self.addresses.len()
-    }
-
-    /// True when there are none left.
-    pub fn is_empty(&self) -> bool {
-        self.addresses.len() == 0
-    }
-
     fn read(&self, address: DocAddress) -> Result<Option<IndexDoc>, IndexError> {
         let stored: TantivyDocument = self.searcher.doc(address)?;
         let Some(doc) = IndexDoc::from_tantivy(&stored, &self.fields) else {
