@@ -25,15 +25,16 @@ mod schema;
 mod search;
 mod snippet;
 mod team_log;
+mod team_position;
 mod text_parts;
 mod tokenizer;
 mod vectors;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::Thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use quarry_core::{ConnectorId, DocId};
 use tantivy::directory::MmapDirectory;
@@ -61,6 +62,7 @@ pub use writer::WriteBatch;
 
 use crate::merges::BoundedMerges;
 use crate::schema::{ANALYZER, Fields, STEMS_ANALYZER, analyzer, stems_analyzer};
+use crate::team_position::TeamPosition;
 use crate::vectors::VectorCache;
 use crate::writer::{Change, Follow, Writer};
 use quarry_core::team_log::LogEntry;
@@ -155,35 +157,8 @@ pub struct SearchIndex {
 /// A team host's index: writes go to the team's log and come back through the follower.
 struct Team {
     log: Arc<dyn TeamLog>,
-    /// The position of the last change of the log this index applied.
-    applied: Mutex<u64>,
-    /// Notified whenever `applied` moves.
-    moved: Condvar,
-}
-
-impl Team {
-    /// Waits until the index holds the log's changes up to `position`.
-    fn wait_for(&self, position: u64) -> Result<(), IndexError> {
-        let deadline = Instant::now() + TEAM_WRITE_WAIT;
-        let mut applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
-        while *applied < position {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(IndexError::Team(format!(
-                    "this host's index did not show the team's change {position} within {} s \
-                     (it holds changes up to {})",
-                    TEAM_WRITE_WAIT.as_secs(),
-                    *applied
-                )));
-            }
-            applied = self
-                .moved
-                .wait_timeout(applied, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        Ok(())
-    }
+    /// Where the copy stands in the log.
+    position: TeamPosition,
 }
 
 impl SearchIndex {
@@ -231,8 +206,7 @@ impl SearchIndex {
     pub fn join_team(mut self, log: Arc<dyn TeamLog>, applied: u64) -> SearchIndex {
         self.team = Some(Team {
             log,
-            applied: Mutex::new(applied),
-            moved: Condvar::new(),
+            position: TeamPosition::new(applied, TEAM_WRITE_WAIT),
         });
         self
     }
@@ -259,13 +233,7 @@ impl SearchIndex {
             applied,
         }))?;
         if let Some(team) = &self.team {
-            let mut moved = team.applied.lock().unwrap_or_else(PoisonError::into_inner);
-            *moved = if reset {
-                position
-            } else {
-                position.max(*moved)
-            };
-            team.moved.notify_all();
+            team.position.moved_to(position, reset);
         }
         Ok(())
     }
@@ -308,7 +276,9 @@ impl SearchIndex {
             return Ok(());
         }
         match &self.team {
-            Some(team) => team.wait_for(team.log.append(writer::batch_changes(batch))?),
+            Some(team) => team
+                .position
+                .wait_for(team.log.append(writer::batch_changes(batch))?),
             None => self.commit(Change::Batch(batch)),
         }
     }
@@ -316,7 +286,9 @@ impl SearchIndex {
     /// Writes documents over the versions they were read at: here, or through the team's log.
     fn write_over(&self, docs: Vec<Pending>) -> Result<(), IndexError> {
         match &self.team {
-            Some(team) => team.wait_for(team.log.append(writer::revision_changes(docs))?),
+            Some(team) => team
+                .position
+                .wait_for(team.log.append(writer::revision_changes(docs))?),
             None => self.commit(Change::Vectors(docs)),
         }
     }
