@@ -12,7 +12,6 @@ use std::time::Duration;
 use quarry_core::ConnectorId;
 use sqlx::Postgres;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::PgConnection;
 
 use crate::db::{On, Pool, scalar, sql};
 use crate::{Store, StoreError};
@@ -53,10 +52,10 @@ impl SyncTurn {
     }
 }
 
-/// A connector claimed for one sync, on a connection of its own (taken out of the pool): the
-/// claim ends when this value is dropped and the connection closes, or when the host dies.
+/// A connector claimed for one sync, on a connection of the pool's that closes when this value
+/// is dropped (so the claim ends with it), or when the host dies.
 pub struct ConnectorClaim {
-    _conn: Option<PgConnection>,
+    _conn: Option<PoolConnection<Postgres>>,
 }
 
 impl Store {
@@ -69,9 +68,10 @@ impl Store {
         let Pool::Postgres(pool) = &self.pool else {
             return Ok(Some(ConnectorClaim { _conn: None }));
         };
-        // Out of the pool: a session lock lives until its connection closes, which a pooled
-        // connection never does.
-        let mut conn = pool.acquire().await?.detach();
+        // A session lock lives until its connection closes, which a connection given back to
+        // the pool never does: this one closes when dropped, and counts in the pool meanwhile.
+        let mut conn = pool.acquire().await?;
+        conn.close_on_drop();
         let claimed: i64 =
             scalar("SELECT CASE WHEN pg_try_advisory_lock(CAST(? AS INTEGER), hashtext(?)) THEN CAST(1 AS BIGINT) ELSE CAST(0 AS BIGINT) END")
                 .bind(i64::from(CONNECTOR_LOCKS))
@@ -87,7 +87,9 @@ impl Store {
         let Pool::Postgres(pool) = &self.pool else {
             return Ok(SyncTurn { conn: None });
         };
+        // Closed when the turn ends, not given back to the pool still holding the lock.
         let mut conn = pool.acquire().await?;
+        conn.close_on_drop();
         sql("SELECT pg_advisory_lock(?)")
             .bind(SYNC_LOCK)
             .execute(On::Postgres(&mut conn))

@@ -12,12 +12,18 @@ use quarry_tests::postgres as pg;
 
 /// A team store on a new database; the folder keeps its keys.
 async fn team() -> (Store, tempfile::TempDir) {
+    let (store, dir, _) = team_at().await;
+    (store, dir)
+}
+
+/// The same, with the database's address, for another host to open it.
+async fn team_at() -> (Store, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = pg::shared().new_database();
     let store = Store::open_postgres(&url, &dir.path().join("keys"))
         .await
         .expect("the team database opens");
-    (store, dir)
+    (store, dir, url)
 }
 
 fn connector(id: &str) -> ConnectorId {
@@ -319,6 +325,71 @@ async fn a_catalog_indexed_before_the_log_existed_is_told_apart() {
         .await
         .expect("append");
     assert!(!store.catalog_without_team_index().await.expect("asked"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connector_claims_stay_within_the_pool_and_end_for_every_host_when_dropped() {
+    let (first, dir, url) = team_at().await;
+    let database = url.rsplit('/').next().expect("a name").to_owned();
+    let open = || -> usize {
+        pg::shared()
+            .psql(
+                &database,
+                &format!(
+                    "SELECT count(*) FROM pg_stat_activity
+                      WHERE datname = '{database}' AND application_name = 'quarry'"
+                ),
+            )
+            .parse()
+            .expect("a count")
+    };
+    let mut held = Vec::new();
+    for n in 0..16 {
+        let claim = first
+            .claim_connector(&connector(&format!("cn_c{n}")))
+            .await
+            .expect("claimed");
+        held.push(claim.expect("free"));
+    }
+    // Sixteen syncs at once hold the pool's sixteen connections: a seventeenth waits for one
+    // (3 s) and fails, and no seventeenth connection is opened.
+    assert!(first.claim_connector(&connector("cn_c16")).await.is_err());
+    assert!(open() <= 16, "{} connections", open());
+    // Another host of the team finds a claimed connector taken...
+    let second = Store::open_postgres(&url, &dir.path().join("keys"))
+        .await
+        .expect("the second host opens");
+    let taken = second
+        .claim_connector(&connector("cn_c0"))
+        .await
+        .expect("asked");
+    assert!(taken.is_none());
+    // ...and free once the claim ends (its connection closes, never back in the pool locked).
+    held.remove(0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if second
+            .claim_connector(&connector("cn_c0"))
+            .await
+            .expect("asked")
+            .is_some()
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the claim never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The first host's own pool gets its connection back for other work.
+    assert!(
+        first
+            .claim_connector(&connector("cn_c17"))
+            .await
+            .expect("asked")
+            .is_some()
+    );
 }
 
 #[tokio::test]
