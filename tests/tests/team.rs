@@ -317,12 +317,21 @@ fn a_folder_lives_on_the_host_that_added_it_which_alone_syncs_and_watches_it() {
         60,
         &|| found(&first, &key, "late") == ["late.md"],
     );
-    let refused = first.cli(&["connector", "home", "Desk", " "]);
-    assert!(
-        !refused.ok && refused.stderr.contains("host"),
-        "{}",
-        refused.stderr
-    );
+    // A host's name is checked wherever it is given: a blank one, one with a control character.
+    for bad in [" ", "desk\u{1b}[2Jtop"] {
+        let refused = first.cli(&["connector", "home", "Desk", bad]);
+        assert!(
+            !refused.ok && refused.stderr.contains("is not a host's name"),
+            "{}",
+            refused.stderr
+        );
+        let refused = first.cli_with_env(&["integration", "list"], &[("QUARRY_HOST_NAME", bad)]);
+        assert!(
+            !refused.ok && refused.stderr.contains("--host-name (QUARRY_HOST_NAME)"),
+            "{}",
+            refused.stderr
+        );
+    }
 }
 
 /// The times `host`'s log shows syncs of the connector named `name` running, from start to end.

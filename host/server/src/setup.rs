@@ -217,17 +217,13 @@ impl Paths {
 /// This host's name in a team: `given` (`--host-name`), else the machine's host name (else
 /// `localhost`).
 fn host_name(given: Option<&str>) -> anyhow::Result<String> {
-    let usable =
-        |name: &str| !name.is_empty() && name.len() <= 255 && !name.chars().any(char::is_control);
-    match given.map(str::trim) {
-        Some(name) if usable(name) => Ok(name.to_owned()),
-        Some(_) => anyhow::bail!(
-            "--host-name (QUARRY_HOST_NAME) must be 1 to 255 printable characters, such as the machine's host name"
-        ),
+    match given {
+        Some(name) => Ok(quarry_store::check_host_name(name)
+            .context("--host-name (QUARRY_HOST_NAME)")?
+            .to_owned()),
         None => Ok(std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|n| n.trim().to_owned())
             .ok()
-            .filter(|n| usable(n))
+            .and_then(|n| quarry_store::check_host_name(&n).ok().map(str::to_owned))
             .unwrap_or_else(|| "localhost".to_owned())),
     }
 }

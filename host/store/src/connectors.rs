@@ -225,6 +225,18 @@ pub struct Connector {
     pub host: Option<String>,
 }
 
+/// A team host's name, trimmed: 1 to 255 characters, none a control character (as a machine's
+/// host name is); [`StoreError::Invalid`] saying so otherwise.
+pub fn check_host_name(name: &str) -> Result<&str, StoreError> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() || trimmed.len() > 255 || trimmed.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "{name:?} is not a host's name: give 1 to 255 printable characters, such as the machine's host name"
+        )));
+    }
+    Ok(trimmed)
+}
+
 /// Which connectors a sync scheduler looks after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConnectorScope {
@@ -456,15 +468,9 @@ impl Store {
         now_ms: i64,
     ) -> Result<Connector, StoreError> {
         let connector = self.connector_by_name(name).await?;
-        if let Some(host) = host
-            && (host.trim().is_empty() || host.len() > 255)
-        {
-            return Err(StoreError::Invalid(format!(
-                "{host:?} is not a host's name: give the --host-name of a host of the team"
-            )));
-        }
+        let host = host.map(check_host_name).transpose()?;
         sql("UPDATE connectors SET host = ?, sync_requested_ms = ? WHERE id = ?")
-            .bind(host.map(str::trim))
+            .bind(host)
             .bind(now_ms)
             .bind(connector.id.as_str())
             .execute(&self.pool)

@@ -45,7 +45,7 @@ pub use audit::{AuditEntry, AuditFilter};
 pub use catalog::{CatalogDoc, CommitBatch, NotedDoc};
 pub use connectors::{
     Connector, ConnectorGrant, ConnectorScope, ConnectorStatus, CredentialMode, CredentialPolicy,
-    ListingState, NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress,
+    ListingState, NewConnector, PluginUsage, Schedule, SyncFailure, SyncProgress, check_host_name,
 };
 pub use copy::{BoxedError, Copied};
 pub use db::Dialect;
