@@ -115,15 +115,12 @@ fn two_hosts(url: &str) -> (Quarry, Quarry) {
     (first, second)
 }
 
-/// Notes in the folder the cut-off sync lists.
+/// Notes in the folders whose sync takes seconds.
 const NOTES: u64 = 20_000;
 
-#[test]
-fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
-    let url = pg::shared().new_database();
-    let (mut first, mut second) = two_hosts(&url);
-    let folder = first.scratch("shared-notes");
-    // Enough notes that the first sync takes seconds, in batches with a checkpoint after each.
+/// Fills `folder` with [`NOTES`] notes: enough that a first sync takes seconds, in batches with
+/// a checkpoint after each.
+fn write_notes(folder: &Path) {
     for n in 0..NOTES {
         std::fs::write(
             folder.join(format!("note-{n:05}.md")),
@@ -131,6 +128,14 @@ fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
         )
         .expect("write a note");
     }
+}
+
+#[test]
+fn a_sync_cut_off_with_its_host_is_finished_by_the_host_that_takes_the_turn() {
+    let url = pg::shared().new_database();
+    let (mut first, mut second) = two_hosts(&url);
+    let folder = first.scratch("shared-notes");
+    write_notes(&folder);
     first.add_folder("Notes", &folder);
     // Every host sees the folder at the same path (a shared mount): any host may sync it.
     first.cli_ok(&["connector", "home", "Notes", "--any"]);
@@ -360,13 +365,7 @@ fn a_connector_is_synced_by_one_host_at_a_time_even_by_hosts_named_alike() {
     let url = pg::shared().new_database();
     let (mut first, mut second) = two_hosts(&url);
     let folder = first.scratch("twin-notes");
-    for n in 0..NOTES {
-        std::fs::write(
-            folder.join(format!("note-{n:05}.md")),
-            format!("# Note {n}\n\nThe tide table entry number {n}.\n"),
-        )
-        .expect("write a note");
-    }
+    write_notes(&folder);
     first.add_folder("Notes", &folder);
     // Two hosts given one name by mistake: both look after the folder, and both start at once.
     first.cli_ok(&["connector", "home", "Notes", "twin"]);
