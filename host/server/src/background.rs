@@ -1,9 +1,10 @@
 //! The work that follows the sources while `quarry serve` runs: the sync scheduler, the
-//! embedding queue, the OCR queue and the judge of files no sync judged. On a team database a
-//! second scheduler runs all along, for the connectors that live on this host (its folders). A data folder's own process does it from the
-//! start. On a team database one host at a time does it: the host holding the team's sync turn
-//! (`quarry_store::SyncTurn`); the others wait to take the turn over, and a host that loses it
-//! (its database connection dropped, a failover) stops its work and waits again.
+//! embedding queue, the OCR queue and the judge of files no sync judged. A data folder's own
+//! process does it from the start. On a team database one host at a time does it: the host
+//! holding the team's sync turn (`quarry_store::SyncTurn`); the others wait to take the turn
+//! over, and a host that loses it (its database connection dropped, a failover) stops its work
+//! and waits again. There, a second scheduler runs all along on every host, for the connectors
+//! that live on it (its folders).
 
 use std::sync::Arc;
 use std::time::Duration;
